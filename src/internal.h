@@ -1,0 +1,59 @@
+// Internal helpers shared by the ops: aligned scratch buffers, overflow-safe
+// size arithmetic and the validation that every op runs before its kernel.
+#ifndef ATTNLAB_INTERNAL_H_
+#define ATTNLAB_INTERNAL_H_
+
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+
+#include "attention_lab.h"
+#include "kernels/kernels.h"
+
+namespace attnlab {
+namespace internal {
+
+// A 64-byte aligned float buffer that grows on demand and is reused across
+// calls. Allocation failure is reported, never thrown.
+class AlignedBuffer {
+ public:
+  AlignedBuffer() = default;
+  AlignedBuffer(const AlignedBuffer&) = delete;
+  AlignedBuffer& operator=(const AlignedBuffer&) = delete;
+  ~AlignedBuffer();
+
+  // Ensures room for `floats` floats; returns false when out of memory.
+  bool Reserve(int64_t floats);
+  void Release();
+  float* data() const { return data_; }
+  int64_t bytes() const { return capacity_ * static_cast<int64_t>(sizeof(float)); }
+
+ private:
+  float* data_ = nullptr;
+  int64_t capacity_ = 0;
+};
+
+// a * b, false on overflow or when either is negative.
+bool CheckedMul(int64_t a, int64_t b, int64_t* out);
+
+// Product of dims; fails with a message naming `what` when the tensor would
+// exceed kMaxBufferBytes.
+Status TensorElements(const char* what, std::initializer_list<int64_t> dims,
+                      int64_t* count);
+
+// `name` must be an integer >= `min`.
+Status CheckDim(const char* name, int64_t value, int64_t min);
+Status CheckPointer(const char* name, const void* p);
+
+std::string ShapeString(std::initializer_list<int64_t> dims);
+std::string ShapeString(const int64_t* dims, int n);
+
+// Validates `mask` against scores [B, H, Lq, Lk] and fills the mask fields of
+// `view` (strides of the broadcast mask tensor, causal flag, lengths).
+Status ResolveMask(const MaskSpec& mask, int64_t batch, int64_t heads,
+                   int64_t lq, int64_t lk, kernels::AttentionView* view);
+
+}  // namespace internal
+}  // namespace attnlab
+
+#endif  // ATTNLAB_INTERNAL_H_

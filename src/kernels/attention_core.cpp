@@ -1,0 +1,329 @@
+// The fused attention core, per head (b, h):
+//   pack Kᵀ_h [D, Lk] and V_h [Lk, Dv] into GEMM panels (read through strides:
+//   heads are split by index arithmetic, never copied to [B, H, L, D]);
+//   then for each block of query rows:
+//     S = Q_blk·Kᵀ_h            (only the columns some row of the block can see)
+//     P = softmax(S·scale + mask) row by row, in place
+//     O_blk = P·V_h             (only up to the last column with nonzero weight)
+// Memory is O(block·Lk + (D + Dv)·Lk): the [Lq, Lk] matrix is never stored
+// unless the caller asks for the weights.
+//
+// Causal and padding masks make a row's keys j >= valid "implicitly filled"
+// with -1e9. Those columns are not computed: after the softmax their weight is
+// exp(-1e9 - max) / sum, which is exactly 0 unless every key of the row is
+// masked (then the row is uniform and the skipped columns are written back).
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "kernels/kernels.h"
+#include "kernels/simd.h"
+
+namespace attnlab {
+namespace kernels {
+namespace {
+
+constexpr int64_t kAlignFloats = 16;  // 64 bytes
+int64_t RoundUp(int64_t n) {
+  return (n + kAlignFloats - 1) / kAlignFloats * kAlignFloats;
+}
+
+// Query rows per block: keeps the S block near 128 KiB.
+int64_t BlockRows(int64_t lk) {
+  int64_t rows = 32768 / std::max<int64_t>(lk, 1);
+  rows = rows / 4 * 4;
+  return std::clamp<int64_t>(rows, 4, 64);
+}
+
+// Mask data of one query row.
+struct RowMask {
+  MaskKind kind = MaskKind::kNone;
+  const float* data = nullptr;  // at (b, h, i, 0)
+  int64_t stride_k = 0;
+};
+
+// Applies scale and the tensor mask to x[j] for one element.
+inline float MaskOne(float x, const RowMask& m, int64_t j) {
+  switch (m.kind) {
+    case MaskKind::kKeep:
+      return m.data[j * m.stride_k] == 0.0f ? kMaskFill : x;
+    case MaskKind::kBlock:
+      return x + m.data[j * m.stride_k] * kMaskFill;
+    case MaskKind::kAdditive:
+      return x + m.data[j * m.stride_k];
+    default:
+      return x;
+  }
+}
+
+// Shared tail of the row softmax: the implicit columns [valid, lk) hold fill.
+// Returns false (and makes the row uniform) when every score is -inf.
+inline bool UniformIfAllNegInf(float* s, int64_t valid, int64_t lk,
+                               float max_value, float* tail) {
+  if (max_value != -std::numeric_limits<float>::infinity()) return false;
+  const float u = 1.0f / static_cast<float>(lk);
+  for (int64_t j = 0; j < valid; ++j) s[j] = u;
+  *tail = u;
+  return true;
+}
+
+// ---------------------------------------------------------------------------
+// Row softmax, scalar: s[0, valid) holds raw scores; on return it holds the
+// probabilities, and the probability of each implicit column is returned.
+float SoftmaxRowScalar(float* s, int64_t valid, int64_t lk, float scale,
+                       const RowMask& m) {
+  float mx = valid < lk ? kMaskFill : -std::numeric_limits<float>::infinity();
+  for (int64_t j = 0; j < valid; ++j) {
+    const float x = MaskOne(s[j] * scale, m, j);
+    s[j] = x;
+    mx = std::max(mx, x);
+  }
+  float tail = 0.0f;
+  if (UniformIfAllNegInf(s, valid, lk, mx, &tail)) return tail;
+  float sum = 0.0f;
+  for (int64_t j = 0; j < valid; ++j) {
+    const float e = std::exp(s[j] - mx);
+    s[j] = e;
+    sum += e;
+  }
+  const float tail_e = valid < lk ? std::exp(kMaskFill - mx) : 0.0f;
+  sum += tail_e * static_cast<float>(lk - valid);
+  const float inv = 1.0f / sum;
+  for (int64_t j = 0; j < valid; ++j) s[j] *= inv;
+  return tail_e * inv;
+}
+
+#if ATTNLAB_SIMD
+using simd::Batch;
+using simd::kWidth;
+
+inline float ReduceMax(const Batch& b) {
+  alignas(64) float t[kWidth];
+  b.store_aligned(t);
+  float m = t[0];
+  for (int i = 1; i < kWidth; ++i) m = std::max(m, t[i]);
+  return m;
+}
+
+inline Batch MaskBatch(const Batch& x, const RowMask& m, int64_t j) {
+  if (m.kind == MaskKind::kNone) return x;
+  const Batch mv = m.stride_k == 0 ? Batch(m.data[0])
+                                   : Batch::load_unaligned(m.data + j);
+  switch (m.kind) {
+    case MaskKind::kKeep:
+      return xsimd::select(mv == Batch(0.0f), Batch(kMaskFill), x);
+    case MaskKind::kBlock:
+      return xsimd::fma(mv, Batch(kMaskFill), x);
+    default:
+      return x + mv;
+  }
+}
+
+float SoftmaxRowSimd(float* s, int64_t valid, int64_t lk, float scale,
+                     const RowMask& m) {
+  const Batch vscale(scale);
+  Batch vmax(-std::numeric_limits<float>::infinity());
+  int64_t j = 0;
+  for (; j + kWidth <= valid; j += kWidth) {
+    const Batch x = MaskBatch(Batch::load_unaligned(s + j) * vscale, m, j);
+    x.store_unaligned(s + j);
+    vmax = xsimd::max(vmax, x);
+  }
+  float mx = ReduceMax(vmax);
+  for (; j < valid; ++j) {
+    const float x = MaskOne(s[j] * scale, m, j);
+    s[j] = x;
+    mx = std::max(mx, x);
+  }
+  if (valid < lk) mx = std::max(mx, kMaskFill);
+  float tail = 0.0f;
+  if (UniformIfAllNegInf(s, valid, lk, mx, &tail)) return tail;
+
+  const Batch bmax(mx);
+  Batch vsum(0.0f);
+  j = 0;
+  for (; j + kWidth <= valid; j += kWidth) {
+    const Batch e = xsimd::exp(Batch::load_unaligned(s + j) - bmax);
+    e.store_unaligned(s + j);
+    vsum += e;
+  }
+  float sum = xsimd::hadd(vsum);
+  for (; j < valid; ++j) {
+    const float e = std::exp(s[j] - mx);
+    s[j] = e;
+    sum += e;
+  }
+  const float tail_e = valid < lk ? std::exp(kMaskFill - mx) : 0.0f;
+  sum += tail_e * static_cast<float>(lk - valid);
+  const float inv = 1.0f / sum;
+  const Batch vinv(inv);
+  j = 0;
+  for (; j + kWidth <= valid; j += kWidth) {
+    (Batch::load_unaligned(s + j) * vinv).store_unaligned(s + j);
+  }
+  for (; j < valid; ++j) s[j] *= inv;
+  return tail_e * inv;
+}
+#endif
+
+// ---------------------------------------------------------------------------
+// The core, written once over a kernel set.
+struct ScalarSet {
+  static int64_t PackedFloats(int64_t k, int64_t n) {
+    return scalar::PackedFloats(k, n);
+  }
+  static PackedB PackB(int64_t k, int64_t n, const float* src, int64_t sk,
+                       int64_t sn, float* out) {
+    return scalar::PackB(k, n, src, sk, sn, out);
+  }
+  static void Gemm(int64_t m, int64_t n, int64_t k, const float* a,
+                   int64_t lda, const PackedB& b, float* c, int64_t ldc) {
+    scalar::Gemm(m, n, k, a, lda, b, nullptr, c, ldc);
+  }
+  static float SoftmaxRow(float* s, int64_t valid, int64_t lk, float scale,
+                          const RowMask& m) {
+    return SoftmaxRowScalar(s, valid, lk, scale, m);
+  }
+};
+
+#if ATTNLAB_SIMD
+struct SimdSet {
+  static int64_t PackedFloats(int64_t k, int64_t n) {
+    return simd::PackedFloats(k, n);
+  }
+  static PackedB PackB(int64_t k, int64_t n, const float* src, int64_t sk,
+                       int64_t sn, float* out) {
+    return simd::PackB(k, n, src, sk, sn, out);
+  }
+  static void Gemm(int64_t m, int64_t n, int64_t k, const float* a,
+                   int64_t lda, const PackedB& b, float* c, int64_t ldc) {
+    simd::Gemm(m, n, k, a, lda, b, nullptr, c, ldc);
+  }
+  static float SoftmaxRow(float* s, int64_t valid, int64_t lk, float scale,
+                          const RowMask& m) {
+    return SoftmaxRowSimd(s, valid, lk, scale, m);
+  }
+};
+#endif
+
+template <class K>
+int64_t ScratchFloats(const AttentionView& v) {
+  return RoundUp(K::PackedFloats(v.d, v.lk)) +
+         RoundUp(K::PackedFloats(v.lk, v.dv)) +
+         RoundUp(BlockRows(v.lk) * v.lk) + 3 * RoundUp(BlockRows(v.lk));
+}
+
+template <class K>
+void AttentionCoreT(const AttentionView& v, float* scratch) {
+  // [B, H, Lq, Lk] legend: b batch, h head, i query row, j key column.
+  const int64_t mb = BlockRows(v.lk);
+  float* packed_k = scratch;
+  float* packed_v = packed_k + RoundUp(K::PackedFloats(v.d, v.lk));
+  float* s_block = packed_v + RoundUp(K::PackedFloats(v.lk, v.dv));
+  float* tails = s_block + RoundUp(mb * v.lk);
+  int64_t* valids = reinterpret_cast<int64_t*>(tails + RoundUp(mb));
+  static_assert(sizeof(int64_t) <= 2 * sizeof(float), "scratch layout");
+
+  if (v.weights != nullptr && v.average_weights) {
+    std::fill(v.weights, v.weights + v.batch * v.lq * v.lk, 0.0f);
+  }
+  const float inv_heads = 1.0f / static_cast<float>(v.heads);
+
+  for (int64_t b = 0; b < v.batch; ++b) {
+    const int64_t length =
+        v.lengths != nullptr ? std::min<int64_t>(v.lengths[b], v.lk) : v.lk;
+    for (int64_t h = 0; h < v.heads; ++h) {
+      const float* q = v.q + b * v.q_sb + h * v.q_sh;
+      const float* k = v.k + b * v.k_sb + h * v.k_sh;
+      const float* val = v.v + b * v.v_sb + h * v.v_sh;
+      float* out = v.out + b * v.o_sb + h * v.o_sh;
+      const float* mask =
+          v.mask != nullptr ? v.mask + b * v.m_sb + h * v.m_sh : nullptr;
+
+      // Only keys < length can be seen: pack just those.
+      const int64_t visible = std::max<int64_t>(length, 0);
+      const PackedB kt = K::PackB(v.d, visible, k, 1, v.k_sl, packed_k);
+      const PackedB vp = K::PackB(v.lk, v.dv, val, v.v_sl, 1, packed_v);
+
+      for (int64_t i0 = 0; i0 < v.lq; i0 += mb) {
+        const int64_t rows = std::min(mb, v.lq - i0);
+        int64_t ncols = 0;
+        for (int64_t r = 0; r < rows; ++r) {
+          int64_t valid = visible;
+          if (v.causal) valid = std::min<int64_t>(valid, i0 + r + 1);
+          valids[r] = valid;
+          ncols = std::max(ncols, valid);
+        }
+        if (ncols > 0) {
+          K::Gemm(rows, ncols, v.d, q + i0 * v.q_sl, v.q_sl, kt, s_block,
+                  v.lk);
+        }
+        int64_t nz = 0;
+        for (int64_t r = 0; r < rows; ++r) {
+          RowMask rm;
+          if (mask != nullptr) {
+            rm.kind = v.mask_kind;
+            rm.data = mask + (i0 + r) * v.m_sq;
+            rm.stride_k = v.m_sk;
+          }
+          float* srow = s_block + r * v.lk;
+          tails[r] = K::SoftmaxRow(srow, valids[r], v.lk, v.scale, rm);
+          nz = std::max(nz, tails[r] != 0.0f ? v.lk : valids[r]);
+        }
+        for (int64_t r = 0; r < rows; ++r) {
+          float* srow = s_block + r * v.lk;
+          std::fill(srow + valids[r], srow + nz, tails[r]);
+          if (v.weights == nullptr) continue;
+          const int64_t i = i0 + r;
+          if (v.average_weights) {
+            float* w = v.weights + (b * v.lq + i) * v.lk;
+            for (int64_t j = 0; j < valids[r]; ++j) w[j] += srow[j] * inv_heads;
+            const float t = tails[r] * inv_heads;
+            if (t != 0.0f) {
+              for (int64_t j = valids[r]; j < v.lk; ++j) w[j] += t;
+            }
+          } else {
+            float* w = v.weights + ((b * v.heads + h) * v.lq + i) * v.lk;
+            std::memcpy(w, srow, static_cast<size_t>(valids[r]) * sizeof(float));
+            std::fill(w + valids[r], w + v.lk, tails[r]);
+          }
+        }
+        float* orow = out + i0 * v.o_sl;
+        if (nz == 0) {
+          for (int64_t r = 0; r < rows; ++r) {
+            std::fill(orow + r * v.o_sl, orow + r * v.o_sl + v.dv, 0.0f);
+          }
+        } else {
+          K::Gemm(rows, v.dv, nz, s_block, v.lk, vp, orow, v.o_sl);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+namespace scalar {
+void AttentionCore(const AttentionView& view, float* scratch) {
+  AttentionCoreT<ScalarSet>(view, scratch);
+}
+}  // namespace scalar
+
+#if ATTNLAB_SIMD
+namespace simd {
+void AttentionCore(const AttentionView& view, float* scratch) {
+  AttentionCoreT<SimdSet>(view, scratch);
+}
+}  // namespace simd
+#endif
+
+int64_t AttentionScratchFloats(const AttentionView& view) {
+#if ATTNLAB_SIMD
+  if (!UsingScalarKernels()) return ScratchFloats<SimdSet>(view);
+#endif
+  return ScratchFloats<ScalarSet>(view);
+}
+
+}  // namespace kernels
+}  // namespace attnlab

@@ -1,0 +1,246 @@
+// GEMM: C[M, N] = A[M, K]·B[K, N] + bias, with B packed once into panels.
+//
+// SIMD: a register-tiled micro-kernel computes an MR×NR block of C with
+// MR = 4 rows and NR = 2 vectors (8 columns on SSE4.1/SIMD128, 16 on AVX2,
+// 32 on AVX-512): 8 accumulators + 2 B vectors + 1 broadcast fit the ~13
+// v128 registers V8 gives a wasm function before spilling. Rows of A are
+// processed in blocks of kMc so that the A block stays in L2 while every B
+// panel streams through L1.
+// Scalar: B is packed row-major (one panel of width N) and the loops are the
+// plain i-k-j order.
+#include <algorithm>
+#include <cstring>
+
+#include "kernels/kernels.h"
+#include "kernels/simd.h"
+
+namespace attnlab {
+namespace kernels {
+
+namespace {
+PackedB PackPanels(int64_t k, int64_t n, const float* src, int64_t sk,
+                   int64_t sn, int64_t nr, float* out) {
+  const int64_t panels = (n + nr - 1) / nr;
+  const int64_t panel_stride = k * nr;
+  for (int64_t p = 0; p < panels; ++p) {
+    const int64_t n0 = p * nr;
+    const int64_t cols = std::min(nr, n - n0);
+    float* dst = out + p * panel_stride;
+    for (int64_t kk = 0; kk < k; ++kk) {
+      const float* s = src + kk * sk + n0 * sn;
+      float* d = dst + kk * nr;
+      if (sn == 1) {
+        std::memcpy(d, s, static_cast<size_t>(cols) * sizeof(float));
+      } else {
+        for (int64_t c = 0; c < cols; ++c) d[c] = s[c * sn];
+      }
+      for (int64_t c = cols; c < nr; ++c) d[c] = 0.0f;
+    }
+  }
+  return PackedB{out, nr, panel_stride};
+}
+}  // namespace
+
+// ---------------------------------------------------------------------------
+namespace scalar {
+
+int64_t GemmNr(int64_t n) { return n > 0 ? n : 1; }
+int64_t PackedFloats(int64_t k, int64_t n) { return k * n; }
+
+PackedB PackB(int64_t k, int64_t n, const float* src, int64_t sk, int64_t sn,
+              float* out) {
+  return PackPanels(k, n, src, sk, sn, GemmNr(n), out);
+}
+
+void Gemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
+          const PackedB& b, const float* bias, float* c, int64_t ldc) {
+  for (int64_t i = 0; i < m; ++i) {
+    float* crow = c + i * ldc;
+    const float* arow = a + i * lda;
+    for (int64_t j = 0; j < n; ++j) crow[j] = bias ? bias[j] : 0.0f;
+    for (int64_t p = 0; p * b.nr < n; ++p) {
+      const int64_t j0 = p * b.nr;
+      const int64_t cols = std::min(b.nr, n - j0);
+      const float* panel = b.data + p * b.panel_stride;
+      for (int64_t kk = 0; kk < k; ++kk) {
+        const float av = arow[kk];
+        const float* brow = panel + kk * b.nr;
+        for (int64_t j = 0; j < cols; ++j) crow[j0 + j] += av * brow[j];
+      }
+    }
+  }
+}
+
+}  // namespace scalar
+
+// ---------------------------------------------------------------------------
+#if ATTNLAB_SIMD
+namespace simd {
+namespace {
+
+constexpr int kMr = 4;
+constexpr int kNr = 2 * kWidth;
+constexpr int64_t kMc = 64;  // rows of A per L2 block
+
+// C[MR, cols] = A[MR, K]·panel[K, NR] + bias, cols <= NR.
+template <int MR>
+inline void MicroKernel(int64_t k, const float* a, int64_t lda,
+                        const float* panel, const float* bias, float* c,
+                        int64_t ldc, int64_t cols) {
+  Batch acc0[MR];
+  Batch acc1[MR];
+  Batch bias0(0.0f), bias1(0.0f);
+  if (bias != nullptr) {
+    if (cols == kNr) {
+      bias0 = Batch::load_unaligned(bias);
+      bias1 = Batch::load_unaligned(bias + kWidth);
+    } else {
+      alignas(64) float tmp[kNr] = {};
+      for (int64_t j = 0; j < cols; ++j) tmp[j] = bias[j];
+      bias0 = Batch::load_aligned(tmp);
+      bias1 = Batch::load_aligned(tmp + kWidth);
+    }
+  }
+  for (int r = 0; r < MR; ++r) {
+    acc0[r] = bias0;
+    acc1[r] = bias1;
+  }
+  const float* arow[MR];
+  for (int r = 0; r < MR; ++r) arow[r] = a + r * lda;
+
+  int64_t kk = 0;
+  for (; kk + 1 < k; kk += 2) {
+    const float* bp = panel + kk * kNr;
+    Batch b0 = Batch::load_aligned(bp);
+    Batch b1 = Batch::load_aligned(bp + kWidth);
+    for (int r = 0; r < MR; ++r) {
+      const Batch av(arow[r][kk]);
+      acc0[r] = xsimd::fma(av, b0, acc0[r]);
+      acc1[r] = xsimd::fma(av, b1, acc1[r]);
+    }
+    b0 = Batch::load_aligned(bp + kNr);
+    b1 = Batch::load_aligned(bp + kNr + kWidth);
+    for (int r = 0; r < MR; ++r) {
+      const Batch av(arow[r][kk + 1]);
+      acc0[r] = xsimd::fma(av, b0, acc0[r]);
+      acc1[r] = xsimd::fma(av, b1, acc1[r]);
+    }
+  }
+  for (; kk < k; ++kk) {
+    const float* bp = panel + kk * kNr;
+    const Batch b0 = Batch::load_aligned(bp);
+    const Batch b1 = Batch::load_aligned(bp + kWidth);
+    for (int r = 0; r < MR; ++r) {
+      const Batch av(arow[r][kk]);
+      acc0[r] = xsimd::fma(av, b0, acc0[r]);
+      acc1[r] = xsimd::fma(av, b1, acc1[r]);
+    }
+  }
+
+  if (cols == kNr) {
+    for (int r = 0; r < MR; ++r) {
+      acc0[r].store_unaligned(c + r * ldc);
+      acc1[r].store_unaligned(c + r * ldc + kWidth);
+    }
+  } else {
+    alignas(64) float tmp[kNr];
+    for (int r = 0; r < MR; ++r) {
+      acc0[r].store_aligned(tmp);
+      acc1[r].store_aligned(tmp + kWidth);
+      for (int64_t j = 0; j < cols; ++j) c[r * ldc + j] = tmp[j];
+    }
+  }
+}
+
+}  // namespace
+
+int64_t GemmNr(int64_t) { return kNr; }
+int64_t PackedFloats(int64_t k, int64_t n) {
+  return ((n + kNr - 1) / kNr) * kNr * k;
+}
+
+PackedB PackB(int64_t k, int64_t n, const float* src, int64_t sk, int64_t sn,
+              float* out) {
+  return PackPanels(k, n, src, sk, sn, kNr, out);
+}
+
+void Gemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
+          const PackedB& b, const float* bias, float* c, int64_t ldc) {
+  for (int64_t i0 = 0; i0 < m; i0 += kMc) {
+    const int64_t rows = std::min(kMc, m - i0);
+    for (int64_t j0 = 0; j0 < n; j0 += kNr) {
+      const int64_t cols = std::min<int64_t>(kNr, n - j0);
+      const float* panel = b.data + (j0 / kNr) * b.panel_stride;
+      const float* bj = bias ? bias + j0 : nullptr;
+      int64_t i = 0;
+      for (; i + kMr <= rows; i += kMr) {
+        MicroKernel<kMr>(k, a + (i0 + i) * lda, lda, panel, bj,
+                         c + (i0 + i) * ldc + j0, ldc, cols);
+      }
+      const float* ai = a + (i0 + i) * lda;
+      float* ci = c + (i0 + i) * ldc + j0;
+      switch (rows - i) {
+        case 3: MicroKernel<3>(k, ai, lda, panel, bj, ci, ldc, cols); break;
+        case 2: MicroKernel<2>(k, ai, lda, panel, bj, ci, ldc, cols); break;
+        case 1: MicroKernel<1>(k, ai, lda, panel, bj, ci, ldc, cols); break;
+        default: break;
+      }
+    }
+  }
+}
+
+}  // namespace simd
+#endif  // ATTNLAB_SIMD
+
+// ---------------------------------------------------------------------------
+// Dispatch
+
+namespace {
+#if ATTNLAB_SIMD
+bool g_use_scalar = false;
+#else
+constexpr bool g_use_scalar = true;
+#endif
+}  // namespace
+
+bool UseScalarKernels(bool use_scalar) {
+#if ATTNLAB_SIMD
+  const bool previous = g_use_scalar;
+  g_use_scalar = use_scalar;
+  return previous;
+#else
+  (void)use_scalar;
+  return true;
+#endif
+}
+bool UsingScalarKernels() { return g_use_scalar; }
+
+#if ATTNLAB_SIMD
+#define ATTNLAB_DISPATCH(call) \
+  (g_use_scalar ? scalar::call : simd::call)
+#else
+#define ATTNLAB_DISPATCH(call) (scalar::call)
+#endif
+
+int64_t GemmNr(int64_t n) { return ATTNLAB_DISPATCH(GemmNr(n)); }
+int64_t PackedFloats(int64_t k, int64_t n) {
+  return ATTNLAB_DISPATCH(PackedFloats(k, n));
+}
+PackedB PackB(int64_t k, int64_t n, const float* src, int64_t sk, int64_t sn,
+              float* out) {
+  return ATTNLAB_DISPATCH(PackB(k, n, src, sk, sn, out));
+}
+void Gemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
+          const PackedB& b, const float* bias, float* c, int64_t ldc) {
+  ATTNLAB_DISPATCH(Gemm(m, n, k, a, lda, b, bias, c, ldc));
+}
+void AttentionCore(const AttentionView& view, float* scratch) {
+  ATTNLAB_DISPATCH(AttentionCore(view, scratch));
+}
+void AddLayerNorm(int64_t rows, int64_t dim, const float* x, const float* r,
+                  const float* gamma, const float* beta, float eps, float* y) {
+  ATTNLAB_DISPATCH(AddLayerNorm(rows, dim, x, r, gamma, beta, eps, y));
+}
+
+}  // namespace kernels
+}  // namespace attnlab

@@ -1,0 +1,115 @@
+// Internal kernel interface. Kernels take raw views (pointer, sizes, strides),
+// write into caller-provided outputs and never validate: the ops in src/*.cpp
+// validate first. Each kernel exists twice, behind the same names:
+//   simd::    written once on xsimd, for the compile-time default arch
+//             (AVX2/AVX-512 natively, SSE4.1 lowered to wasm SIMD128)
+//   scalar::  plain loops; the wasm-scalar backend and the tests' oracle.
+// Dispatch picks one at run time natively (see UseScalarKernels) and at
+// compile time in wasm (ATTNLAB_SIMD).
+#ifndef ATTNLAB_KERNELS_KERNELS_H_
+#define ATTNLAB_KERNELS_KERNELS_H_
+
+#include <cstdint>
+
+#include "attention_lab.h"
+
+#ifndef ATTNLAB_SIMD
+#define ATTNLAB_SIMD 1
+#endif
+
+namespace attnlab {
+namespace kernels {
+
+// A GEMM right-hand side B [K, N], packed in panels of `nr` columns:
+//   B(k, n) = data[(n / nr) * panel_stride + k * nr + n % nr]
+// Columns past N in the last panel are zero. The K-prefix and the N-prefix of
+// a packed matrix are themselves valid packed matrices (same nr and stride).
+struct PackedB {
+  const float* data = nullptr;
+  int64_t nr = 0;
+  int64_t panel_stride = 0;
+};
+
+// Mask of one [Lq, Lk] problem (b, h), with strides into the mask tensor.
+struct MaskView {
+  bool causal = false;
+  int64_t length = -1;  // padding: keys >= length are masked; -1 for none
+  MaskKind kind = MaskKind::kNone;
+  const float* data = nullptr;  // points at (b, h, 0, 0)
+  int64_t stride_q = 0;         // 0 when broadcast over queries
+  int64_t stride_k = 0;         // 0 when broadcast over keys
+};
+
+// One attention problem set: N = B·H independent [Lq, Lk] heads, each tensor
+// addressed as base + b*sb + h*sh + row*sl + col (col contiguous).
+struct AttentionView {
+  int64_t batch = 1, heads = 1, lq = 0, lk = 0, d = 0, dv = 0;
+  const float* q = nullptr;
+  int64_t q_sb = 0, q_sh = 0, q_sl = 0;
+  const float* k = nullptr;
+  int64_t k_sb = 0, k_sh = 0, k_sl = 0;
+  const float* v = nullptr;
+  int64_t v_sb = 0, v_sh = 0, v_sl = 0;
+  float* out = nullptr;
+  int64_t o_sb = 0, o_sh = 0, o_sl = 0;
+  float scale = 1.0f;
+  // Mask: causal/padding per batch, tensor strides over [B, H, Lq, Lk].
+  bool causal = false;
+  const int32_t* lengths = nullptr;
+  MaskKind mask_kind = MaskKind::kNone;
+  const float* mask = nullptr;
+  int64_t m_sb = 0, m_sh = 0, m_sq = 0, m_sk = 0;
+  // Optional weights: [B, H, Lq, Lk], or [B, Lq, Lk] summed·(1/H) if averaged.
+  float* weights = nullptr;
+  bool average_weights = false;
+};
+
+// Scratch the attention core needs, in floats, for one call.
+int64_t AttentionScratchFloats(const AttentionView& view);
+
+#define ATTNLAB_KERNEL_SET                                                    \
+  int64_t GemmNr(int64_t n);                                                  \
+  int64_t PackedFloats(int64_t k, int64_t n);                                 \
+  /* B(k, n) = src[k * sk + n * sn] */                                        \
+  PackedB PackB(int64_t k, int64_t n, const float* src, int64_t sk,           \
+                int64_t sn, float* out);                                      \
+  /* C[M, N] = A[M, K]·B + bias (bias may be null); A rows lda apart. */      \
+  void Gemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,     \
+            const PackedB& b, const float* bias, float* c, int64_t ldc);      \
+  /* scratch: AttentionScratchFloats(view) floats, 64-byte aligned. */        \
+  void AttentionCore(const AttentionView& view, float* scratch);              \
+  /* y = LN(x + r)·gamma + beta per row; r, gamma, beta may be null. */       \
+  void AddLayerNorm(int64_t rows, int64_t dim, const float* x,                \
+                    const float* r, const float* gamma, const float* beta,    \
+                    float eps, float* y);
+
+namespace scalar {
+ATTNLAB_KERNEL_SET
+}  // namespace scalar
+
+#if ATTNLAB_SIMD
+namespace simd {
+ATTNLAB_KERNEL_SET
+}  // namespace simd
+#endif
+
+// Natively both kernel sets are built; tests switch to the scalar ones to
+// compare. Returns the previous setting. No effect in the wasm scalar build.
+bool UseScalarKernels(bool use_scalar);
+bool UsingScalarKernels();
+
+// The active kernel set.
+int64_t GemmNr(int64_t n);
+int64_t PackedFloats(int64_t k, int64_t n);
+PackedB PackB(int64_t k, int64_t n, const float* src, int64_t sk, int64_t sn,
+              float* out);
+void Gemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
+          const PackedB& b, const float* bias, float* c, int64_t ldc);
+void AttentionCore(const AttentionView& view, float* scratch);
+void AddLayerNorm(int64_t rows, int64_t dim, const float* x, const float* r,
+                  const float* gamma, const float* beta, float eps, float* y);
+
+}  // namespace kernels
+}  // namespace attnlab
+
+#endif  // ATTNLAB_KERNELS_KERNELS_H_

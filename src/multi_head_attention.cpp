@@ -1,0 +1,307 @@
+// Multi-head attention:
+//   query [B,Lq,E] ─linear─▶ Q [B,Lq,E] ─split (strides)─▶ [B,H,Lq,D]
+//   key   [B,Lk,kdim] ─▶ K [B,Lk,E] ─▶ [B,H,Lk,D]
+//   value [B,Lk,vdim] ─▶ V [B,Lk,E] ─▶ [B,H,Lk,D]
+//   attention core per head ─▶ context [B,Lq,E] (heads merged by strides)
+//   ─linear─▶ output [B,Lq,E]
+// Weights are kept in keras layout [in, out] and packed into GEMM panels when
+// set. When query, key and value are the same tensor the three projections
+// run as one GEMM against the packed concatenation [E, 3E].
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <sstream>
+#include <vector>
+
+#include "internal.h"
+
+namespace attnlab {
+
+using internal::AlignedBuffer;
+
+struct MultiHeadAttention::Impl {
+  MhaConfig config;
+  int64_t head_dim = 0;
+  // Raw weights, keras layout [in, out]; biases [E].
+  std::vector<float> w[8];
+  // Packed for the kernel set that was active when packing.
+  AlignedBuffer packed_q, packed_k, packed_v, packed_o, packed_qkv;
+  kernels::PackedB pq, pk, pv, po, pqkv;
+  std::vector<float> bias_qkv;  // [3E]
+  bool packed = false;
+  bool packed_scalar = false;
+  // Scratch reused across calls.
+  AlignedBuffer q_buf, k_buf, v_buf, ctx_buf, attn_scratch;
+
+  int64_t InDim(WeightId id) const {
+    switch (id) {
+      case WeightId::kWk: return config.kdim;
+      case WeightId::kWv: return config.vdim;
+      default: return config.embed_dim;
+    }
+  }
+  static bool IsBias(WeightId id) { return static_cast<int>(id) % 2 == 1; }
+
+  bool Pack() {
+    const int64_t e = config.embed_dim;
+    auto pack = [&](AlignedBuffer& buf, const std::vector<float>& src,
+                    int64_t in, kernels::PackedB* out) {
+      if (!buf.Reserve(kernels::PackedFloats(in, e))) return false;
+      *out = kernels::PackB(in, e, src.data(), e, 1, buf.data());
+      return true;
+    };
+    if (!pack(packed_q, w[0], e, &pq) || !pack(packed_k, w[2], config.kdim, &pk) ||
+        !pack(packed_v, w[4], config.vdim, &pv) || !pack(packed_o, w[6], e, &po)) {
+      return false;
+    }
+    if (config.kdim == e && config.vdim == e) {
+      // [E, 3E] = [Wq | Wk | Wv] column-wise.
+      std::vector<float> cat(static_cast<size_t>(e * 3 * e));
+      for (int64_t r = 0; r < e; ++r) {
+        std::memcpy(&cat[r * 3 * e], &w[0][r * e], e * sizeof(float));
+        std::memcpy(&cat[r * 3 * e + e], &w[2][r * e], e * sizeof(float));
+        std::memcpy(&cat[r * 3 * e + 2 * e], &w[4][r * e], e * sizeof(float));
+      }
+      if (!packed_qkv.Reserve(kernels::PackedFloats(e, 3 * e))) return false;
+      pqkv = kernels::PackB(e, 3 * e, cat.data(), 3 * e, 1, packed_qkv.data());
+      if (config.bias) {
+        bias_qkv.resize(static_cast<size_t>(3 * e));
+        std::memcpy(&bias_qkv[0], w[1].data(), e * sizeof(float));
+        std::memcpy(&bias_qkv[e], w[3].data(), e * sizeof(float));
+        std::memcpy(&bias_qkv[2 * e], w[5].data(), e * sizeof(float));
+      }
+    }
+    packed = true;
+    packed_scalar = kernels::UsingScalarKernels();
+    return true;
+  }
+};
+
+namespace {
+// splitmix64: a small, well-mixed generator for the seeded initialisation.
+uint64_t SplitMix(uint64_t* state) {
+  uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+}  // namespace
+
+MultiHeadAttention::MultiHeadAttention() : impl_(new Impl) {}
+MultiHeadAttention::~MultiHeadAttention() = default;
+
+std::unique_ptr<MultiHeadAttention> MultiHeadAttention::Create(
+    const MhaConfig& config_in, Status* status) {
+  MhaConfig c = config_in;
+  if (c.kdim == 0) c.kdim = c.embed_dim;
+  if (c.vdim == 0) c.vdim = c.embed_dim;
+  Status s;
+  if (!(s = internal::CheckDim("embedDim", c.embed_dim, 1)).ok() ||
+      !(s = internal::CheckDim("numHeads", c.num_heads, 1)).ok() ||
+      !(s = internal::CheckDim("kdim", c.kdim, 1)).ok() ||
+      !(s = internal::CheckDim("vdim", c.vdim, 1)).ok()) {
+    *status = s;
+    return nullptr;
+  }
+  if (c.embed_dim % c.num_heads != 0) {
+    std::ostringstream os;
+    os << "embedDim (" << c.embed_dim << ") must be divisible by numHeads ("
+       << c.num_heads << "): head_dim = embedDim / numHeads must be an integer";
+    *status = Status::Invalid(os.str());
+    return nullptr;
+  }
+  int64_t n = 0;
+  const int64_t widest = std::max(c.embed_dim, std::max(c.kdim, c.vdim));
+  if (!(s = internal::TensorElements("a projection weight", {widest, 3 * c.embed_dim}, &n)).ok()) {
+    *status = s;
+    return nullptr;
+  }
+  std::unique_ptr<MultiHeadAttention> m(new MultiHeadAttention);
+  Impl& im = *m->impl_;
+  im.config = c;
+  im.head_dim = c.embed_dim / c.num_heads;
+  uint64_t state = (static_cast<uint64_t>(c.seed) << 32) ^ 0x5EEDA77E17ull;
+  for (int id = 0; id < 8; ++id) {
+    const WeightId wid = static_cast<WeightId>(id);
+    const int64_t size = m->WeightSize(wid);
+    im.w[id].assign(static_cast<size_t>(size), 0.0f);
+    if (Impl::IsBias(wid)) continue;  // biases start at zero, as in PyTorch
+    // Xavier uniform: U(-a, a), a = sqrt(6 / (fan_in + fan_out)).
+    const double a = std::sqrt(6.0 / static_cast<double>(im.InDim(wid) + c.embed_dim));
+    for (auto& x : im.w[id]) {
+      const double u = static_cast<double>(SplitMix(&state) >> 11) * (1.0 / 9007199254740992.0);
+      x = static_cast<float>((2.0 * u - 1.0) * a);
+    }
+  }
+  if (!im.Pack()) {
+    *status = Status::OutOfMemory("multiHeadAttention: out of memory for weights");
+    return nullptr;
+  }
+  *status = Status::Ok();
+  return m;
+}
+
+const MhaConfig& MultiHeadAttention::config() const { return impl_->config; }
+
+int64_t MultiHeadAttention::WeightSize(WeightId id) const {
+  const int64_t e = impl_->config.embed_dim;
+  if (Impl::IsBias(id)) return impl_->config.bias ? e : 0;
+  return impl_->InDim(id) * e;
+}
+
+std::vector<int64_t> MultiHeadAttention::WeightShape(WeightId id,
+                                                     WeightLayout layout) const {
+  const int64_t e = impl_->config.embed_dim;
+  if (Impl::IsBias(id)) return {impl_->config.bias ? e : 0};
+  const int64_t in = impl_->InDim(id);
+  return layout == WeightLayout::kTorch ? std::vector<int64_t>{e, in}
+                                        : std::vector<int64_t>{in, e};
+}
+
+static const char* WeightName(WeightId id) {
+  static const char* names[] = {"wq", "bq", "wk", "bk", "wv", "bv", "wo", "bo"};
+  return names[static_cast<int>(id)];
+}
+
+Status MultiHeadAttention::SetWeight(WeightId id, const float* data,
+                                     WeightLayout layout) {
+  const int idx = static_cast<int>(id);
+  if (idx < 0 || idx > 7) return Status::Invalid("unknown weight id");
+  if (Impl::IsBias(id) && !impl_->config.bias) {
+    return Status::Invalid(std::string(WeightName(id)) +
+                           ": this layer was created with bias: false");
+  }
+  if (data == nullptr) return Status::Invalid(std::string(WeightName(id)) + " is missing");
+  std::vector<float>& w = impl_->w[idx];
+  const int64_t e = impl_->config.embed_dim;
+  if (Impl::IsBias(id) || layout == WeightLayout::kKeras) {
+    std::memcpy(w.data(), data, w.size() * sizeof(float));
+  } else {
+    // torch [out=E, in] → keras [in, out=E]
+    const int64_t in = impl_->InDim(id);
+    for (int64_t o = 0; o < e; ++o) {
+      for (int64_t i = 0; i < in; ++i) w[i * e + o] = data[o * in + i];
+    }
+  }
+  if (!impl_->Pack()) return Status::OutOfMemory("setWeights: out of memory");
+  return Status::Ok();
+}
+
+Status MultiHeadAttention::GetWeight(WeightId id, WeightLayout layout,
+                                     float* out) const {
+  const int idx = static_cast<int>(id);
+  if (idx < 0 || idx > 7) return Status::Invalid("unknown weight id");
+  const std::vector<float>& w = impl_->w[idx];
+  if (w.empty()) return Status::Ok();
+  if (out == nullptr) return Status::Invalid("out is missing");
+  const int64_t e = impl_->config.embed_dim;
+  if (Impl::IsBias(id) || layout == WeightLayout::kKeras) {
+    std::memcpy(out, w.data(), w.size() * sizeof(float));
+  } else {
+    const int64_t in = impl_->InDim(id);
+    for (int64_t o = 0; o < e; ++o) {
+      for (int64_t i = 0; i < in; ++i) out[o * in + i] = w[i * e + o];
+    }
+  }
+  return Status::Ok();
+}
+
+int64_t MultiHeadAttention::HeldBytes() const {
+  const Impl& im = *impl_;
+  int64_t total = 0;
+  for (const auto& w : im.w) total += static_cast<int64_t>(w.size() * sizeof(float));
+  for (const AlignedBuffer* b : {&im.packed_q, &im.packed_k, &im.packed_v, &im.packed_o,
+                                 &im.packed_qkv, &im.q_buf, &im.k_buf, &im.v_buf,
+                                 &im.ctx_buf, &im.attn_scratch}) {
+    total += b->bytes();
+  }
+  return total + static_cast<int64_t>(im.bias_qkv.size() * sizeof(float));
+}
+
+Status MultiHeadAttention::Forward(const MhaForwardArgs& a) {
+  Impl& im = *impl_;
+  const MhaConfig& c = im.config;
+  const int64_t e = c.embed_dim, h = c.num_heads, d = im.head_dim;
+  Status s;
+  if (!(s = internal::CheckDim("batch", a.batch, 1)).ok()) return s;
+  if (!(s = internal::CheckDim("Lq (query length)", a.lq, 1)).ok()) return s;
+  if (!(s = internal::CheckDim("Lk (key length)", a.lk, 1)).ok()) return s;
+  int64_t nq = 0, nk = 0, nw = 0;
+  if (!(s = internal::TensorElements("query", {a.batch, a.lq, 3 * e}, &nq)).ok()) return s;
+  if (!(s = internal::TensorElements("key", {a.batch, a.lk, std::max(c.kdim, e)}, &nk)).ok()) return s;
+  if (!(s = internal::TensorElements("value", {a.batch, a.lk, std::max(c.vdim, e)}, &nk)).ok()) return s;
+  if (a.weights != nullptr &&
+      !(s = internal::TensorElements("weights", {a.batch, h, a.lq, a.lk}, &nw)).ok()) {
+    return s;
+  }
+  if (!(s = internal::CheckPointer("query", a.query)).ok()) return s;
+  if (!(s = internal::CheckPointer("key", a.key)).ok()) return s;
+  if (!(s = internal::CheckPointer("value", a.value)).ok()) return s;
+  if (!(s = internal::CheckPointer("output", a.output)).ok()) return s;
+
+  kernels::AttentionView view;
+  if (!(s = internal::ResolveMask(a.mask, a.batch, h, a.lq, a.lk, &view)).ok()) return s;
+  if (!im.packed || im.packed_scalar != kernels::UsingScalarKernels()) {
+    if (!im.Pack()) return Status::OutOfMemory("multiHeadAttention: out of memory");
+  }
+
+  const bool fused = a.query == a.key && a.key == a.value && a.lq == a.lk &&
+                     c.kdim == e && c.vdim == e;
+  const int64_t mq = a.batch * a.lq, mk = a.batch * a.lk;
+  view.batch = a.batch;
+  view.heads = h;
+  view.lq = a.lq;
+  view.lk = a.lk;
+  view.d = d;
+  view.dv = d;
+  view.scale = 1.0f / std::sqrt(static_cast<float>(d));
+  view.weights = a.weights;
+  view.average_weights = a.average_weights;
+
+  if (fused) {
+    // QKV [B, L, 3E]: Q at column 0, K at E, V at 2E; head h at +h·D.
+    if (!im.q_buf.Reserve(mq * 3 * e)) return Status::OutOfMemory("forward: out of memory");
+    kernels::Gemm(mq, 3 * e, e, a.query, e, im.pqkv,
+                  c.bias ? im.bias_qkv.data() : nullptr, im.q_buf.data(), 3 * e);
+    const float* qkv = im.q_buf.data();
+    view.q = qkv;
+    view.k = qkv + e;
+    view.v = qkv + 2 * e;
+    view.q_sl = view.k_sl = view.v_sl = 3 * e;
+    view.q_sh = view.k_sh = view.v_sh = d;
+    view.q_sb = view.k_sb = view.v_sb = a.lq * 3 * e;
+  } else {
+    if (!im.q_buf.Reserve(mq * e) || !im.k_buf.Reserve(mk * e) || !im.v_buf.Reserve(mk * e)) {
+      return Status::OutOfMemory("forward: out of memory");
+    }
+    const float* bq = c.bias ? im.w[1].data() : nullptr;
+    const float* bk = c.bias ? im.w[3].data() : nullptr;
+    const float* bv = c.bias ? im.w[5].data() : nullptr;
+    kernels::Gemm(mq, e, e, a.query, e, im.pq, bq, im.q_buf.data(), e);
+    kernels::Gemm(mk, e, c.kdim, a.key, c.kdim, im.pk, bk, im.k_buf.data(), e);
+    kernels::Gemm(mk, e, c.vdim, a.value, c.vdim, im.pv, bv, im.v_buf.data(), e);
+    view.q = im.q_buf.data();
+    view.k = im.k_buf.data();
+    view.v = im.v_buf.data();
+    view.q_sl = view.k_sl = view.v_sl = e;
+    view.q_sh = view.k_sh = view.v_sh = d;
+    view.q_sb = a.lq * e;
+    view.k_sb = view.v_sb = a.lk * e;
+  }
+  // Context [B, Lq, E], heads merged by strides.
+  if (!im.ctx_buf.Reserve(mq * e) ||
+      !im.attn_scratch.Reserve(kernels::AttentionScratchFloats(view))) {
+    return Status::OutOfMemory("forward: out of memory");
+  }
+  view.out = im.ctx_buf.data();
+  view.o_sl = e;
+  view.o_sh = d;
+  view.o_sb = a.lq * e;
+  kernels::AttentionCore(view, im.attn_scratch.data());
+
+  kernels::Gemm(mq, e, e, im.ctx_buf.data(), e, im.po,
+                c.bias ? im.w[7].data() : nullptr, a.output, e);
+  return Status::Ok();
+}
+
+}  // namespace attnlab

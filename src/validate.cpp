@@ -1,0 +1,135 @@
+// Validation shared by every op. Messages use the JS API's argument names
+// because they reach JS users verbatim.
+#include <cstdlib>
+#include <limits>
+#include <new>
+#include <sstream>
+
+#include "internal.h"
+
+namespace attnlab {
+namespace internal {
+
+AlignedBuffer::~AlignedBuffer() { Release(); }
+
+void AlignedBuffer::Release() {
+  std::free(data_);
+  data_ = nullptr;
+  capacity_ = 0;
+}
+
+bool AlignedBuffer::Reserve(int64_t floats) {
+  if (floats <= capacity_) return true;
+  if (floats <= 0) return true;
+  int64_t bytes = 0;
+  if (!CheckedMul(floats, sizeof(float), &bytes) || bytes > kMaxCallBytes) {
+    return false;
+  }
+  // Round up to 64 bytes as aligned_alloc requires.
+  const int64_t rounded = (bytes + 63) / 64 * 64;
+  void* p = std::aligned_alloc(64, static_cast<size_t>(rounded));
+  if (p == nullptr) return false;
+  std::free(data_);
+  data_ = static_cast<float*>(p);
+  capacity_ = rounded / static_cast<int64_t>(sizeof(float));
+  return true;
+}
+
+bool CheckedMul(int64_t a, int64_t b, int64_t* out) {
+  if (a < 0 || b < 0) return false;
+  if (a != 0 && b > std::numeric_limits<int64_t>::max() / a) return false;
+  *out = a * b;
+  return true;
+}
+
+std::string ShapeString(const int64_t* dims, int n) {
+  std::ostringstream os;
+  os << '[';
+  for (int i = 0; i < n; ++i) os << (i ? "," : "") << dims[i];
+  os << ']';
+  return os.str();
+}
+
+std::string ShapeString(std::initializer_list<int64_t> dims) {
+  return ShapeString(dims.begin(), static_cast<int>(dims.size()));
+}
+
+Status TensorElements(const char* what, std::initializer_list<int64_t> dims,
+                      int64_t* count) {
+  int64_t n = 1;
+  for (int64_t d : dims) {
+    if (!CheckedMul(n, d, &n) || n > kMaxBufferBytes / 4) {
+      std::ostringstream os;
+      os << what << " of shape " << ShapeString(dims)
+         << " is too large: at most " << kMaxBufferBytes / 4
+         << " elements (" << (kMaxBufferBytes >> 20) << " MiB) are allowed";
+      return Status::OutOfMemory(os.str());
+    }
+  }
+  *count = n;
+  return Status::Ok();
+}
+
+Status CheckDim(const char* name, int64_t value, int64_t min) {
+  if (value < min) {
+    std::ostringstream os;
+    os << name << " must be an integer >= " << min << " (got " << value << ")";
+    return Status::Invalid(os.str());
+  }
+  return Status::Ok();
+}
+
+Status CheckPointer(const char* name, const void* p) {
+  if (p == nullptr) return Status::Invalid(std::string(name) + " is missing");
+  return Status::Ok();
+}
+
+Status ResolveMask(const MaskSpec& mask, int64_t batch, int64_t heads,
+                   int64_t lq, int64_t lk, kernels::AttentionView* view) {
+  view->causal = mask.causal;
+  view->lengths = mask.lengths;
+  view->mask_kind = MaskKind::kNone;
+  view->mask = nullptr;
+  if (mask.lengths != nullptr) {
+    for (int64_t b = 0; b < batch; ++b) {
+      if (mask.lengths[b] < 0 || mask.lengths[b] > lk) {
+        std::ostringstream os;
+        os << "mask.lengths[" << b << "] must be an integer in [0, " << lk
+           << "] (the key length Lk), got " << mask.lengths[b];
+        return Status::Invalid(os.str());
+      }
+    }
+  }
+  if (mask.kind == MaskKind::kNone) return Status::Ok();
+  if (static_cast<int>(mask.kind) < 0 || static_cast<int>(mask.kind) > 3) {
+    return Status::Invalid("mask.kind must be 'keep', 'block' or 'additive'");
+  }
+  if (mask.data == nullptr) return Status::Invalid("mask.data is missing");
+  const int64_t full[4] = {batch, heads, lq, lk};
+  int64_t strides[4] = {0, 0, 0, 0};
+  int64_t stride = 1;
+  for (int d = 3; d >= 0; --d) {
+    const int64_t m = mask.shape[d];
+    if (m != 1 && m != full[d]) {
+      std::ostringstream os;
+      os << "mask of shape " << ShapeString(mask.shape, 4)
+         << " (right-aligned) does not broadcast to the scores' shape [B,H,Lq,Lk] = "
+         << ShapeString(full, 4)
+         << ": each dim must be 1 or equal; allowed forms include [Lq,Lk], "
+            "[B,1,1,Lk], [B,1,Lq,Lk], [B,H,Lq,Lk]";
+      return Status::Invalid(os.str());
+    }
+    strides[d] = (m == 1) ? 0 : stride;
+    stride *= m;
+  }
+  view->mask_kind = mask.kind;
+  view->mask = mask.data;
+  view->m_sb = strides[0];
+  view->m_sh = strides[1];
+  view->m_sq = strides[2];
+  view->m_sk = strides[3];
+  return Status::Ok();
+}
+
+}  // namespace internal
+}  // namespace attnlab
