@@ -149,6 +149,12 @@ export async function startServer({
     }
     const filePath = resolveRequestPath(rootReal, url.pathname);
     if (!filePath) return send(res, 404, 'Not Found\n');
+    // Browsers ask for /favicon.ico on their own; answer "no content" rather
+    // than a 404 that shows up as a console error in the page tests.
+    if (url.pathname === '/favicon.ico' && !fs.existsSync(filePath)) {
+      res.writeHead(204, { ...baseHeaders, 'Cache-Control': 'max-age=3600' });
+      return res.end();
+    }
 
     let real;
     let stat;

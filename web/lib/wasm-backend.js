@@ -1,0 +1,201 @@
+// The wasm backends ('wasm' = SIMD128 kernels, 'wasm-scalar' = plain loops).
+// Everything Emscripten-specific lives here: the heap, pointers, handles and
+// status codes. Arguments arrive validated and normalised by lab.js; each call
+// copies its inputs into wasm memory once, runs, copies the results out once
+// (`slice`, so they belong to JS) and frees what it allocated, also on error.
+
+const WEIGHT_IDS = { wq: 0, bq: 1, wk: 2, bk: 3, wv: 4, bv: 5, wo: 6, bo: 7 };
+const LAYOUTS = { torch: 0, keras: 1 };
+
+export function createWasmBackend(Module, name) {
+  // One scope of allocations per call.
+  class Arena {
+    constructor(where) {
+      this.where = where;
+      this.ptrs = [];
+    }
+    alloc(bytes) {
+      if (bytes === 0) return 0;
+      const p = Module._malloc(bytes);
+      if (!p) {
+        throw new RangeError(`${this.where}: out of wasm memory while allocating ${bytes} bytes (the wasm heap is limited to 2 GiB)`);
+      }
+      this.ptrs.push(p);
+      return p;
+    }
+    f32(count) {
+      return this.alloc(count * 4);
+    }
+    // Memory may grow on every alloc, so HEAP views are read afresh each time.
+    fromF32(array) {
+      if (!array) return 0;
+      const p = this.alloc(array.length * 4);
+      Module.HEAPF32.set(array, p >>> 2);
+      return p;
+    }
+    fromI32(array) {
+      if (!array) return 0;
+      const p = this.alloc(array.length * 4);
+      Module.HEAP32.set(array, p >>> 2);
+      return p;
+    }
+    read(ptr, count) {
+      return Module.HEAPF32.slice(ptr >>> 2, (ptr >>> 2) + count);
+    }
+    free() {
+      for (const p of this.ptrs) Module._free(p);
+      this.ptrs.length = 0;
+    }
+  }
+
+  function run(where, body) {
+    const arena = new Arena(where);
+    try {
+      return body(arena);
+    } finally {
+      arena.free();
+    }
+  }
+
+  function check(where, code) {
+    if (code !== 0) throw new RangeError(`${where}: ${Module.lastError()}`);
+  }
+
+  function maskArgs(arena, mask) {
+    return [
+      mask.causal,
+      arena.fromI32(mask.lengths),
+      mask.kind,
+      arena.fromF32(mask.data),
+      ...mask.shape4,
+    ];
+  }
+
+  return {
+    name,
+    async: false,
+    kernelArch: Module.kernelArch(),
+
+    positionalEncoding(seqLen, dModel, base) {
+      return run('positionalEncoding', (arena) => {
+        const out = arena.f32(seqLen * dModel);
+        check('positionalEncoding', Module.positionalEncoding(seqLen, dModel, base, out));
+        return arena.read(out, seqLen * dModel);
+      });
+    },
+
+    // p: { batch, heads, lq, lk, d, dv, q, k, v, scale?, mask, needWeights }
+    sdpa(p) {
+      return run(p.where, (arena) => {
+        const q = arena.fromF32(p.q);
+        const k = p.k === p.q ? q : arena.fromF32(p.k);
+        const v = p.v === p.k ? k : arena.fromF32(p.v);
+        const nOut = p.batch * p.heads * p.lq * p.dv;
+        const nW = p.batch * p.heads * p.lq * p.lk;
+        const out = arena.f32(nOut);
+        const weights = p.needWeights ? arena.f32(nW) : 0;
+        const hasScale = p.scale !== undefined;
+        check(p.where, Module.sdpa(p.batch, p.heads, p.lq, p.lk, p.d, p.dv, q, k, v,
+          hasScale, hasScale ? p.scale : 1, ...maskArgs(arena, p.mask), out, weights));
+        return { output: arena.read(out, nOut), weights: weights ? arena.read(weights, nW) : null };
+      });
+    },
+
+    addLayerNorm(rows, dim, x, residual, gamma, beta, eps) {
+      return run('layerNorm', (arena) => {
+        const px = arena.fromF32(x);
+        const pr = arena.fromF32(residual);
+        const pg = arena.fromF32(gamma);
+        const pb = arena.fromF32(beta);
+        const y = arena.f32(rows * dim);
+        check('layerNorm', Module.addLayerNorm(rows, dim, px, pr, pg, pb, eps, y));
+        return arena.read(y, rows * dim);
+      });
+    },
+
+    dropoutUniform(seed, i) {
+      return Module.dropoutUniform(seed >>> 0, i >>> 0);
+    },
+
+    // ---- multi-head attention and the layer: opaque handles -------------
+    createMha(cfg) {
+      const h = Module.mhaCreate(cfg.embedDim, cfg.numHeads, cfg.kdim, cfg.vdim, cfg.bias, cfg.seed >>> 0);
+      if (!h) throw new RangeError(`multiHeadAttention: ${Module.lastError()}`);
+      return { kind: 'mha', handle: h };
+    },
+    createLayer(cfg) {
+      const h = Module.layerCreate(cfg.embedDim, cfg.numHeads, cfg.bias, cfg.seed >>> 0, cfg.dropout, cfg.eps);
+      if (!h) throw new RangeError(`selfAttentionLayer: ${Module.lastError()}`);
+      return { kind: 'layer', handle: h, mha: Module.layerMha(h) };
+    },
+    destroy(obj) {
+      if (obj.kind === 'mha') Module.mhaDestroy(obj.handle);
+      else Module.layerDestroy(obj.handle);
+    },
+    heldBytes(obj) {
+      return obj.kind === 'mha' ? Module.mhaHeldBytes(obj.handle) : Module.layerHeldBytes(obj.handle);
+    },
+    setWeight(obj, key, data, layout) {
+      const mha = obj.kind === 'mha' ? obj.handle : obj.mha;
+      run('setWeights', (arena) => {
+        check('setWeights', Module.mhaSetWeight(mha, WEIGHT_IDS[key], arena.fromF32(data), LAYOUTS[layout]));
+      });
+    },
+    getWeight(obj, key, layout, count) {
+      const mha = obj.kind === 'mha' ? obj.handle : obj.mha;
+      return run('getWeights', (arena) => {
+        const out = arena.f32(count);
+        check('getWeights', Module.mhaGetWeight(mha, WEIGHT_IDS[key], LAYOUTS[layout], out));
+        return arena.read(out, count);
+      });
+    },
+    setNorm(obj, gamma, beta) {
+      run('setWeights', (arena) => {
+        check('setWeights', Module.layerSetNorm(obj.handle, arena.fromF32(gamma), arena.fromF32(beta)));
+      });
+    },
+    getNorm(obj, dim) {
+      return run('getWeights', (arena) => {
+        const g = arena.f32(dim);
+        const b = arena.f32(dim);
+        check('getWeights', Module.layerGetNorm(obj.handle, g, b));
+        return { gamma: arena.read(g, dim), beta: arena.read(b, dim) };
+      });
+    },
+
+    // p: { batch, lq, lk, embedDim, numHeads, query, key, value, mask, needWeights, averageWeights }
+    mhaForward(obj, p) {
+      return run(p.where, (arena) => {
+        const q = arena.fromF32(p.query);
+        const k = p.key === p.query ? q : arena.fromF32(p.key);
+        const v = p.value === p.key ? k : arena.fromF32(p.value);
+        const nOut = p.batch * p.lq * p.embedDim;
+        const nW = p.batch * (p.averageWeights ? 1 : p.numHeads) * p.lq * p.lk;
+        const out = arena.f32(nOut);
+        const weights = p.needWeights ? arena.f32(nW) : 0;
+        check(p.where, Module.mhaForward(obj.handle, p.batch, p.lq, p.lk, q, k, v,
+          ...maskArgs(arena, p.mask), out, weights, p.averageWeights));
+        return { output: arena.read(out, nOut), weights: weights ? arena.read(weights, nW) : null };
+      });
+    },
+
+    // p: { batch, seqLen, embedDim, numHeads, x, mask, training, dropoutSeed, needWeights, averageWeights }
+    layerForward(obj, p) {
+      return run(p.where, (arena) => {
+        const x = arena.fromF32(p.x);
+        const nOut = p.batch * p.seqLen * p.embedDim;
+        const nW = p.batch * (p.averageWeights ? 1 : p.numHeads) * p.seqLen * p.seqLen;
+        const out = arena.f32(nOut);
+        const weights = p.needWeights ? arena.f32(nW) : 0;
+        check(p.where, Module.layerForward(obj.handle, p.batch, p.seqLen, x,
+          ...maskArgs(arena, p.mask), p.training, p.dropoutSeed >>> 0, out, weights, p.averageWeights));
+        return { output: arena.read(out, nOut), weights: weights ? arena.read(weights, nW) : null };
+      });
+    },
+
+    /** Bytes of wasm memory currently in use by the allocator's heap (for leak tests). */
+    memoryBytes() {
+      return Module.HEAPU8.length;
+    },
+  };
+}
