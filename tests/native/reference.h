@@ -227,6 +227,37 @@ struct RefMask {
   }
 };
 
+// Fills `m` with a random tensor mask of `kind` and `shape` (right-aligned to
+// [B, H, Lq, Lk]):
+//   keep      0/1, 0 with probability 0.35 (fully masked rows happen and are
+//             exact: every score is -1e9 in float and double alike)
+//   block     0/1, 1 with probability 0.35, but key 0 is never blocked: a
+//             fully blocked row is s - 1e9, which float32 rounds to -1e9
+//             (uniform) while double keeps s (softmax(s)); that case has its
+//             own test
+//   additive  U(-3, 3), -inf with probability 0.1
+inline void FillTensorMask(RefMask* m, MaskKind kind, int64_t b, int64_t h,
+                           int64_t lq, int64_t lk, Rng& rng) {
+  m->kind = kind;
+  m->shape[0] = b;
+  m->shape[1] = h;
+  m->shape[2] = lq;
+  m->shape[3] = lk;
+  const int64_t n = b * h * lq * lk;
+  m->data.assign(static_cast<size_t>(n), 0.0f);
+  for (int64_t t = 0; t < n; ++t) {
+    float& x = m->data[static_cast<size_t>(t)];
+    switch (kind) {
+      case MaskKind::kKeep: x = rng.Bernoulli(0.35) ? 0.0f : 1.0f; break;
+      case MaskKind::kBlock: x = (t % lk != 0 && rng.Bernoulli(0.35)) ? 1.0f : 0.0f; break;
+      case MaskKind::kAdditive:
+        x = rng.Bernoulli(0.1) ? -std::numeric_limits<float>::infinity() : rng.Uniform(-3.0f, 3.0f);
+        break;
+      default: break;
+    }
+  }
+}
+
 // ---------------------------------------------------------------------------
 // Reference ops
 

@@ -1,0 +1,31 @@
+// Compile-only check of the public type declarations (tsc --noEmit).
+import { init, simdSupported, type Tensor, type AttentionLab } from '../../web/index.js';
+
+async function main(): Promise<void> {
+  const lab: AttentionLab = await init({ backend: 'auto' });
+  const backend: 'wasm' | 'wasm-scalar' | 'webgpu' = lab.backend;
+  const pe: Tensor = await lab.positionalEncoding(50, 64, { base: 10000 });
+  const sa = await lab.selfAttention([[1, 0], [0, 1]], { mask: { kind: 'causal' } });
+  const w: Tensor | null = sa.weights;
+  const sdpa = await lab.scaledDotProductAttention(pe, pe, pe, {
+    mask: [{ kind: 'padding', lengths: [40] }, { kind: 'keep', data: [[1, 0]], shape: [1, 2] }],
+    scale: 0.5,
+    needWeights: false,
+  });
+  const mha = lab.multiHeadAttention({ embedDim: 512, numHeads: 8, kdim: 256, bias: true, seed: 1 });
+  mha.setWeights({ wq: { data: new Float32Array(512 * 512), shape: [512, 512] } }, { layout: 'torch' });
+  const weights = mha.getWeights({ layout: 'keras' });
+  const wq: Tensor = weights.wq;
+  const x = { data: new Float32Array(2 * 5 * 512), shape: [2, 5, 512] };
+  const r = await mha.forward(x, x, x, { mask: { kind: 'causal' }, needWeights: true, averageWeights: false, trace: true });
+  const steps: string[] = (r.trace ?? []).map((s) => `${s.step} ${s.shape.join('x')}`);
+  const sync = mha.forwardSync(x);
+  mha.dispose();
+  const layer = lab.selfAttentionLayer({ embedDim: 512, numHeads: 8, dropout: 0.1, seed: 2 });
+  const lr = await layer.forward(x, { training: true, dropoutSeed: 7 });
+  const seed: number = lr.dropoutSeed;
+  layer.dispose();
+  const trace = lab.shapeTrace({ batch: 2, lq: 5, embedDim: 512, numHeads: 8, mask: true });
+  console.log(backend, w, sdpa.output.shape, wq.shape, steps, sync.output, seed, trace.length, simdSupported());
+}
+void main();

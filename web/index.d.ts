@@ -1,0 +1,208 @@
+// Type declarations for attention-lab (browser and Node entries share them).
+// Shape legend: B batch, Lq/Lk (L) sequence, E embed, H heads, D head dim (E = H·D).
+
+/** A dense float32 tensor, row-major. */
+export interface Tensor {
+  data: Float32Array;
+  shape: number[];
+}
+
+/** Nested number arrays, e.g. `[[1, 2], [3, 4]]`. */
+export type NestedArray = number[] | NestedArray[];
+
+/**
+ * Tensor input: `{ data, shape }` (data may be any numeric typed array or a
+ * number array; converted to float32) or a nested number array.
+ */
+export type TensorLike = Tensor | { data: ArrayLike<number>; shape: number[] } | NestedArray;
+
+export type BackendName = 'wasm' | 'wasm-scalar' | 'webgpu';
+
+export interface InitOptions {
+  /** 'auto' (default): WebGPU when available (browser), else wasm SIMD, else scalar. */
+  backend?: 'auto' | BackendName;
+  /** Maps a file name (e.g. 'attention_lab_simd.wasm') to the URL or path to load it from. */
+  locateFile?: (fileName: string, variant: 'simd' | 'scalar') => string | URL;
+  /** The .wasm bytes of the selected variant, to skip fetching. */
+  wasmBinary?: ArrayBuffer | Uint8Array;
+}
+
+/** Causal mask: query i may see keys j ≤ i (top-left aligned when Lq ≠ Lk). */
+export interface CausalMask {
+  kind: 'causal';
+}
+/** Padding mask: key j of batch row b is masked when j ≥ lengths[b]. */
+export interface PaddingMask {
+  kind: 'padding';
+  lengths: ArrayLike<number>;
+}
+/**
+ * Tensor mask, broadcast (numpy rules, right-aligned) to the scores [B,H,Lq,Lk].
+ * 'keep': 0 means masked (PyTorch `masked_fill(mask == 0, -1e9)`);
+ * 'block': 1 means masked (TensorFlow `scores += mask * -1e9`);
+ * 'additive': added to the scores as is.
+ */
+export interface TensorMask {
+  kind: 'keep' | 'block' | 'additive';
+  data: ArrayLike<number> | NestedArray | boolean[] | boolean[][];
+  shape?: number[];
+}
+export type MaskSpec = CausalMask | PaddingMask | TensorMask;
+/** One mask spec, or several combined (at most one of each kind). */
+export type Mask = MaskSpec | MaskSpec[];
+
+export interface AttentionResult {
+  output: Tensor;
+  /** null when `needWeights: false`. */
+  weights: Tensor | null;
+}
+
+export interface TraceStep {
+  step: 'input' | 'linear_qkv' | 'split_heads' | 'scores' | 'mask' | 'softmax' | 'weighted_sum' | 'merge_heads' | 'output_linear' | 'dropout' | 'residual' | 'layer_norm';
+  shape: number[];
+  formula: string;
+  shapes?: Record<string, number[]>;
+}
+
+export interface ForwardResult extends AttentionResult {
+  trace?: TraceStep[];
+}
+
+export interface LayerForwardResult extends ForwardResult {
+  /** The dropout seed this call used (0 in eval mode). */
+  dropoutSeed: number;
+}
+
+export type WeightLayout = 'torch' | 'keras';
+
+export interface MhaWeights {
+  wq?: TensorLike; bq?: TensorLike;
+  wk?: TensorLike; bk?: TensorLike;
+  wv?: TensorLike; bv?: TensorLike;
+  wo?: TensorLike; bo?: TensorLike;
+}
+export interface LayerWeights extends MhaWeights {
+  gamma?: TensorLike;
+  beta?: TensorLike;
+}
+
+export interface MhaConfig {
+  /** E */
+  embedDim: number;
+  /** H; must divide embedDim. */
+  numHeads: number;
+  /** Width of the key input (default E). */
+  kdim?: number;
+  /** Width of the value input (default E). */
+  vdim?: number;
+  /** Q/K/V/O linear layers with bias (default true). */
+  bias?: boolean;
+  /** Seed of the deterministic Xavier-uniform initialisation (default 0). */
+  seed?: number;
+}
+
+export interface ForwardOptions {
+  mask?: Mask;
+  /** Return the attention weights (default true). */
+  needWeights?: boolean;
+  /** Average the weights over heads: [B,Lq,Lk] instead of [B,H,Lq,Lk] (default false). */
+  averageWeights?: boolean;
+  /** Return the shape trace (default false). */
+  trace?: boolean;
+}
+
+export interface MultiHeadAttention {
+  readonly embedDim: number;
+  readonly numHeads: number;
+  readonly headDim: number;
+  readonly kdim: number;
+  readonly vdim: number;
+  readonly bias: boolean;
+  readonly seed: number;
+  readonly disposed: boolean;
+  /** Sets any subset of the weights. torch: W [out,in]; keras: W [in,out]; biases [E]. */
+  setWeights(weights: MhaWeights, options?: { layout?: WeightLayout }): this;
+  getWeights(options?: { layout?: WeightLayout }): Record<'wq' | 'wk' | 'wv' | 'wo', Tensor> & Partial<Record<'bq' | 'bk' | 'bv' | 'bo', Tensor>>;
+  /** query [B,Lq,E] (or [Lq,E]); key [B,Lk,kdim] (default query); value [B,Lk,vdim] (default key). */
+  forward(query: TensorLike, key?: TensorLike, value?: TensorLike, options?: ForwardOptions): Promise<ForwardResult>;
+  /** Synchronous forward (wasm backends only). */
+  forwardSync(query: TensorLike, key?: TensorLike, value?: TensorLike, options?: ForwardOptions): ForwardResult;
+  /** Bytes held in wasm memory by weights and reusable buffers. */
+  heldBytes(): number;
+  /** Frees the weights and buffers; safe to call twice. */
+  dispose(): void;
+}
+
+export interface LayerConfig extends Omit<MhaConfig, 'kdim' | 'vdim'> {
+  /** Dropout probability in [0, 1) (default 0.1); active only with `training: true`. */
+  dropout?: number;
+  /** LayerNorm epsilon (default 1e-5). */
+  eps?: number;
+}
+
+export interface LayerForwardOptions extends ForwardOptions {
+  /** Apply dropout (default false). */
+  training?: boolean;
+  /** uint32 seed of this call's dropout mask (default: the next seed of the layer's stream). */
+  dropoutSeed?: number;
+}
+
+/** y = LayerNorm(x + Dropout(MHA(x, x, x))) — tutorial 1, step 5. */
+export interface SelfAttentionLayer {
+  readonly embedDim: number;
+  readonly numHeads: number;
+  readonly headDim: number;
+  readonly dropout: number;
+  readonly eps: number;
+  readonly bias: boolean;
+  readonly seed: number;
+  readonly disposed: boolean;
+  setWeights(weights: LayerWeights, options?: { layout?: WeightLayout }): this;
+  getWeights(options?: { layout?: WeightLayout }): Record<'wq' | 'wk' | 'wv' | 'wo' | 'gamma' | 'beta', Tensor> & Partial<Record<'bq' | 'bk' | 'bv' | 'bo', Tensor>>;
+  forward(x: TensorLike, options?: LayerForwardOptions): Promise<LayerForwardResult>;
+  forwardSync(x: TensorLike, options?: LayerForwardOptions): LayerForwardResult;
+  heldBytes(): number;
+  dispose(): void;
+}
+
+export interface ShapeTraceParams {
+  batch?: number;
+  lq: number;
+  lk?: number;
+  embedDim: number;
+  numHeads: number;
+  kdim?: number;
+  vdim?: number;
+  mask?: boolean;
+  layer?: boolean;
+  unbatched?: boolean;
+  training?: boolean;
+}
+
+/** A value, or a Promise of it on the 'webgpu' backend (`await` works for both). */
+export type MaybePromise<T> = T | Promise<T>;
+
+export interface AttentionLab {
+  /** The backend in use. */
+  readonly backend: BackendName;
+  /** The kernel set, e.g. 'sse4.1' (wasm SIMD128) or 'scalar'. */
+  readonly kernelArch: string;
+  /** Sinusoidal positional encoding [seqLen, dModel]. */
+  positionalEncoding(seqLen: number, dModel: number, options?: { base?: number }): MaybePromise<Tensor>;
+  /** softmax(X·Xᵀ/√E)·X for x [L,E] or [B,L,E]. */
+  selfAttention(x: TensorLike, options?: { mask?: Mask; scale?: number }): MaybePromise<AttentionResult>;
+  /** softmax(Q·Kᵀ·scale + mask)·V over any leading dims; scale defaults to 1/√D. */
+  scaledDotProductAttention(q: TensorLike, k: TensorLike, v: TensorLike, options?: { mask?: Mask; scale?: number; needWeights?: boolean }): MaybePromise<AttentionResult>;
+  multiHeadAttention(config: MhaConfig): MultiHeadAttention;
+  selfAttentionLayer(config: LayerConfig): SelfAttentionLayer;
+  /** The shape trace of a forward pass, without computing it. */
+  shapeTrace(params: ShapeTraceParams): TraceStep[];
+  addEventListener?(type: 'devicelost' | 'backendchange', listener: (event: Event) => void): void;
+  removeEventListener?(type: 'devicelost' | 'backendchange', listener: (event: Event) => void): void;
+}
+
+/** Loads the library. Several calls with the same backend share one wasm instance. */
+export function init(options?: InitOptions): Promise<AttentionLab>;
+
+/** True when the engine validates a WebAssembly SIMD128 module. */
+export function simdSupported(): boolean;

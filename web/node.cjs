@@ -1,0 +1,27 @@
+// attention-lab — CommonJS entry for `require('attention-lab')` in Node.
+// The library is an ES module; `init` loads it on first use:
+//   const { init } = require('attention-lab');
+//   const lab = await init();
+'use strict';
+
+let loading = null;
+function load() {
+  if (!loading) loading = import('./node.js');
+  return loading;
+}
+
+/** @type {typeof import('./index').init} */
+exports.init = function init(options) {
+  return load().then((m) => m.init(options));
+};
+
+/** @type {typeof import('./index').simdSupported} */
+exports.simdSupported = function simdSupported() {
+  // Same probe as lib/loader.js, kept synchronous here.
+  const probe = new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 96, 0, 1, 123, 3, 2, 1, 0, 10, 10, 1, 8, 0, 65, 0, 253, 15, 253, 98, 11]);
+  try {
+    return WebAssembly.validate(probe);
+  } catch {
+    return false;
+  }
+};
