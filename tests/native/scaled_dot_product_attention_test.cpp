@@ -5,7 +5,8 @@
 // several query blocks.
 //
 // Tolerances (SDPA, inputs U(-1, 1), D <= 64):
-//   output, weights: |got - want| <= 2e-5 + 1e-4·|want|
+//   output, weights: |got - want| <= 5e-6 + 5e-5·|want|
+// (observed worst error ~2e-7 on both kernel sets, so ~25x headroom).
 // A score is a float32 dot product of length D (error <= D·u·Σ|q||k|·scale,
 // ~1e-5 worst case at D = 64, typically ~1e-7); the softmax turns an absolute
 // score error into the same relative weight error; the output is a convex
@@ -27,8 +28,8 @@ using attnlab::MaskKind;
 using attnlab::SdpaArgs;
 using attnlab::Status;
 
-constexpr double kAbs = 2e-5;
-constexpr double kRel = 1e-4;
+constexpr double kAbs = 5e-6;
+constexpr double kRel = 5e-5;
 
 struct SdpaCase {
   int64_t B = 1, H = 1, Lq = 1, Lk = 1, D = 1, Dv = 1;
