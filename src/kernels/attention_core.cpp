@@ -62,6 +62,14 @@ inline float MaskOne(float x, const RowMask& m, int64_t j) {
 inline bool UniformIfAllNegInf(float* s, int64_t valid, int64_t lk,
                                float max_value, float* tail) {
   if (max_value != -std::numeric_limits<float>::infinity()) return false;
+  // The max ignores NaN: an all-NaN row lands here and must stay NaN.
+  for (int64_t j = 0; j < valid; ++j) {
+    if (std::isnan(s[j])) {
+      std::fill(s, s + valid, std::numeric_limits<float>::quiet_NaN());
+      *tail = valid < lk ? std::numeric_limits<float>::quiet_NaN() : 0.0f;
+      return true;
+    }
+  }
   const float u = 1.0f / static_cast<float>(lk);
   for (int64_t j = 0; j < valid; ++j) s[j] = u;
   *tail = u;

@@ -80,74 +80,83 @@ namespace {
 
 constexpr int kMr = 4;
 constexpr int kNr = 2 * kWidth;
-constexpr int64_t kMc = 64;  // rows of A per L2 block
+constexpr int64_t kMc = 64;   // rows of A per block (packed A stays in L1/L2)
+constexpr int64_t kKc = 512;  // depth per block: a B micro-panel is kKc·NR floats
 
-// C[MR, cols] = A[MR, K]·panel[K, NR] + bias, cols <= NR.
-template <int MR>
-inline void MicroKernel(int64_t k, const float* a, int64_t lda,
-                        const float* panel, const float* bias, float* c,
-                        int64_t ldc, int64_t cols) {
-  Batch acc0[MR];
-  Batch acc1[MR];
-  Batch bias0(0.0f), bias1(0.0f);
-  if (bias != nullptr) {
-    if (cols == kNr) {
-      bias0 = Batch::load_unaligned(bias);
-      bias1 = Batch::load_unaligned(bias + kWidth);
-    } else {
+// Packs rows [0, rows) × depth [0, kc) of A into micro-panels of kMr rows,
+// k-major: out[(r / kMr) * kc * kMr + k * kMr + r % kMr]. Missing rows are 0.
+void PackA(int64_t rows, int64_t kc, const float* a, int64_t lda, float* out) {
+  for (int64_t r0 = 0; r0 < rows; r0 += kMr) {
+    float* dst = out + (r0 / kMr) * kc * kMr;
+    const int64_t valid = std::min<int64_t>(kMr, rows - r0);
+    for (int r = 0; r < kMr; ++r) {
+      if (r < valid) {
+        const float* src = a + (r0 + r) * lda;
+        for (int64_t k = 0; k < kc; ++k) dst[k * kMr + r] = src[k];
+      } else {
+        for (int64_t k = 0; k < kc; ++k) dst[k * kMr + r] = 0.0f;
+      }
+    }
+  }
+}
+
+// C[rows, cols] (+)= Apanel[kMr, kc]·Bpanel[kc, NR]; rows <= kMr, cols <= NR.
+// first: start from the bias (or 0); otherwise accumulate onto C.
+inline void MicroKernel(int kc, const float* ap, const float* bp,
+                        const float* bias, bool first, float* c, int64_t ldc,
+                        int rows, int cols) {
+  Batch acc0[kMr];
+  Batch acc1[kMr];
+  const bool full = rows == kMr && cols == kNr;
+  if (first) {
+    Batch b0(0.0f), b1(0.0f);
+    if (bias != nullptr) {
       alignas(64) float tmp[kNr] = {};
-      for (int64_t j = 0; j < cols; ++j) tmp[j] = bias[j];
-      bias0 = Batch::load_aligned(tmp);
-      bias1 = Batch::load_aligned(tmp + kWidth);
+      for (int j = 0; j < cols; ++j) tmp[j] = bias[j];
+      b0 = Batch::load_aligned(tmp);
+      b1 = Batch::load_aligned(tmp + kWidth);
+    }
+    for (int r = 0; r < kMr; ++r) {
+      acc0[r] = b0;
+      acc1[r] = b1;
+    }
+  } else if (full) {
+    for (int r = 0; r < kMr; ++r) {
+      acc0[r] = Batch::load_unaligned(c + r * ldc);
+      acc1[r] = Batch::load_unaligned(c + r * ldc + kWidth);
+    }
+  } else {
+    alignas(64) float tmp[kNr];
+    for (int r = 0; r < kMr; ++r) {
+      for (int j = 0; j < kNr; ++j) tmp[j] = (r < rows && j < cols) ? c[r * ldc + j] : 0.0f;
+      acc0[r] = Batch::load_aligned(tmp);
+      acc1[r] = Batch::load_aligned(tmp + kWidth);
     }
   }
-  for (int r = 0; r < MR; ++r) {
-    acc0[r] = bias0;
-    acc1[r] = bias1;
-  }
-  const float* arow[MR];
-  for (int r = 0; r < MR; ++r) arow[r] = a + r * lda;
 
-  int64_t kk = 0;
-  for (; kk + 1 < k; kk += 2) {
-    const float* bp = panel + kk * kNr;
-    Batch b0 = Batch::load_aligned(bp);
-    Batch b1 = Batch::load_aligned(bp + kWidth);
-    for (int r = 0; r < MR; ++r) {
-      const Batch av(arow[r][kk]);
-      acc0[r] = xsimd::fma(av, b0, acc0[r]);
-      acc1[r] = xsimd::fma(av, b1, acc1[r]);
-    }
-    b0 = Batch::load_aligned(bp + kNr);
-    b1 = Batch::load_aligned(bp + kNr + kWidth);
-    for (int r = 0; r < MR; ++r) {
-      const Batch av(arow[r][kk + 1]);
-      acc0[r] = xsimd::fma(av, b0, acc0[r]);
-      acc1[r] = xsimd::fma(av, b1, acc1[r]);
-    }
-  }
-  for (; kk < k; ++kk) {
-    const float* bp = panel + kk * kNr;
+  for (int k = 0; k < kc; ++k) {
     const Batch b0 = Batch::load_aligned(bp);
     const Batch b1 = Batch::load_aligned(bp + kWidth);
-    for (int r = 0; r < MR; ++r) {
-      const Batch av(arow[r][kk]);
+    for (int r = 0; r < kMr; ++r) {
+      const Batch av(ap[r]);
       acc0[r] = xsimd::fma(av, b0, acc0[r]);
       acc1[r] = xsimd::fma(av, b1, acc1[r]);
     }
+    ap += kMr;
+    bp += kNr;
   }
 
-  if (cols == kNr) {
-    for (int r = 0; r < MR; ++r) {
+  if (full) {
+    for (int r = 0; r < kMr; ++r) {
       acc0[r].store_unaligned(c + r * ldc);
       acc1[r].store_unaligned(c + r * ldc + kWidth);
     }
   } else {
     alignas(64) float tmp[kNr];
-    for (int r = 0; r < MR; ++r) {
+    for (int r = 0; r < rows; ++r) {
       acc0[r].store_aligned(tmp);
       acc1[r].store_aligned(tmp + kWidth);
-      for (int64_t j = 0; j < cols; ++j) c[r * ldc + j] = tmp[j];
+      for (int j = 0; j < cols; ++j) c[r * ldc + j] = tmp[j];
     }
   }
 }
@@ -166,24 +175,27 @@ PackedB PackB(int64_t k, int64_t n, const float* src, int64_t sk, int64_t sn,
 
 void Gemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
           const PackedB& b, const float* bias, float* c, int64_t ldc) {
+  alignas(64) float apack[kMc * kKc];
+  if (k == 0) {
+    for (int64_t i = 0; i < m; ++i) {
+      for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = bias ? bias[j] : 0.0f;
+    }
+    return;
+  }
   for (int64_t i0 = 0; i0 < m; i0 += kMc) {
     const int64_t rows = std::min(kMc, m - i0);
-    for (int64_t j0 = 0; j0 < n; j0 += kNr) {
-      const int64_t cols = std::min<int64_t>(kNr, n - j0);
-      const float* panel = b.data + (j0 / kNr) * b.panel_stride;
-      const float* bj = bias ? bias + j0 : nullptr;
-      int64_t i = 0;
-      for (; i + kMr <= rows; i += kMr) {
-        MicroKernel<kMr>(k, a + (i0 + i) * lda, lda, panel, bj,
-                         c + (i0 + i) * ldc + j0, ldc, cols);
-      }
-      const float* ai = a + (i0 + i) * lda;
-      float* ci = c + (i0 + i) * ldc + j0;
-      switch (rows - i) {
-        case 3: MicroKernel<3>(k, ai, lda, panel, bj, ci, ldc, cols); break;
-        case 2: MicroKernel<2>(k, ai, lda, panel, bj, ci, ldc, cols); break;
-        case 1: MicroKernel<1>(k, ai, lda, panel, bj, ci, ldc, cols); break;
-        default: break;
+    for (int64_t k0 = 0; k0 < k; k0 += kKc) {
+      const int kc = static_cast<int>(std::min(kKc, k - k0));
+      PackA(rows, kc, a + i0 * lda + k0, lda, apack);
+      for (int64_t j0 = 0; j0 < n; j0 += kNr) {
+        const int cols = static_cast<int>(std::min<int64_t>(kNr, n - j0));
+        const float* bp = b.data + (j0 / kNr) * b.panel_stride + k0 * kNr;
+        const float* bj = bias ? bias + j0 : nullptr;
+        for (int64_t r0 = 0; r0 < rows; r0 += kMr) {
+          MicroKernel(kc, apack + (r0 / kMr) * kc * kMr, bp, bj, k0 == 0,
+                      c + (i0 + r0) * ldc + j0, ldc,
+                      static_cast<int>(std::min<int64_t>(kMr, rows - r0)), cols);
+        }
       }
     }
   }

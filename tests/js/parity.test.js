@@ -92,8 +92,8 @@ function sdpaMaskCases() {
     { kind: 'keep', data: Float32Array.from({ length: Lq * Lk }, (_, i) => [0, 1, 2, -0.5][i % 4]), shape: [Lq, Lk] });
   add('keep as nested arrays without shape', [B, H], Lq, Lk,
     { kind: 'keep', data: ref.toNested(bits(rng, [Lq, Lk], 0.7).data, [Lq, Lk]).map((r) => r.map(Number)) });
-  add('block as nested arrays with shape', [B, H], Lq, Lk,
-    { kind: 'block', data: ref.toNested(bits(rng, [B, 1, 1, Lk], 0.4, (d) => unblockKey(d, Lk)).data, [B, 1, 1, Lk]), shape: [B, 1, 1, Lk] });
+  add('block [B,1,1,Lk] as nested arrays without shape', [B, H], Lq, Lk,
+    { kind: 'block', data: ref.toNested(bits(rng, [B, 1, 1, Lk], 0.4, (d) => unblockKey(d, Lk)).data, [B, 1, 1, Lk]) });
   // Combinations
   add('causal + padding (length 0 row)', [B, H], 5, 5, [{ kind: 'causal' }, { kind: 'padding', lengths: [3, 0] }]);
   add('causal + keep [B,1,Lq,Lk]', [B, H], 6, 6, [{ kind: 'causal' }, { kind: 'keep', ...bits(rng, [B, 1, 6, 6], 0.7) }]);

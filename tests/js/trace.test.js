@@ -84,7 +84,12 @@ describe.each(BACKENDS)('shape trace — %s', (backend) => {
       const exp = ref.shapeTraceReference({ batch: 2, lq: 5, embedDim: 512, numHeads: 8, mask: !!mask, layer: true });
       expect(stepsAndShapes(r.trace)).toEqual(exp);
       expect(r.trace.slice(-3).map((t) => t.step)).toEqual(['dropout', 'residual', 'layer_norm']);
-      expect(r.trace).toEqual(lab.shapeTrace({ batch: 2, lq: 5, embedDim: 512, numHeads: 8, mask: !!mask, layer: true }));
+      const st = lab.shapeTrace({ batch: 2, lq: 5, embedDim: 512, numHeads: 8, mask: !!mask, layer: true });
+      // shapeTrace has no `training` option, so the dropout record's formula
+      // may say "identity in eval mode"; the records are equal in eval mode
+      // and equal in step and shape always.
+      if (!training) expect(r.trace).toEqual(st);
+      else expect(stepsAndShapes(r.trace)).toEqual(stepsAndShapes(st));
     }
   });
 

@@ -263,5 +263,13 @@ TEST(KernelSelection, KernelArchReportsAvxWhenSimdIsActive) {
   }
 }
 
+// attention_lab.h documents the names: "avx512", "avx2", "sse4.1" or "scalar".
+TEST(KernelSelection, KernelArchIsOneOfTheDocumentedNames) {
+  ScopedKernelSet simd(false);
+  const std::string arch = attnlab::KernelArch();
+  EXPECT_TRUE(arch == "avx512" || arch == "avx2" || arch == "sse4.1" || arch == "scalar")
+      << "KernelArch() = \"" << arch << "\", not one of the names documented in attention_lab.h";
+}
+
 }  // namespace
 }  // namespace attnlab_test

@@ -42,7 +42,16 @@ export function normalizeMask(where, mask, dims) {
       if (sawTensor) throw rangeError(where, `${name}: at most one keep/block/additive mask tensor may be given`);
       sawTensor = true;
       const given = Array.isArray(spec.data) ? booleansToNumbers(spec.data) : spec.data;
-      const tensor = toTensor(where, `${name}`, spec.shape !== undefined ? { data: given, shape: spec.shape } : given);
+      let tensor;
+      if (spec.shape !== undefined && Array.isArray(given) && Array.isArray(given[0])) {
+        // Nested arrays with an explicit shape: the shape must match.
+        tensor = toTensor(where, name, given);
+        if (!Array.isArray(spec.shape) || spec.shape.length !== tensor.shape.length || spec.shape.some((d, i) => d !== tensor.shape[i])) {
+          throw rangeError(where, `${name}.shape ${describe(spec.shape)} does not match the nested data's shape ${shapeString(tensor.shape)}`);
+        }
+      } else {
+        tensor = toTensor(where, name, spec.shape !== undefined ? { data: given, shape: spec.shape } : given);
+      }
       out.kind = MASK_KINDS[kind];
       out.data = tensor.data;
       out.shape4 = broadcastShape4(where, name, tensor.shape, dims);

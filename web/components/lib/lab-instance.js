@@ -1,0 +1,24 @@
+// One shared library instance per page and backend: every component and the
+// tutorial page ask here, so the wasm module is fetched and compiled once.
+import { init } from '../../index.js';
+
+const labs = new Map();
+
+/**
+ * The shared lab for a backend ('auto' | 'wasm' | 'wasm-scalar' | 'webgpu').
+ * A failed load is forgotten, so a later call can try again.
+ */
+export function getLab(backend = 'auto') {
+  if (!labs.has(backend)) {
+    const p = init({ backend });
+    labs.set(backend, p);
+    p.catch(() => labs.delete(backend));
+  }
+  return labs.get(backend);
+}
+
+/** Resolves to true when init({ backend: 'webgpu' }) works here (never rejects). */
+export function webgpuAvailable() {
+  if (typeof navigator === 'undefined' || !navigator.gpu) return Promise.resolve(false);
+  return getLab('webgpu').then((lab) => lab.backend === 'webgpu', () => false);
+}
