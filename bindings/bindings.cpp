@@ -6,6 +6,7 @@
 // handles that the JS wrapper owns and frees with *Destroy.
 #include <emscripten/bind.h>
 #include <emscripten/emscripten.h>
+#include <malloc.h>
 
 #include <cstdint>
 #include <cstdlib>
@@ -35,6 +36,10 @@ T* Ptr(uintptr_t p) {
 }
 
 std::string LastError() { return g_last_error; }
+
+// Bytes currently allocated from the wasm heap by malloc (dlmalloc's
+// mallinfo().uordblks): the leak tests compare it before and after.
+double HeapBytesInUse() { return static_cast<double>(mallinfo().uordblks); }
 std::string KernelArchName() { return attnlab::KernelArch(); }
 
 MaskSpec MakeMask(bool causal, uintptr_t lengths, int kind, uintptr_t data,
@@ -241,6 +246,7 @@ EMSCRIPTEN_BINDINGS(attention_lab) {
   using emscripten::function;
   function("lastError", &LastError);
   function("kernelArch", &KernelArchName);
+  function("heapBytesInUse", &HeapBytesInUse);
   function("positionalEncoding", &PositionalEncoding);
   function("sdpa", &Sdpa);
   function("mhaCreate", &MhaCreate);

@@ -28,8 +28,9 @@ Status Dropout(int64_t n, float p, uint32_t seed, float* x) {
     os << "dropout must be a number in [0, 1) (got " << p << ")";
     return Status::Invalid(os.str());
   }
-  if (n > 0xffffffffLL) {
-    return Status::Invalid("dropout: at most 2^32 elements per call");
+  int64_t elements = 0;
+  if (!(s = internal::TensorElements("dropout input", {n}, &elements)).ok()) {
+    return s;
   }
   if (p == 0.0f || n == 0) return Status::Ok();
   s = internal::CheckPointer("x", x);

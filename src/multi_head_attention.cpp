@@ -31,7 +31,7 @@ struct MultiHeadAttention::Impl {
   bool packed = false;
   bool packed_scalar = false;
   // Scratch reused across calls.
-  AlignedBuffer q_buf, k_buf, v_buf, ctx_buf, attn_scratch;
+  AlignedBuffer q_buf, k_buf, v_buf, attn_scratch;
 
   int64_t InDim(WeightId id) const {
     switch (id) {
@@ -56,14 +56,18 @@ struct MultiHeadAttention::Impl {
     }
     if (config.kdim == e && config.vdim == e) {
       // [E, 3E] = [Wq | Wk | Wv] column-wise.
-      std::vector<float> cat(static_cast<size_t>(e * 3 * e));
+      // A temporary that reports allocation failure (std::vector would abort
+      // the wasm module: exceptions are disabled there).
+      AlignedBuffer cat_buf;
+      if (!cat_buf.Reserve(e * 3 * e)) return false;
+      float* cat = cat_buf.data();
       for (int64_t r = 0; r < e; ++r) {
         std::memcpy(&cat[r * 3 * e], &w[0][r * e], e * sizeof(float));
         std::memcpy(&cat[r * 3 * e + e], &w[2][r * e], e * sizeof(float));
         std::memcpy(&cat[r * 3 * e + 2 * e], &w[4][r * e], e * sizeof(float));
       }
       if (!packed_qkv.Reserve(kernels::PackedFloats(e, 3 * e))) return false;
-      pqkv = kernels::PackB(e, 3 * e, cat.data(), 3 * e, 1, packed_qkv.data());
+      pqkv = kernels::PackB(e, 3 * e, cat, 3 * e, 1, packed_qkv.data());
       if (config.bias) {
         bias_qkv.resize(static_cast<size_t>(3 * e));
         std::memcpy(&bias_qkv[0], w[1].data(), e * sizeof(float));
@@ -116,6 +120,25 @@ std::unique_ptr<MultiHeadAttention> MultiHeadAttention::Create(
     *status = s;
     return nullptr;
   }
+  // Everything Create and Pack allocate (raw weights, packed panels, the fused
+  // [E, 3E] panel and its temporary copy), checked before any allocation.
+  // No overflow: widest·3E <= kMaxBufferBytes / 4 was checked above.
+  {
+    const int64_t e = c.embed_dim;
+    int64_t floats = 2 * e * e + (c.kdim + c.vdim) * e + (c.bias ? 4 * e : 0) +
+                     2 * kernels::PackedFloats(e, e) + kernels::PackedFloats(c.kdim, e) +
+                     kernels::PackedFloats(c.vdim, e);
+    if (c.kdim == e && c.vdim == e) floats += kernels::PackedFloats(e, 3 * e) + 3 * e * e + 3 * e;
+    if (floats > kMaxCallBytes / 4) {
+      std::ostringstream os;
+      os << "embedDim " << e << " (kdim " << c.kdim << ", vdim " << c.vdim
+         << ") needs " << (floats * 4) / (int64_t{1} << 20)
+         << " MiB for the weights and their packed copies; at most "
+         << (kMaxCallBytes >> 20) << " MiB are allowed (wasm memory is limited to 2 GiB)";
+      *status = Status::OutOfMemory(os.str());
+      return nullptr;
+    }
+  }
   std::unique_ptr<MultiHeadAttention> m(new MultiHeadAttention);
   Impl& im = *m->impl_;
   im.config = c;
@@ -134,7 +157,7 @@ std::unique_ptr<MultiHeadAttention> MultiHeadAttention::Create(
     }
   }
   if (!im.Pack()) {
-    *status = Status::OutOfMemory("multiHeadAttention: out of memory for weights");
+    *status = Status::OutOfMemory("out of memory for the weights (wasm memory is limited to 2 GiB)");
     return nullptr;
   }
   *status = Status::Ok();
@@ -212,7 +235,7 @@ int64_t MultiHeadAttention::HeldBytes() const {
   for (const auto& w : im.w) total += static_cast<int64_t>(w.size() * sizeof(float));
   for (const AlignedBuffer* b : {&im.packed_q, &im.packed_k, &im.packed_v, &im.packed_o,
                                  &im.packed_qkv, &im.q_buf, &im.k_buf, &im.v_buf,
-                                 &im.ctx_buf, &im.attn_scratch}) {
+                                 &im.attn_scratch}) {
     total += b->bytes();
   }
   return total + static_cast<int64_t>(im.bias_qkv.size() * sizeof(float));
@@ -288,18 +311,21 @@ Status MultiHeadAttention::Forward(const MhaForwardArgs& a) {
     view.q_sb = a.lq * e;
     view.k_sb = view.v_sb = a.lk * e;
   }
-  // Context [B, Lq, E], heads merged by strides.
-  if (!im.ctx_buf.Reserve(mq * e) ||
-      !im.attn_scratch.Reserve(kernels::AttentionScratchFloats(view))) {
+  // Context [B, Lq, E], heads merged by strides. It overwrites Q in place:
+  // the core reads the Q rows of a (head, query block) before it writes the
+  // context rows of that same block and head, and nothing reads them after.
+  if (!im.attn_scratch.Reserve(kernels::AttentionScratchFloats(view))) {
     return Status::OutOfMemory("forward: out of memory");
   }
-  view.out = im.ctx_buf.data();
-  view.o_sl = e;
+  float* ctx = im.q_buf.data();
+  const int64_t ctx_ld = fused ? 3 * e : e;
+  view.out = ctx;
+  view.o_sl = ctx_ld;
   view.o_sh = d;
-  view.o_sb = a.lq * e;
+  view.o_sb = a.lq * ctx_ld;
   kernels::AttentionCore(view, im.attn_scratch.data());
 
-  kernels::Gemm(mq, e, e, im.ctx_buf.data(), e, im.po,
+  kernels::Gemm(mq, e, e, ctx, ctx_ld, im.po,
                 c.bias ? im.w[7].data() : nullptr, a.output, e);
   return Status::Ok();
 }

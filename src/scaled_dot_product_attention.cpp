@@ -67,7 +67,7 @@ Status ScaledDotProductAttention(const SdpaArgs& a) {
 
   internal::AlignedBuffer scratch;
   if (!scratch.Reserve(kernels::AttentionScratchFloats(view))) {
-    return Status::OutOfMemory("scaledDotProductAttention: out of memory for scratch");
+    return Status::OutOfMemory("out of memory for scratch (wasm memory is limited to 2 GiB)");
   }
   kernels::AttentionCore(view, scratch.data());
   return Status::Ok();

@@ -175,6 +175,86 @@ float SoftmaxRowSimd(float* s, int64_t valid, int64_t lk, float scale,
 }
 #endif
 
+
+// ---------------------------------------------------------------------------
+// Online (flash-style) softmax over one key tile of one row. s[0, cols) holds
+// raw scores of keys j0..j0+cols; keys >= valid (relative) are implicitly
+// masked and skipped. Updates the running max *m and sum *l, turns s into
+// exp(x - m_new) (0 for skipped keys) and returns the factor exp(m_old -
+// m_new) by which the row's accumulated output must be rescaled.
+float OnlineTileScalar(float* s, int64_t valid, int64_t cols, float scale,
+                       const RowMask& m, float* run_max, float* run_sum) {
+  float mx = -std::numeric_limits<float>::infinity();
+  for (int64_t j = 0; j < valid; ++j) {
+    const float x = MaskOne(s[j] * scale, m, j);
+    s[j] = x;
+    mx = std::max(mx, x);
+  }
+  const float m_new = std::max(*run_max, mx);
+  const float alpha = *run_max == -std::numeric_limits<float>::infinity()
+                          ? 0.0f : std::exp(*run_max - m_new);
+  float sum = 0.0f;
+  if (m_new == -std::numeric_limits<float>::infinity()) {
+    for (int64_t j = 0; j < cols; ++j) s[j] = 0.0f;
+  } else {
+    for (int64_t j = 0; j < valid; ++j) {
+      const float e = std::exp(s[j] - m_new);
+      s[j] = e;
+      sum += e;
+    }
+    for (int64_t j = valid; j < cols; ++j) s[j] = 0.0f;
+  }
+  *run_sum = *run_sum * alpha + sum;
+  *run_max = m_new;
+  return alpha;
+}
+
+#if ATTNLAB_SIMD
+float OnlineTileSimd(float* s, int64_t valid, int64_t cols, float scale,
+                     const RowMask& m, float* run_max, float* run_sum) {
+  const Batch vscale(scale);
+  Batch vmax(-std::numeric_limits<float>::infinity());
+  int64_t j = 0;
+  for (; j + kWidth <= valid; j += kWidth) {
+    const Batch x = MaskBatch(Batch::load_unaligned(s + j) * vscale, m, j);
+    x.store_unaligned(s + j);
+    vmax = xsimd::max(vmax, x);
+  }
+  float mx = ReduceMax(vmax);
+  for (; j < valid; ++j) {
+    const float x = MaskOne(s[j] * scale, m, j);
+    s[j] = x;
+    mx = std::max(mx, x);
+  }
+  const float m_new = std::max(*run_max, mx);
+  const float alpha = *run_max == -std::numeric_limits<float>::infinity()
+                          ? 0.0f : std::exp(*run_max - m_new);
+  float sum = 0.0f;
+  if (m_new == -std::numeric_limits<float>::infinity()) {
+    for (j = 0; j < cols; ++j) s[j] = 0.0f;
+  } else {
+    const Batch bmax(m_new);
+    Batch vsum(0.0f);
+    j = 0;
+    for (; j + kWidth <= valid; j += kWidth) {
+      const Batch e = xsimd::exp(Batch::load_unaligned(s + j) - bmax);
+      e.store_unaligned(s + j);
+      vsum += e;
+    }
+    sum = xsimd::hadd(vsum);
+    for (; j < valid; ++j) {
+      const float e = std::exp(s[j] - m_new);
+      s[j] = e;
+      sum += e;
+    }
+    for (j = valid; j < cols; ++j) s[j] = 0.0f;
+  }
+  *run_sum = *run_sum * alpha + sum;
+  *run_max = m_new;
+  return alpha;
+}
+#endif
+
 // ---------------------------------------------------------------------------
 // The core, written once over a kernel set.
 struct ScalarSet {
@@ -192,6 +272,14 @@ struct ScalarSet {
   static float SoftmaxRow(float* s, int64_t valid, int64_t lk, float scale,
                           const RowMask& m) {
     return SoftmaxRowScalar(s, valid, lk, scale, m);
+  }
+  static void GemmAcc(int64_t m, int64_t n, int64_t k, const float* a,
+                      int64_t lda, const PackedB& b, float* c, int64_t ldc) {
+    scalar::GemmAcc(m, n, k, a, lda, b, c, ldc);
+  }
+  static float OnlineTile(float* s, int64_t valid, int64_t cols, float scale,
+                          const RowMask& m, float* mx, float* l) {
+    return OnlineTileScalar(s, valid, cols, scale, m, mx, l);
   }
 };
 
@@ -212,14 +300,49 @@ struct SimdSet {
                           const RowMask& m) {
     return SoftmaxRowSimd(s, valid, lk, scale, m);
   }
+  static void GemmAcc(int64_t m, int64_t n, int64_t k, const float* a,
+                      int64_t lda, const PackedB& b, float* c, int64_t ldc) {
+    simd::GemmAcc(m, n, k, a, lda, b, c, ldc);
+  }
+  static float OnlineTile(float* s, int64_t valid, int64_t cols, float scale,
+                          const RowMask& m, float* mx, float* l) {
+    return OnlineTileSimd(s, valid, cols, scale, m, mx, l);
+  }
 };
 #endif
 
+// Flash path: used when the weights are not requested and Lk is long. Query
+// blocks of kFlashRows rows walk the keys in tiles of kFlashKeys with an
+// online softmax, so neither [Lq, Lk] nor [rows, Lk] is ever materialised
+// and K/V tiles are reused across the whole query block from cache.
+constexpr int64_t kFlashMinLk = 512;
+constexpr int64_t kFlashRows = 32;
+constexpr int64_t kFlashKeys = 256;  // a multiple of every kernel set's NR
+
+bool UseFlash(const AttentionView& v) {
+  return v.weights == nullptr && v.lk >= kFlashMinLk;
+}
+
 template <class K>
 int64_t ScratchFloats(const AttentionView& v) {
-  return RoundUp(K::PackedFloats(v.d, v.lk)) +
-         RoundUp(K::PackedFloats(v.lk, v.dv)) +
-         RoundUp(BlockRows(v.lk) * v.lk) + 3 * RoundUp(BlockRows(v.lk));
+  int64_t n = RoundUp(K::PackedFloats(v.d, v.lk)) +
+              RoundUp(K::PackedFloats(v.lk, v.dv)) +
+              RoundUp(BlockRows(v.lk) * v.lk) + 3 * RoundUp(BlockRows(v.lk));
+  if (UseFlash(v)) {
+    n += RoundUp(kFlashRows * kFlashKeys) + RoundUp(kFlashRows * v.dv) +
+         2 * RoundUp(kFlashRows);
+  }
+  return n;
+}
+
+// A packed matrix's columns [j0, ...) (SIMD panels: j0 % nr == 0; scalar:
+// a single panel) and its rows [k0, ...).
+inline PackedB ColumnsFrom(const PackedB& b, int64_t j0) {
+  return PackedB{b.data + (j0 / b.nr) * b.panel_stride + j0 % b.nr, b.nr,
+                 b.panel_stride};
+}
+inline PackedB RowsFrom(const PackedB& b, int64_t k0) {
+  return PackedB{b.data + k0 * b.nr, b.nr, b.panel_stride};
 }
 
 template <class K>
@@ -232,6 +355,11 @@ void AttentionCoreT(const AttentionView& v, float* scratch) {
   float* tails = s_block + RoundUp(mb * v.lk);
   int64_t* valids = reinterpret_cast<int64_t*>(tails + RoundUp(mb));
   static_assert(sizeof(int64_t) <= 2 * sizeof(float), "scratch layout");
+  const bool flash = UseFlash(v);
+  float* f_tile = reinterpret_cast<float*>(valids) + 2 * RoundUp(mb);
+  float* f_acc = f_tile + RoundUp(kFlashRows * kFlashKeys);
+  float* f_max = f_acc + RoundUp(kFlashRows * v.dv);
+  float* f_sum = f_max + RoundUp(kFlashRows);
 
   if (v.weights != nullptr && v.average_weights) {
     std::fill(v.weights, v.weights + v.batch * v.lq * v.lk, 0.0f);
@@ -248,20 +376,32 @@ void AttentionCoreT(const AttentionView& v, float* scratch) {
       float* out = v.out + b * v.o_sb + h * v.o_sh;
       const float* mask =
           v.mask != nullptr ? v.mask + b * v.m_sb + h * v.m_sh : nullptr;
+      auto row_mask = [&](int64_t i, int64_t j0) {
+        RowMask rm;
+        if (mask != nullptr) {
+          rm.kind = v.mask_kind;
+          rm.data = mask + i * v.m_sq + j0 * v.m_sk;
+          rm.stride_k = v.m_sk;
+        }
+        return rm;
+      };
+      auto valid_of = [&](int64_t i) {
+        int64_t valid = std::max<int64_t>(length, 0);
+        if (v.causal) valid = std::min<int64_t>(valid, i + 1);
+        return valid;
+      };
 
       // Only keys < length can be seen: pack just those.
       const int64_t visible = std::max<int64_t>(length, 0);
       const PackedB kt = K::PackB(v.d, visible, k, 1, v.k_sl, packed_k);
       const PackedB vp = K::PackB(v.lk, v.dv, val, v.v_sl, 1, packed_v);
 
-      for (int64_t i0 = 0; i0 < v.lq; i0 += mb) {
-        const int64_t rows = std::min(mb, v.lq - i0);
+      // Dense: the whole score rows of `rows` queries at once (rows <= mb).
+      auto dense_block = [&](int64_t i0, int64_t rows) {
         int64_t ncols = 0;
         for (int64_t r = 0; r < rows; ++r) {
-          int64_t valid = visible;
-          if (v.causal) valid = std::min<int64_t>(valid, i0 + r + 1);
-          valids[r] = valid;
-          ncols = std::max(ncols, valid);
+          valids[r] = valid_of(i0 + r);
+          ncols = std::max(ncols, valids[r]);
         }
         if (ncols > 0) {
           K::Gemm(rows, ncols, v.d, q + i0 * v.q_sl, v.q_sl, kt, s_block,
@@ -269,14 +409,9 @@ void AttentionCoreT(const AttentionView& v, float* scratch) {
         }
         int64_t nz = 0;
         for (int64_t r = 0; r < rows; ++r) {
-          RowMask rm;
-          if (mask != nullptr) {
-            rm.kind = v.mask_kind;
-            rm.data = mask + (i0 + r) * v.m_sq;
-            rm.stride_k = v.m_sk;
-          }
           float* srow = s_block + r * v.lk;
-          tails[r] = K::SoftmaxRow(srow, valids[r], v.lk, v.scale, rm);
+          tails[r] = K::SoftmaxRow(srow, valids[r], v.lk, v.scale,
+                                   row_mask(i0 + r, 0));
           nz = std::max(nz, tails[r] != 0.0f ? v.lk : valids[r]);
         }
         for (int64_t r = 0; r < rows; ++r) {
@@ -304,6 +439,65 @@ void AttentionCoreT(const AttentionView& v, float* scratch) {
           }
         } else {
           K::Gemm(rows, v.dv, nz, s_block, v.lk, vp, orow, v.o_sl);
+        }
+      };
+
+      // Flash: online softmax over key tiles. Returns false (writing nothing)
+      // when a row's max stays within reach of the -1e9 fill, i.e. when the
+      // skipped, implicitly masked keys could carry weight; the dense path
+      // then handles the block exactly.
+      auto flash_block = [&](int64_t i0, int64_t rows) {
+        int64_t ncols = 0;
+        for (int64_t r = 0; r < rows; ++r) {
+          f_max[r] = -std::numeric_limits<float>::infinity();
+          f_sum[r] = 0.0f;
+          ncols = std::max(ncols, valid_of(i0 + r));
+        }
+        std::fill(f_acc, f_acc + rows * v.dv, 0.0f);
+        for (int64_t j0 = 0; j0 < ncols; j0 += kFlashKeys) {
+          const int64_t cols = std::min(kFlashKeys, ncols - j0);
+          K::Gemm(rows, cols, v.d, q + i0 * v.q_sl, v.q_sl, ColumnsFrom(kt, j0),
+                  f_tile, kFlashKeys);
+          for (int64_t r = 0; r < rows; ++r) {
+            const int64_t valid =
+                std::clamp<int64_t>(valid_of(i0 + r) - j0, 0, cols);
+            float* srow = f_tile + r * kFlashKeys;
+            const float alpha = K::OnlineTile(srow, valid, cols, v.scale,
+                                              row_mask(i0 + r, j0), &f_max[r],
+                                              &f_sum[r]);
+            if (alpha != 1.0f) {
+              float* acc = f_acc + r * v.dv;
+              for (int64_t c = 0; c < v.dv; ++c) acc[c] *= alpha;
+            }
+          }
+          K::GemmAcc(rows, v.dv, cols, f_tile, kFlashKeys, RowsFrom(vp, j0),
+                     f_acc, v.dv);
+        }
+        for (int64_t r = 0; r < rows; ++r) {
+          const bool skipped_keys = valid_of(i0 + r) < v.lk;
+          if (!(f_sum[r] > 0.0f)) return false;  // NaN, or nothing visible
+          if (skipped_keys && !(f_max[r] > kMaskFill + 128.0f)) return false;
+        }
+        for (int64_t r = 0; r < rows; ++r) {
+          const float inv = 1.0f / f_sum[r];
+          const float* acc = f_acc + r * v.dv;
+          float* orow = out + (i0 + r) * v.o_sl;
+          for (int64_t c = 0; c < v.dv; ++c) orow[c] = acc[c] * inv;
+        }
+        return true;
+      };
+
+      if (flash) {
+        for (int64_t i0 = 0; i0 < v.lq; i0 += kFlashRows) {
+          const int64_t rows = std::min(kFlashRows, v.lq - i0);
+          if (flash_block(i0, rows)) continue;
+          for (int64_t s0 = i0; s0 < i0 + rows; s0 += mb) {
+            dense_block(s0, std::min(mb, i0 + rows - s0));
+          }
+        }
+      } else {
+        for (int64_t i0 = 0; i0 < v.lq; i0 += mb) {
+          dense_block(i0, std::min(mb, v.lq - i0));
         }
       }
     }

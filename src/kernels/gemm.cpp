@@ -71,6 +71,24 @@ void Gemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
   }
 }
 
+void GemmAcc(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
+             const PackedB& b, float* c, int64_t ldc) {
+  for (int64_t i = 0; i < m; ++i) {
+    float* crow = c + i * ldc;
+    const float* arow = a + i * lda;
+    for (int64_t p = 0; p * b.nr < n; ++p) {
+      const int64_t j0 = p * b.nr;
+      const int64_t cols = std::min(b.nr, n - j0);
+      const float* panel = b.data + p * b.panel_stride;
+      for (int64_t kk = 0; kk < k; ++kk) {
+        const float av = arow[kk];
+        const float* brow = panel + kk * b.nr;
+        for (int64_t j = 0; j < cols; ++j) crow[j0 + j] += av * brow[j];
+      }
+    }
+  }
+}
+
 }  // namespace scalar
 
 // ---------------------------------------------------------------------------
@@ -173,10 +191,13 @@ PackedB PackB(int64_t k, int64_t n, const float* src, int64_t sk, int64_t sn,
   return PackPanels(k, n, src, sk, sn, kNr, out);
 }
 
-void Gemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
-          const PackedB& b, const float* bias, float* c, int64_t ldc) {
+namespace {
+void GemmImpl(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
+              const PackedB& b, const float* bias, bool accumulate, float* c,
+              int64_t ldc) {
   alignas(64) float apack[kMc * kKc];
   if (k == 0) {
+    if (accumulate) return;
     for (int64_t i = 0; i < m; ++i) {
       for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = bias ? bias[j] : 0.0f;
     }
@@ -192,13 +213,26 @@ void Gemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
         const float* bp = b.data + (j0 / kNr) * b.panel_stride + k0 * kNr;
         const float* bj = bias ? bias + j0 : nullptr;
         for (int64_t r0 = 0; r0 < rows; r0 += kMr) {
-          MicroKernel(kc, apack + (r0 / kMr) * kc * kMr, bp, bj, k0 == 0,
+          MicroKernel(kc, apack + (r0 / kMr) * kc * kMr, bp, bj,
+                      k0 == 0 && !accumulate,
                       c + (i0 + r0) * ldc + j0, ldc,
                       static_cast<int>(std::min<int64_t>(kMr, rows - r0)), cols);
         }
       }
     }
   }
+}
+
+}  // namespace
+
+void Gemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
+          const PackedB& b, const float* bias, float* c, int64_t ldc) {
+  GemmImpl(m, n, k, a, lda, b, bias, false, c, ldc);
+}
+
+void GemmAcc(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
+             const PackedB& b, float* c, int64_t ldc) {
+  GemmImpl(m, n, k, a, lda, b, nullptr, true, c, ldc);
 }
 
 }  // namespace simd

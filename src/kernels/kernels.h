@@ -76,6 +76,9 @@ int64_t AttentionScratchFloats(const AttentionView& view);
   /* C[M, N] = A[M, K]·B + bias (bias may be null); A rows lda apart. */      \
   void Gemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,     \
             const PackedB& b, const float* bias, float* c, int64_t ldc);      \
+  /* C[M, N] += A[M, K]·B */                                                  \
+  void GemmAcc(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,  \
+               const PackedB& b, float* c, int64_t ldc);                      \
   /* scratch: AttentionScratchFloats(view) floats, 64-byte aligned. */        \
   void AttentionCore(const AttentionView& view, float* scratch);              \
   /* y = LN(x + r)·gamma + beta per row; r, gamma, beta may be null. */       \
