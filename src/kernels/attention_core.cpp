@@ -114,6 +114,36 @@ inline float ReduceMax(const Batch& b) {
   return m;
 }
 
+// exp(x) for the softmax, in plain arithmetic and integer bit operations.
+// xsimd's exp converts float→int with _mm_cvtps_epi32, which Emscripten 3.1.6
+// lowers to a per-lane scalar loop; this version lowers to f32x4/i32x4 ops
+// only. Cephes expf scheme: n = round(x·log2 e) by the 1.5·2^23 magic-number
+// add, r = x - n·ln2 in two parts, e^r by a degree-7 polynomial, 2^n built in
+// the exponent bits. Max relative error ~2 ulp on [-87.3, 88.7]; inputs below
+// -87.3 (masked scores) give exactly 0, as std::exp underflows to.
+inline Batch ExpBatch(const Batch& x_in) {
+  using IBatch = xsimd::batch<int32_t, simd::Arch>;
+  const Batch lo(-87.33654f), hi(88.72283f);
+  const Batch x = xsimd::min(xsimd::max(x_in, lo), hi);
+  const Batch magic(12582912.0f);  // 1.5 · 2^23
+  const Batch k = xsimd::fma(x, Batch(1.44269504088896341f), magic);
+  const Batch n = k - magic;
+  Batch r = xsimd::fma(n, Batch(-0.693359375f), x);
+  r = xsimd::fma(n, Batch(2.12194440e-4f), r);
+  Batch p(1.9875691500e-4f);
+  p = xsimd::fma(p, r, Batch(1.3981999507e-3f));
+  p = xsimd::fma(p, r, Batch(8.3334519073e-3f));
+  p = xsimd::fma(p, r, Batch(4.1665795894e-2f));
+  p = xsimd::fma(p, r, Batch(1.6666665459e-1f));
+  p = xsimd::fma(p, r, Batch(5.0000001201e-1f));
+  p = xsimd::fma(p, r * r, r + Batch(1.0f));
+  const IBatch bits = (xsimd::bitwise_cast<IBatch>(k) - IBatch(0x4B400000 - 127)) << 23;
+  const Batch scale = xsimd::bitwise_cast<Batch>(bits);
+  const Batch result = p * scale;
+  // Below the clamp: 0 (the masked-score case); NaN stays NaN.
+  return xsimd::select(x_in < lo, Batch(0.0f), xsimd::select(x_in != x_in, x_in, result));
+}
+
 inline Batch MaskBatch(const Batch& x, const RowMask& m, int64_t j) {
   if (m.kind == MaskKind::kNone) return x;
   const Batch mv = m.stride_k == 0 ? Batch(m.data[0])
@@ -152,7 +182,7 @@ float SoftmaxRowSimd(float* s, int64_t valid, int64_t lk, float scale,
   Batch vsum(0.0f);
   j = 0;
   for (; j + kWidth <= valid; j += kWidth) {
-    const Batch e = xsimd::exp(Batch::load_unaligned(s + j) - bmax);
+    const Batch e = ExpBatch(Batch::load_unaligned(s + j) - bmax);
     e.store_unaligned(s + j);
     vsum += e;
   }
@@ -237,7 +267,7 @@ float OnlineTileSimd(float* s, int64_t valid, int64_t cols, float scale,
     Batch vsum(0.0f);
     j = 0;
     for (; j + kWidth <= valid; j += kWidth) {
-      const Batch e = xsimd::exp(Batch::load_unaligned(s + j) - bmax);
+      const Batch e = ExpBatch(Batch::load_unaligned(s + j) - bmax);
       e.store_unaligned(s + j);
       vsum += e;
     }
