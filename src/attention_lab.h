@@ -80,8 +80,8 @@ const char* KernelArch();
 enum class MaskKind : int { kNone = 0, kKeep = 1, kBlock = 2, kAdditive = 3 };
 
 // A mask applied to scores of logical shape [B, H, Lq, Lk].
-// Any combination of the three parts may be given; they are applied in the
-// order causal, padding, tensor.
+// Any combination of the three parts may be given. The tensor mask is applied
+// first; causal and padding then fill with kMaskFill, overriding it.
 struct MaskSpec {
   bool causal = false;
 

@@ -25,7 +25,7 @@ Status ScaledDotProductAttention(const SdpaArgs& a) {
       !(s = internal::TensorElements("weights", {a.batch, a.heads, a.lq, a.lk}, &n)).ok()) {
     return s;
   }
-  if (!std::isfinite(a.scale)) {
+  if (a.has_scale && !std::isfinite(a.scale)) {
     std::ostringstream os;
     os << "scale must be a finite number (got " << a.scale << ")";
     return Status::Invalid(os.str());

@@ -114,9 +114,11 @@ TEST_P(GemmTest, ShapesSweepMN) {
 }
 
 TEST_P(GemmTest, ShapesSweepK) {
-  // K = 1, even/odd K (the micro-kernel unrolls K by 2), multiples of 4/8/16.
+  // K = 1, even/odd K (the micro-kernel unrolls K by 2), multiples of 4/8/16,
+  // and K around 512 and beyond (K may be processed in blocks).
   uint32_t seed = 1000;
-  for (int64_t kk : {1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 64, 100}) {
+  for (int64_t kk : {1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 64, 100, 255, 256, 257,
+                     511, 512, 513, 1100}) {
     for (int64_t m : {1, 3, 4, 7}) {
       for (int64_t n : {1, 8, 16, 17, 33}) {
         RunGemm({m, n, kk}, seed++);

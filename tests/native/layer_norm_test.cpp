@@ -8,9 +8,12 @@
 //   |got - want| <= 1e-5 + 1e-4·|want|
 // The result is (x - mean)·rstd·gamma + beta with mean and variance summed
 // in float32 over E terms (relative error ~E·u); normalised values are O(1-3).
-// Offset rows (x = 100 + U(-1, 1)): 2e-4 abs, since the float32 sum of E values
-// near 100 carries an absolute error ~E·u·100·E that the mean divides by E
-// (~5e-5 for E = 256, observed ~1e-5); the spread itself is then O(1).
+// Observed worst error ~6e-7.
+// Offset rows (x = 100 + U(-1, 1)): 1e-3 abs. The float32 running sum of E
+// values near 100 reaches 100·E, where one rounding is ~100·E·u; ~√E such
+// errors, divided by E for the mean and by the row's std (~0.58), give ~1e-4
+// at E = 256 (observed 1.4e-4). No float32 LayerNorm does better without
+// a compensated sum, so this bound only guards against gross errors.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -93,7 +96,7 @@ TEST_P(LayerNormTest, Epsilon) {
 TEST_P(LayerNormTest, LargeCommonOffset) {
   uint32_t seed = 300;
   for (int64_t dim : {8, 17, 64, 256}) {
-    CheckLayerNorm(3, dim, false, true, true, 1e-5f, seed++, 100.0f, 2e-4);
+    CheckLayerNorm(3, dim, false, true, true, 1e-5f, seed++, 100.0f, 1e-3);
   }
 }
 

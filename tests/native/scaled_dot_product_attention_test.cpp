@@ -48,7 +48,7 @@ std::string Describe(const SdpaCase& c) {
 }
 
 struct SdpaResult {
-  std::vector<float> out, weights;
+  std::vector<float> out, weights, out_no_weights;
   std::vector<double> want_out, want_weights;
   std::vector<float> q, k, v;
 };
@@ -80,19 +80,13 @@ SdpaResult RunSdpa(const SdpaCase& c, uint32_t seed) {
   const Status s = attnlab::ScaledDotProductAttention(a);
   EXPECT_TRUE(s.ok()) << s.message;
 
-  // Without weights the output must be the same (the weights are optional).
-  std::vector<float> out2(r.out.size(), std::nanf(""));
-  a.output = out2.data();
+  // Without weights (the core may then take another path, e.g. an online
+  // softmax over key tiles for long Lk).
+  r.out_no_weights.assign(r.out.size(), std::nanf(""));
+  a.output = r.out_no_weights.data();
   a.weights = nullptr;
   const Status s2 = attnlab::ScaledDotProductAttention(a);
   EXPECT_TRUE(s2.ok()) << s2.message;
-  for (size_t i = 0; i < out2.size(); ++i) {
-    if (!(out2[i] == r.out[i])) {
-      ADD_FAILURE() << "output without weights differs at " << i << ": " << out2[i]
-                    << " vs " << r.out[i];
-      break;
-    }
-  }
 
   const double scale = c.has_scale ? static_cast<double>(c.scale)
                                    : 1.0 / std::sqrt(static_cast<double>(c.D));
@@ -109,6 +103,7 @@ void CheckSdpa(const SdpaCase& c, uint32_t seed, double abs_tol = kAbs, double r
   const SdpaResult r = RunSdpa(c, seed);
   ExpectAllClose(r.out, r.want_out, abs_tol, rel_tol, "output");
   ExpectAllClose(r.weights, r.want_weights, abs_tol, rel_tol, "weights");
+  ExpectAllClose(r.out_no_weights, r.want_out, abs_tol, rel_tol, "output (weights not requested)");
 }
 
 class SdpaTest : public ::testing::TestWithParam<bool> {
@@ -169,6 +164,111 @@ TEST_P(SdpaTest, LongSequencesSpanSeveralQueryBlocks) {
   }
 }
 
+// Long key sequences with and without weights: without weights the core may
+// walk the keys in tiles with an online softmax (and fall back to whole rows
+// when a row's visible keys cannot outweigh the implicit -1e9 fill). Lk at and
+// around tile multiples (256, 512), Lq around a 32-row block, every mask kind.
+TEST_P(SdpaTest, LongKeysWithAndWithoutWeights) {
+  uint32_t seed = 250;
+  struct Dims { int64_t lq, lk, d, dv; };
+  for (Dims dm : {Dims{1, 512, 4, 3}, Dims{33, 513, 8, 5}, Dims{70, 700, 3, 17},
+                  Dims{5, 1100, 16, 1}, Dims{32, 768, 5, 4}}) {
+    for (int variant = 0; variant < 8; ++variant) {
+      SdpaCase c;
+      c.B = 2;
+      c.H = 1;
+      c.Lq = dm.lq;
+      c.Lk = dm.lk;
+      c.D = dm.d;
+      c.Dv = dm.dv;
+      Rng rng(seed);
+      const float inf = std::numeric_limits<float>::infinity();
+      switch (variant) {
+        case 0: break;
+        case 1: c.mask.causal = true; break;
+        case 2: c.mask.lengths = {static_cast<int32_t>(dm.lk), 0}; break;
+        case 3: c.mask.lengths = {300, static_cast<int32_t>(dm.lk - 1)}; c.mask.causal = true; break;
+        case 4:  // keep, with query row 0 fully masked (uniform)
+          FillTensorMask(&c.mask, MaskKind::kKeep, 1, 1, dm.lq, dm.lk, rng);
+          std::fill(c.mask.data.begin(), c.mask.data.begin() + dm.lk, 0.0f);
+          break;
+        case 5: FillTensorMask(&c.mask, MaskKind::kBlock, 2, 1, 1, dm.lk, rng); break;
+        case 6:  // additive, with the last query row all -inf (uniform)
+          FillTensorMask(&c.mask, MaskKind::kAdditive, 1, 1, dm.lq, dm.lk, rng);
+          std::fill(c.mask.data.end() - dm.lk, c.mask.data.end(), -inf);
+          break;
+        case 7:  // additive -inf on the visible keys of row 0, causal: weight
+                 // goes to the keys filled with -1e9
+          FillTensorMask(&c.mask, MaskKind::kAdditive, 2, 1, dm.lq, dm.lk, rng);
+          c.mask.data[0] = -inf;
+          c.mask.causal = true;
+          c.mask.lengths = {static_cast<int32_t>(dm.lk), 200};
+          break;
+      }
+      CheckSdpa(c, seed++);
+      if (HasFailure()) return;
+    }
+  }
+}
+
+// The softmax exponential over a wide range of score differences: q = 0 makes
+// every raw score 0, and an additive mask sets the scores of query row 0 to a
+// ramp from -110 to +5 (differences down to -115, past float32's exp
+// underflow at ~-87.3 / -103.3) and of row 1 to a shuffled ramp over [-12, 3]
+// (SIMD lanes see mixed values).
+// Tolerances: float32 forms s - max with up to |s - max|·u/2 absolute error,
+// which exp turns into relative error, so
+//   row 0: 1e-5 relative (115·u/2 ~ 3.4e-6, plus exp, the sum and a division)
+//   row 1: 2e-6 relative (15·u/2 ~ 4.5e-7, plus the same ~10 ulp)
+// and 2e-38 absolute: weights that underflow (<= exp(-87.3) ~ 1.2e-38) may be
+// 0 or denormal.
+TEST_P(SdpaTest, SoftmaxExpAccuracyOverWideRange) {
+  for (int64_t lk : {7, 8, 16, 33, 64, 600}) {
+    SdpaCase c;
+    c.Lq = 2;
+    c.Lk = lk;
+    c.D = 4;
+    c.Dv = 3;
+    c.input_range = 0.0f;  // q = k = v = 0 ...
+    c.mask.kind = MaskKind::kAdditive;
+    c.mask.shape[2] = 2;
+    c.mask.shape[3] = lk;
+    for (int64_t i = 0; i < 2; ++i) {
+      for (int64_t j = 0; j < lk; ++j) {
+        const double t = static_cast<double>(j) / static_cast<double>(lk - 1);
+        c.mask.data.push_back(i == 0 ? static_cast<float>(-110.0 + 115.0 * t)
+                                     : static_cast<float>(-12.0 + 15.0 * std::fmod(t * 7.0, 1.0)));
+      }
+    }
+    SCOPED_TRACE(Describe(c));
+    SdpaResult r = RunSdpa(c, 1400);
+    ExpectAllClose(r.weights.data(), r.want_weights.data(), lk, 2e-38, 1e-5, "weights row 0");
+    ExpectAllClose(r.weights.data() + lk, r.want_weights.data() + lk, lk, 2e-38, 2e-6, "weights row 1");
+    // ... except v, so that the output is the weighted mean of distinct rows.
+    Rng rng(1401);
+    const std::vector<float> v = rng.Vector(lk * c.Dv);
+    SdpaArgs a;
+    a.lq = 2;
+    a.lk = lk;
+    a.d = c.D;
+    a.dv = c.Dv;
+    a.q = r.q.data();
+    a.k = r.k.data();
+    a.v = v.data();
+    a.mask = c.mask.Spec();
+    std::vector<float> out(static_cast<size_t>(2 * c.Dv));
+    a.output = out.data();
+    ASSERT_TRUE(attnlab::ScaledDotProductAttention(a).ok());
+    std::vector<double> want(out.size(), 0.0);
+    for (int64_t i = 0; i < 2; ++i)
+      for (int64_t j = 0; j < lk; ++j)
+        for (int64_t p = 0; p < c.Dv; ++p)
+          want[static_cast<size_t>(i * c.Dv + p)] +=
+              r.want_weights[static_cast<size_t>(i * lk + j)] * v[static_cast<size_t>(j * c.Dv + p)];
+    ExpectAllClose(out, want, kAbs, kRel, "output (weights not requested)");
+  }
+}
+
 TEST_P(SdpaTest, CustomScale) {
   uint32_t seed = 300;
   for (float scale : {0.3f, 1.0f, 2.5f, -0.7f}) {
@@ -215,6 +315,7 @@ TEST_P(SdpaTest, LargeScoresAreStable) {
   EXPECT_TRUE(AllFinite(r.weights.data(), static_cast<int64_t>(r.weights.size())));
   ExpectAllClose(r.weights, r.want_weights, 1e-3, 1e-3, "weights");
   ExpectAllClose(r.out, r.want_out, 4e-3, 1e-3, "output");
+  ExpectAllClose(r.out_no_weights, r.want_out, 4e-3, 1e-3, "output without weights");
 }
 
 // ---------------------------------------------------------------------------
@@ -290,7 +391,7 @@ TEST_P(SdpaTest, PaddingLengths) {
 }
 
 TEST_P(SdpaTest, PaddingLengthZeroGivesUniformRowsWithoutNaN) {
-  for (int64_t lk : {1, 5, 16, 37}) {
+  for (int64_t lk : {1, 5, 16, 37, 600}) {
     SdpaCase c;
     c.B = 2;
     c.H = 3;
@@ -305,6 +406,7 @@ TEST_P(SdpaTest, PaddingLengthZeroGivesUniformRowsWithoutNaN) {
     ASSERT_TRUE(AllFinite(r.weights.data(), static_cast<int64_t>(r.weights.size())));
     for (float w : r.weights) EXPECT_NEAR(w, 1.0 / static_cast<double>(lk), 1e-7);
     ExpectAllClose(r.out, r.want_out, 1e-6, 1e-5, "output (mean of V rows)");
+    ExpectAllClose(r.out_no_weights, r.want_out, 1e-6, 1e-5, "output without weights");
   }
 }
 
@@ -445,8 +547,9 @@ TEST_P(SdpaTest, FullyMaskedRowsAreUniform) {
     ExpectAllClose(r.weights, r.want_weights, kAbs, kRel, "additive weights");
     ExpectAllClose(r.out, r.want_out, kAbs, kRel, "additive output");
   }
-  // additive -inf everywhere, broadcast [Lk], across widths around the SIMD width.
-  for (int64_t n : {1, 7, 8, 9, 16, 17, 33}) {
+  // additive -inf everywhere, broadcast [Lk], across widths around the SIMD
+  // width and long enough for tiled keys.
+  for (int64_t n : {1, 7, 8, 9, 16, 17, 33, 530}) {
     SdpaCase d;
     d.B = 2;
     d.Lq = 2;
@@ -459,6 +562,7 @@ TEST_P(SdpaTest, FullyMaskedRowsAreUniform) {
     const SdpaResult r = RunSdpa(d, 1003);
     for (float w : r.weights) EXPECT_NEAR(w, 1.0 / n, 1e-7) << Describe(d);
     ExpectAllClose(r.out, r.want_out, 1e-6, 1e-5, "all -inf output " + Describe(d));
+    ExpectAllClose(r.out_no_weights, r.want_out, 1e-6, 1e-5, "all -inf output, no weights " + Describe(d));
   }
 }
 

@@ -283,8 +283,7 @@ export function applyMask(scores, B, H, Lq, Lk, maskIn) {
         for (let j = 0; j < Lk; j++) {
           let s = scores[row + j];
           let touched = false;
-          if (m.causal && j > i) { s = MASK_FILL; touched = true; }
-          if (m.lengths && j >= m.lengths[b]) { s = MASK_FILL; touched = true; }
+          // Tensor mask first; causal and padding then fill, overriding it.
           if (strides) {
             const mv = m.tensor.data[b * strides[0] + h * strides[1] + i * strides[2] + j * strides[3]];
             if (m.kind === 'keep') {
@@ -295,6 +294,8 @@ export function applyMask(scores, B, H, Lq, Lk, maskIn) {
               if (mv !== 0) { s = s + mv; touched = true; }
             }
           }
+          if (m.causal && j > i) { s = MASK_FILL; touched = true; }
+          if (m.lengths && j >= m.lengths[b]) { s = MASK_FILL; touched = true; }
           scores[row + j] = touched ? Math.fround(s) : s;
         }
       }
