@@ -118,14 +118,19 @@ void PackA(int64_t rows, int64_t kc, const float* a, int64_t lda, float* out) {
   }
 }
 
-// C[rows, cols] (+)= Apanel[kMr, kc]·Bpanel[kc, NR]; rows <= kMr, cols <= NR.
+// C[R, cols] (+)= Apanel[R, kc]·Bpanel[kc, NR]; cols <= NR.
 // first: start from the bias (or 0); otherwise accumulate onto C.
-inline void MicroKernel(int kc, const float* ap, const float* bp,
+// R <= kMr rows: the M tail runs with R = its row count, so no work is spent
+// on the zero rows that pad the last micro-panel.
+// Not inlined: V8 allocates registers per function, and the kernel's loop
+// keeps its 8 accumulators in registers only in a function of its own.
+template <int R>
+__attribute__((noinline)) void MicroKernel(int kc, const float* ap, const float* bp,
                         const float* bias, bool first, float* c, int64_t ldc,
-                        int rows, int cols) {
-  Batch acc0[kMr];
-  Batch acc1[kMr];
-  const bool full = rows == kMr && cols == kNr;
+                        int cols) {
+  Batch acc0[R];
+  Batch acc1[R];
+  const bool full = cols == kNr;
   if (first) {
     Batch b0(0.0f), b1(0.0f);
     if (bias != nullptr) {
@@ -134,19 +139,19 @@ inline void MicroKernel(int kc, const float* ap, const float* bp,
       b0 = Batch::load_aligned(tmp);
       b1 = Batch::load_aligned(tmp + kWidth);
     }
-    for (int r = 0; r < kMr; ++r) {
+    for (int r = 0; r < R; ++r) {
       acc0[r] = b0;
       acc1[r] = b1;
     }
   } else if (full) {
-    for (int r = 0; r < kMr; ++r) {
+    for (int r = 0; r < R; ++r) {
       acc0[r] = Batch::load_unaligned(c + r * ldc);
       acc1[r] = Batch::load_unaligned(c + r * ldc + kWidth);
     }
   } else {
     alignas(64) float tmp[kNr];
-    for (int r = 0; r < kMr; ++r) {
-      for (int j = 0; j < kNr; ++j) tmp[j] = (r < rows && j < cols) ? c[r * ldc + j] : 0.0f;
+    for (int r = 0; r < R; ++r) {
+      for (int j = 0; j < kNr; ++j) tmp[j] = (j < cols) ? c[r * ldc + j] : 0.0f;
       acc0[r] = Batch::load_aligned(tmp);
       acc1[r] = Batch::load_aligned(tmp + kWidth);
     }
@@ -155,7 +160,7 @@ inline void MicroKernel(int kc, const float* ap, const float* bp,
   for (int k = 0; k < kc; ++k) {
     const Batch b0 = Batch::load_aligned(bp);
     const Batch b1 = Batch::load_aligned(bp + kWidth);
-    for (int r = 0; r < kMr; ++r) {
+    for (int r = 0; r < R; ++r) {
       const Batch av(ap[r]);
       acc0[r] = xsimd::fma(av, b0, acc0[r]);
       acc1[r] = xsimd::fma(av, b1, acc1[r]);
@@ -165,13 +170,13 @@ inline void MicroKernel(int kc, const float* ap, const float* bp,
   }
 
   if (full) {
-    for (int r = 0; r < kMr; ++r) {
+    for (int r = 0; r < R; ++r) {
       acc0[r].store_unaligned(c + r * ldc);
       acc1[r].store_unaligned(c + r * ldc + kWidth);
     }
   } else {
     alignas(64) float tmp[kNr];
-    for (int r = 0; r < rows; ++r) {
+    for (int r = 0; r < R; ++r) {
       acc0[r].store_aligned(tmp);
       acc1[r].store_aligned(tmp + kWidth);
       for (int j = 0; j < cols; ++j) c[r * ldc + j] = tmp[j];
@@ -212,11 +217,16 @@ void GemmImpl(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
         const int cols = static_cast<int>(std::min<int64_t>(kNr, n - j0));
         const float* bp = b.data + (j0 / kNr) * b.panel_stride + k0 * kNr;
         const float* bj = bias ? bias + j0 : nullptr;
+        const bool first = k0 == 0 && !accumulate;
         for (int64_t r0 = 0; r0 < rows; r0 += kMr) {
-          MicroKernel(kc, apack + (r0 / kMr) * kc * kMr, bp, bj,
-                      k0 == 0 && !accumulate,
-                      c + (i0 + r0) * ldc + j0, ldc,
-                      static_cast<int>(std::min<int64_t>(kMr, rows - r0)), cols);
+          const float* ap = apack + (r0 / kMr) * kc * kMr;
+          float* cr = c + (i0 + r0) * ldc + j0;
+          switch (std::min<int64_t>(kMr, rows - r0)) {
+            case 4: MicroKernel<4>(kc, ap, bp, bj, first, cr, ldc, cols); break;
+            case 3: MicroKernel<3>(kc, ap, bp, bj, first, cr, ldc, cols); break;
+            case 2: MicroKernel<2>(kc, ap, bp, bj, first, cr, ldc, cols); break;
+            default: MicroKernel<1>(kc, ap, bp, bj, first, cr, ldc, cols); break;
+          }
         }
       }
     }
