@@ -2,6 +2,7 @@
 # Builds the two WebAssembly variants (SIMD128 and scalar) into web/dist/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+node scripts/embed-wgsl.mjs
 export NODE_PATH=/usr/share/nodejs${NODE_PATH:+:$NODE_PATH}
 mkdir -p web/dist
 generator=()

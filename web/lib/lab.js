@@ -10,6 +10,8 @@ import { buildTrace } from './trace.js';
 
 const WEIGHT_KEYS = ['wq', 'bq', 'wk', 'bk', 'wv', 'bv', 'wo', 'bo'];
 const MAX_CALL_BYTES = 1.5 * 2 ** 30;
+// The scale is used as a float32: larger magnitudes would become ±Infinity.
+const FLOAT32_MAX = 3.4028234663852886e38;
 
 const registry = typeof FinalizationRegistry === 'function'
   ? new FinalizationRegistry((release) => release())
@@ -23,10 +25,11 @@ function checkLayout(where, opts) {
   return layout;
 }
 
-function checkBytes(where, counts) {
+// `what` names the arguments whose sizes add up, e.g. "q [2,4,8], k …".
+function checkBytes(where, counts, what) {
   const bytes = counts.reduce((a, n) => a + n, 0) * 4;
   if (bytes > MAX_CALL_BYTES) {
-    throw rangeError(where, `this call needs about ${(bytes / 2 ** 20).toFixed(0)} MiB of buffers; at most ${MAX_CALL_BYTES / 2 ** 20} MiB are allowed per call (wasm memory is limited to 2 GiB). Use smaller sizes, or needWeights: false to skip the [B,H,Lq,Lk] weights`);
+    throw rangeError(where, `${what} need about ${(bytes / 2 ** 20).toFixed(0)} MiB of buffers in one call; at most ${MAX_CALL_BYTES / 2 ** 20} MiB are allowed per call (wasm memory is limited to 2 GiB). Use smaller sizes, or needWeights: false to skip the [B,H,Lq,Lk] weights`);
   }
 }
 
@@ -36,6 +39,20 @@ function checkElements(where, name, shape) {
     throw rangeError(where, `${name} would have shape ${shapeString(shape)} = ${n} elements; at most ${MAX_ELEMENTS} are allowed`);
   }
   return n;
+}
+
+// The weights, their packed copies and the fused [E, 3E] panel (with its
+// temporary copy) live in wasm memory for the object's lifetime; refuse sizes
+// that cannot fit before anything is allocated (the C++ core checks the exact
+// packed sizes again).
+function checkWeightBytes(where, c) {
+  const E = c.embedDim;
+  const perCopy = 2 * E * E + (c.kdim + c.vdim) * E;
+  const fused = c.kdim === E && c.vdim === E ? 6 * E * E : 0;
+  const bytes = (2 * perCopy + fused + 7 * E) * 4;
+  if (bytes > MAX_CALL_BYTES) {
+    throw rangeError(where, `embedDim ${E} (kdim ${c.kdim}, vdim ${c.vdim}) needs about ${(bytes / 2 ** 20).toFixed(0)} MiB of wasm memory for the weights and their packed copies; at most ${MAX_CALL_BYTES / 2 ** 20} MiB are allowed (wasm memory is limited to 2 GiB)`);
+  }
 }
 
 // Mixes (seed, counter) into a fresh uint32 dropout seed.
@@ -63,6 +80,16 @@ export function createLab(backend) {
       return backend.kernelArch;
     },
 
+    // Backend events, passed through to backends that have them (webgpu:
+    // 'devicelost', then 'backendchange' when calls move to wasm); no-ops on
+    // the wasm backends, which have none.
+    addEventListener(type, listener, options) {
+      backend.addEventListener?.(type, listener, options);
+    },
+    removeEventListener(type, listener, options) {
+      backend.removeEventListener?.(type, listener, options);
+    },
+
     positionalEncoding(seqLen, dModel, options) {
       const where = 'positionalEncoding';
       checkInt(where, 'seqLen', seqLen, 1);
@@ -70,7 +97,7 @@ export function createLab(backend) {
       const opts = checkOptions(where, 'options', options);
       const base = opts.base ?? 10000;
       checkNumber(where, 'base', base, { min: 1, minExclusive: true });
-      checkElements(where, 'the encoding', [seqLen, dModel]);
+      checkElements(where, 'the encoding [seqLen, dModel]', [seqLen, dModel]);
       return then(backend.positionalEncoding(seqLen, dModel, base), (data) => makeTensor(data, [seqLen, dModel]));
     },
 
@@ -143,8 +170,8 @@ export function createLab(backend) {
         lk: checkInt(where, 'lk', p.lk ?? lq, 1),
         embedDim,
         numHeads,
-        kdim: p.kdim ?? embedDim,
-        vdim: p.vdim ?? embedDim,
+        kdim: checkInt(where, 'kdim', p.kdim ?? embedDim, 1),
+        vdim: checkInt(where, 'vdim', p.vdim ?? embedDim, 1),
         mask: Boolean(p.mask),
         layer: Boolean(p.layer),
         unbatched: Boolean(p.unbatched),
@@ -162,11 +189,14 @@ export function createLab(backend) {
     const needWeights = opts.needWeights ?? true;
     checkBool(where, 'needWeights', needWeights);
     let scale;
-    if (opts.scale !== undefined) scale = checkNumber(where, 'scale', opts.scale);
+    if (opts.scale !== undefined) scale = checkNumber(where, 'scale', opts.scale, { min: -FLOAT32_MAX, max: FLOAT32_MAX });
     const mask = normalizeMask(where, opts.mask, p);
-    const nOut = checkElements(where, 'output', [...p.lead, p.lq, p.dv]);
-    const nW = needWeights ? checkElements(where, 'weights', [...p.lead, p.lq, p.lk]) : 0;
-    checkBytes(where, [p.q.length, p.k.length, p.v.length, nOut, nW, p.lk * (p.d + p.dv + 64)]);
+    const outShape = [...p.lead, p.lq, p.dv];
+    const wShape = [...p.lead, p.lq, p.lk];
+    const nOut = checkElements(where, "the output [..., Lq, Dv] (q's length, v's width)", outShape);
+    const nW = needWeights ? checkElements(where, "the weights [..., Lq, Lk] (q's and k's lengths; needWeights: false skips them)", wShape) : 0;
+    checkBytes(where, [p.q.length, p.k.length, p.v.length, nOut, nW, p.lk * (p.d + p.dv + 64)],
+      `q ${shapeString([...p.lead, p.lq, p.d])}, k ${shapeString([...p.lead, p.lk, p.d])}, v ${shapeString([...p.lead, p.lk, p.dv])}, the output ${shapeString(outShape)}${needWeights ? ` and the weights ${shapeString(wShape)}` : ''}`);
     const result = backend.sdpa({ ...p, where, scale, mask, needWeights });
     return then(result, (r) => ({
       output: makeTensor(r.output, [...p.lead, p.lq, p.dv]),
@@ -296,7 +326,8 @@ export function createLab(backend) {
       bias: checkBool(where, 'bias', c.bias ?? true),
       seed: checkInt(where, 'seed', c.seed ?? 0, 0, 2 ** 32 - 1),
     };
-    checkElements(where, 'a projection weight', [Math.max(out.embedDim, out.kdim, out.vdim), 3 * out.embedDim]);
+    checkElements(where, 'the projection weight [max(embedDim, kdim, vdim), 3·embedDim]', [Math.max(out.embedDim, out.kdim, out.vdim), 3 * out.embedDim]);
+    checkWeightBytes(where, out);
     if (layer) {
       if (c.kdim !== undefined || c.vdim !== undefined) {
         if (out.kdim !== embedDim || out.vdim !== embedDim) {
@@ -352,9 +383,11 @@ export function createLab(backend) {
       const H = this.numHeads;
       const mask = normalizeMask(where, f.opts.mask, { batch: B, heads: H, lq: Lq, lk: Lk, leadB: [B], leadH: [H] });
       const E = this.embedDim;
-      const nW = f.needWeights ? checkElements(where, 'weights', [B, f.averageWeights ? 1 : H, Lq, Lk]) : 0;
-      checkElements(where, 'the projected query', [B, Lq, 3 * E]);
-      checkBytes(where, [tq.data.length, tk.data.length, tv.data.length, 3 * B * Lq * E, 3 * B * Lk * E, B * Lq * E, nW, Lk * (2 * E / H + 64)]);
+      const wShape = [B, f.averageWeights ? 1 : H, Lq, Lk];
+      const nW = f.needWeights ? checkElements(where, "the weights [B,H,Lq,Lk] (query's and key's lengths; needWeights: false skips them)", wShape) : 0;
+      checkElements(where, "the projected query [B,Lq,3·embedDim] (query's B and Lq)", [B, Lq, 3 * E]);
+      checkBytes(where, [tq.data.length, tk.data.length, tv.data.length, 3 * B * Lq * E, 3 * B * Lk * E, B * Lq * E, nW, Lk * (2 * E / H + 64)],
+        `query ${shapeString(tq.shape)}, key ${shapeString(tk.shape)}, value ${shapeString(tv.shape)} (embedDim ${E})${f.needWeights ? ` and the weights ${shapeString(wShape)}` : ''}`);
       return {
         obj, unbatched, f,
         p: {
@@ -438,9 +471,11 @@ export function createLab(backend) {
       }
       const H = this.numHeads;
       const mask = normalizeMask(where, f.opts.mask, { batch: B, heads: H, lq: L, lk: L, leadB: [B], leadH: [H] });
-      const nW = f.needWeights ? checkElements(where, 'weights', [B, f.averageWeights ? 1 : H, L, L]) : 0;
-      checkElements(where, 'the projected input', [B, L, 3 * E]);
-      checkBytes(where, [t.data.length, 3 * B * L * E, 3 * B * L * E, nW, L * (2 * E / H + 64)]);
+      const wShape = [B, f.averageWeights ? 1 : H, L, L];
+      const nW = f.needWeights ? checkElements(where, "the weights [B,H,L,L] (x's length; needWeights: false skips them)", wShape) : 0;
+      checkElements(where, "the projected input [B,L,3·embedDim] (x's B and L)", [B, L, 3 * E]);
+      checkBytes(where, [t.data.length, 3 * B * L * E, 3 * B * L * E, nW, L * (2 * E / H + 64)],
+        `x ${shapeString(t.shape)} (embedDim ${E})${f.needWeights ? ` and the weights ${shapeString(wShape)}` : ''}`);
       return {
         obj, unbatched, f, training,
         p: { where, batch: B, seqLen: L, embedDim: E, numHeads: H, x: t.data, mask, training, dropoutSeed, needWeights: f.needWeights, averageWeights: f.averageWeights },

@@ -1,0 +1,481 @@
+// The webgpu backend: the interface of wasm-backend.js (same methods,
+// arguments and return shapes) computed with the WGSL kernels of
+// web/webgpu/. Methods that compute return Promises (`async: true`); lab.js
+// awaits them. Weights live in GPU buffers (keras layout [in, out]) with a
+// CPU copy that answers getWeights and seeds the wasm fallback.
+//
+// Device loss: when `device.lost` resolves (driver reset, tab in background
+// too long, simulateDeviceLoss()), the backend loads the wasm backend through
+// `fallback()` and every later call — including calls in flight, which are
+// rerun — is answered by it; `name` then reports the wasm backend's name.
+// Listeners get 'devicelost' (detail { reason, message }) and then
+// 'backendchange' (detail { from: 'webgpu', to, reason }). A WebGPU
+// validation error (an internal failure: arguments are validated before any
+// GPU work) also moves the backend to wasm, with 'backendchange' only
+// (reason 'gpu-error'). No rejection escapes unhandled: a failing fallback
+// rejects the calls that need it.
+//
+// Shape legend: B batch, Lq/Lk (L) sequence, E embed, H heads, D head dim,
+// Dv value head dim.
+import { GpuRuntime } from './webgpu-runtime.js';
+import * as ops from './webgpu-ops.js';
+import {
+  WEIGHT_KEYS, defaultWeights, inDim, toKeras, fromKeras, dropoutUniform, keepScale,
+  defaultScale, maskStrides, peFrequencies,
+} from './webgpu-host.js';
+
+/**
+ * Creates the webgpu backend, or resolves to null when WebGPU is unavailable
+ * (no navigator.gpu, no adapter, requestDevice failing).
+ * @param {object} [options]
+ * @param {() => Promise<object>} [options.fallback] resolves the wasm backend
+ *   used after a device loss
+ * @param {object} [options.limits] lower limits to enforce than the device's
+ *   (for tests), e.g. { maxStorageBufferBindingSize: 2 ** 20 }
+ * @param {'low-power'|'high-performance'} [options.powerPreference]
+ * @param {boolean} [options.allowFallbackAdapter=true] false: resolve to null
+ *   on a software adapter (adapter.info.isFallbackAdapter, e.g. SwiftShader),
+ *   which is much slower than the wasm backend
+ */
+export async function createWebGpuBackend(options = {}) {
+  const { fallback = null, limits = {}, powerPreference, allowFallbackAdapter = true } = options ?? {};
+  const gpu = globalThis.navigator && globalThis.navigator.gpu;
+  if (!gpu) return null;
+  let device;
+  let info;
+  try {
+    const adapter = await gpu.requestAdapter(powerPreference ? { powerPreference } : undefined);
+    if (!adapter) return null;
+    const software = adapter.info?.isFallbackAdapter ?? adapter.isFallbackAdapter ?? false;
+    if (software && !allowFallbackAdapter) return null;
+    // Ask for the adapter's buffer limits: the defaults (128 MiB bindings)
+    // would refuse weights that the hardware can hold.
+    const requiredLimits = {};
+    for (const name of ['maxStorageBufferBindingSize', 'maxBufferSize']) {
+      if (typeof adapter.limits[name] === 'number') requiredLimits[name] = adapter.limits[name];
+    }
+    device = await adapter.requestDevice({ requiredLimits, label: 'attention-lab' });
+    if (!device) return null;
+    info = adapter.info ?? (typeof adapter.requestAdapterInfo === 'function' ? await adapter.requestAdapterInfo() : {});
+  } catch {
+    if (device) device.destroy();
+    return null;
+  }
+  let rt;
+  try {
+    rt = new GpuRuntime(device, limits);
+  } catch {
+    device.destroy();
+    return null;
+  }
+  return makeBackend(rt, info ?? {}, fallback);
+}
+
+function makeEvent(type, detail) {
+  if (typeof CustomEvent === 'function') return new CustomEvent(type, { detail });
+  const ev = new Event(type);
+  Object.defineProperty(ev, 'detail', { value: detail });
+  return ev;
+}
+
+const delay = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function makeBackend(rt, info, fallbackFactory) {
+  const adapterInfo = Object.freeze({
+    vendor: info.vendor ?? '',
+    architecture: info.architecture ?? '',
+    device: info.device ?? '',
+    description: info.description ?? '',
+    isFallbackAdapter: Boolean(info.isFallbackAdapter),
+  });
+  const adapterLabel = [adapterInfo.vendor, adapterInfo.architecture, adapterInfo.device, adapterInfo.description]
+    .filter(Boolean).join(' ') || 'unknown adapter';
+  const events = new EventTarget();
+  const state = { lost: false, lostInfo: null, fallback: null, fallbackPromise: null };
+  // Calls answered by the wasm fallback, and GPU calls cut short by the loss and rerun there.
+  const fallbackCounters = { fallbackCalls: 0, reruns: 0 };
+  const emit = (type, detail) => events.dispatchEvent(makeEvent(type, detail));
+
+  function ensureFallback() {
+    if (state.fallbackPromise) return state.fallbackPromise;
+    const p = Promise.resolve()
+      .then(() => {
+        if (typeof fallbackFactory !== 'function') {
+          throw new Error('webgpu: the GPU device was lost and no wasm fallback was configured');
+        }
+        return fallbackFactory();
+      })
+      .then((fb) => {
+        state.fallback = fb;
+        emit('backendchange', { from: 'webgpu', to: fb.name, reason: state.lostInfo?.reason ?? 'unknown' });
+        return fb;
+      });
+    // Whoever needs the fallback awaits p and sees its error; this handler
+    // only keeps a failure from being an unhandled rejection (and allows a retry).
+    p.catch(() => {
+      if (state.fallbackPromise === p) state.fallbackPromise = null;
+    });
+    state.fallbackPromise = p;
+    return p;
+  }
+
+  const lostHandled = rt.device.lost.then((lostInfo) => {
+    const info = { reason: lostInfo?.reason ?? 'unknown', message: lostInfo?.message ?? '' };
+    if (!state.lost) {
+      state.lost = true;
+      state.lostInfo = info;
+    }
+    try {
+      rt.pool.destroyAll();
+    } catch {
+      // the device is gone; nothing to free
+    }
+    emit('devicelost', info);
+    ensureFallback();
+  });
+
+  // A WebGPU validation error is internal (arguments are checked before any
+  // GPU work): stop using the device and answer from wasm, as after a loss.
+  function giveUpGpu(err) {
+    if (state.lost) return;
+    state.lost = true;
+    state.lostInfo = { reason: 'gpu-error', message: err.message };
+    rt.pool.destroyAll();
+    ensureFallback();
+  }
+
+  // Runs a call on the GPU, or on the wasm fallback once the device is lost
+  // (also when it is lost while the call is in flight) or has failed.
+  async function run(gpuCall, wasmCall) {
+    if (!state.lost) {
+      try {
+        return await gpuCall();
+      } catch (err) {
+        if (err && err.gpuValidation) giveUpGpu(err);
+        if (!state.lost && !(err && err.gpuFailure)) throw err;
+        if (!state.lost) await Promise.race([lostHandled, delay(200)]);
+        if (!state.lost) throw err;
+        fallbackCounters.reruns++;
+      }
+    }
+    const fb = await ensureFallback();
+    fallbackCounters.fallbackCalls++;
+    return wasmCall(fb);
+  }
+
+  // Builds a job synchronously (so its error scopes hold only its own work), then submits it.
+  function runJob(where, build) {
+    const job = rt.job(where);
+    try {
+      build(job);
+    } catch (err) {
+      job.abort();
+      throw err;
+    }
+    return job.submit();
+  }
+
+  // ---- modules (MHA, layer): CPU copy of the weights + GPU buffers ---------
+  function checkWeights(where, cfg) {
+    const E = cfg.embedDim;
+    for (const key of ['wq', 'wk', 'wv', 'wo']) {
+      rt.checkBuffer(where, key, [inDim(cfg, key), E], inDim(cfg, key) * E * 4);
+    }
+  }
+
+  function upload(obj) {
+    if (state.lost) return;
+    const gpu = {};
+    for (const key of WEIGHT_KEYS) if (obj.w[key]) gpu[key] = rt.createPersistent(key, obj.w[key]);
+    if (obj.kind === 'layer') {
+      gpu.gamma = rt.createPersistent('gamma', obj.gamma);
+      gpu.beta = rt.createPersistent('beta', obj.beta);
+    }
+    obj.gpu = gpu;
+  }
+
+  function wasmObject(fb, obj) {
+    if (!obj.wasm) {
+      obj.wasm = obj.kind === 'mha' ? fb.createMha(obj.cfg) : fb.createLayer(obj.cfg);
+      for (const key of WEIGHT_KEYS) if (obj.w[key]) fb.setWeight(obj.wasm, key, obj.w[key], 'keras');
+      if (obj.kind === 'layer') fb.setNorm(obj.wasm, obj.gamma, obj.beta);
+    }
+    return obj.wasm;
+  }
+
+  // Q/K/V projections, attention (heads split and merged by strides) and the
+  // output projection, recorded into `job`. Returns { out, weights }.
+  function recordMha(job, obj, p, query, key, value) {
+    const { cfg } = obj;
+    const g = obj.gpu;
+    const E = cfg.embedDim;
+    const H = cfg.numHeads;
+    const D = E / H;
+    const { batch: B, lq: Lq, lk: Lk } = p;
+    const Q = job.storage('the projected query', [B, Lq, E], B * Lq * E);
+    const K = job.storage('the projected key', [B, Lk, E], B * Lk * E);
+    const V = job.storage('the projected value', [B, Lk, E], B * Lk * E);
+    ops.linear(job, { x: query, m: B * Lq, k: E, w: g.wq, bias: g.bq, n: E, y: Q });
+    ops.linear(job, { x: key, m: B * Lk, k: cfg.kdim, w: g.wk, bias: g.bk, n: E, y: K });
+    ops.linear(job, { x: value, m: B * Lk, k: cfg.vdim, w: g.wv, bias: g.bv, n: E, y: V });
+    const ctx = job.storage('the merged heads', [B, Lq, E], B * Lq * E);
+    const weights = p.needWeights ? ops.weightsBuffer(job, B, H, Lq, Lk) : null;
+    ops.attention(job, {
+      batch: B, heads: H, lq: Lq, lk: Lk, d: D, dv: D, scale: defaultScale(D),
+      q: { t: Q, sb: Lq * E, sh: D, sl: E },
+      k: { t: K, sb: Lk * E, sh: D, sl: E },
+      v: { t: V, sb: Lk * E, sh: D, sl: E },
+      out: { t: ctx, sb: Lq * E, sh: D, sl: E },
+      ...ops.maskInputs(job, p.mask, maskStrides),
+    }, weights);
+    const out = job.storage('the attention output', [B, Lq, E], B * Lq * E);
+    ops.linear(job, { x: ctx, m: B * Lq, k: E, w: g.wo, bias: g.bo, n: E, y: out });
+    return { out, weights };
+  }
+
+  // Asks for the weights in the readback (averaged over heads when asked).
+  function readWeights(job, weights, B, H, Lq, Lk, average) {
+    if (!weights) return;
+    if (average) {
+      const a = job.storage('the averaged weights', [B, Lq, Lk], B * Lq * Lk);
+      ops.averageHeads(job, weights, a, B, H, Lq, Lk);
+      job.read(a, B * Lq * Lk);
+    } else {
+      job.read(weights, B * H * Lq * Lk);
+    }
+  }
+
+  const backend = {
+    async: true,
+    get name() {
+      return state.lost && state.fallback ? state.fallback.name : 'webgpu';
+    },
+    get kernelArch() {
+      return state.lost && state.fallback ? state.fallback.kernelArch : `webgpu (${adapterLabel})`;
+    },
+    adapterInfo,
+    get limits() {
+      return { ...rt.limits };
+    },
+    /** True once calls go to the wasm fallback (device lost or failed). */
+    get deviceLost() {
+      return state.lost;
+    },
+    /** { reason, message } of the loss or failure, else null. */
+    get lostInfo() {
+      return state.lostInfo;
+    },
+
+    // ---- events -----------------------------------------------------------
+    /** 'devicelost' | 'backendchange' */
+    addEventListener(type, listener, options) {
+      events.addEventListener(type, listener, options);
+    },
+    removeEventListener(type, listener, options) {
+      events.removeEventListener(type, listener, options);
+    },
+
+    // ---- diagnostics and tests ---------------------------------------------
+    /** Buffer pool: { bytesAllocated, largestBuffer, buffers, idleBytes, peakBytes, created, reused, persistentBytes }. */
+    poolStats() {
+      return { ...rt.pool.stats(), persistentBytes: rt.persistentBytes };
+    },
+    resetPoolStats() {
+      rt.pool.resetStats();
+    },
+    /** Frees every idle pooled buffer. */
+    trimPool() {
+      rt.pool.trim();
+    },
+    /** { jobs, submissions, dispatches, readbacks, readbackBytes, fallbackCalls, reruns } since creation. */
+    counters() {
+      return { ...rt.counters, ...fallbackCounters };
+    },
+    memoryBytes() {
+      return rt.pool.bytesAllocated + rt.persistentBytes;
+    },
+    /** Compiles every kernel's pipeline ahead of the first call (optional). */
+    warmUp() {
+      return state.lost ? Promise.resolve() : rt.warmUp();
+    },
+    /** Destroys the device as a driver reset would; resolves once the loss is handled. */
+    simulateDeviceLoss() {
+      rt.device.destroy();
+      return lostHandled;
+    },
+
+    // ---- the backend interface (see wasm-backend.js) -----------------------
+    positionalEncoding(seqLen, dModel, base) {
+      return run(async () => {
+        const [out] = await runJob('positionalEncoding', (job) => {
+          const freq = job.input('the frequencies', [Math.ceil(dModel / 2), 4], peFrequencies(dModel, base));
+          const pe = job.storage('the encoding', [seqLen, dModel], seqLen * dModel);
+          ops.positionalEncoding(job, freq, pe, seqLen, dModel);
+          job.read(pe, seqLen * dModel);
+        });
+        return out;
+      }, (fb) => fb.positionalEncoding(seqLen, dModel, base));
+    },
+
+    // p: { batch, heads, lq, lk, d, dv, q, k, v, scale?, mask, needWeights }
+    sdpa(p) {
+      return run(async () => {
+        const { batch: B, heads: H, lq: Lq, lk: Lk, d: D, dv: Dv } = p;
+        const scale = p.scale !== undefined ? Math.fround(p.scale) : defaultScale(D);
+        if (!Number.isFinite(scale)) throw new RangeError(`${p.where}: scale must be a finite float32 number (got ${p.scale})`);
+        const reads = await runJob(p.where, (job) => {
+          const q = job.input('q', [B, H, Lq, D], p.q);
+          const k = p.k === p.q ? q : job.input('k', [B, H, Lk, D], p.k);
+          const v = p.v === p.k ? k : p.v === p.q ? q : job.input('v', [B, H, Lk, Dv], p.v);
+          const out = job.storage('output', [B, H, Lq, Dv], B * H * Lq * Dv);
+          const weights = p.needWeights ? ops.weightsBuffer(job, B, H, Lq, Lk) : null;
+          ops.attention(job, {
+            batch: B, heads: H, lq: Lq, lk: Lk, d: D, dv: Dv, scale,
+            q: { t: q, sb: H * Lq * D, sh: Lq * D, sl: D },
+            k: { t: k, sb: H * Lk * D, sh: Lk * D, sl: D },
+            v: { t: v, sb: H * Lk * Dv, sh: Lk * Dv, sl: Dv },
+            out: { t: out, sb: H * Lq * Dv, sh: Lq * Dv, sl: Dv },
+            ...ops.maskInputs(job, p.mask, maskStrides),
+          }, weights);
+          job.read(out, B * H * Lq * Dv);
+          if (weights) job.read(weights, B * H * Lq * Lk);
+        });
+        return { output: reads[0], weights: reads[1] ?? null };
+      }, (fb) => fb.sdpa(p));
+    },
+
+    addLayerNorm(rows, dim, x, residual, gamma, beta, eps) {
+      return run(async () => {
+        const [y] = await runJob('layerNorm', (job) => {
+          const tx = job.input('x', [rows, dim], x);
+          const tr = residual ? job.input('residual', [rows, dim], residual) : null;
+          const tg = gamma ? job.input('gamma', [dim], gamma) : null;
+          const tb = beta ? job.input('beta', [dim], beta) : null;
+          const ty = job.storage('y', [rows, dim], rows * dim);
+          ops.addLayerNorm(job, { x: tx, residual: tr, gamma: tg, beta: tb, y: ty, rows, dim, eps: Math.fround(eps) });
+          job.read(ty, rows * dim);
+        });
+        return y;
+      }, (fb) => fb.addLayerNorm(rows, dim, x, residual, gamma, beta, eps));
+    },
+
+    dropoutUniform(seed, i) {
+      return dropoutUniform(seed, i);
+    },
+
+    /**
+     * Inverted dropout of x (a copy) on the GPU: element i becomes 0 when
+     * dropoutUniform(seed, i) < p, else x[i]·1/(1-p). (Tests and the page.)
+     */
+    dropout(x, p, seed) {
+      const pf = Math.fround(p);
+      const scale = keepScale(pf);
+      return run(async () => {
+        const [y] = await runJob('dropout', (job) => {
+          const t = job.input('x', [x.length], x);
+          ops.dropout(job, t, x.length, pf, scale, seed);
+          job.read(t, x.length);
+        });
+        return y;
+      }, () => x.map((v, i) => (dropoutUniform(seed, i) < pf ? 0 : Math.fround(v * scale))));
+    },
+
+    createMha(cfg) {
+      checkWeights('multiHeadAttention', cfg);
+      const obj = { kind: 'mha', cfg: { ...cfg }, w: defaultWeights(cfg), gpu: null, wasm: null, disposed: false };
+      upload(obj);
+      return obj;
+    },
+    createLayer(cfg) {
+      checkWeights('selfAttentionLayer', cfg);
+      const E = cfg.embedDim;
+      const obj = {
+        kind: 'layer', cfg: { ...cfg }, w: defaultWeights(cfg), gamma: new Float32Array(E).fill(1), beta: new Float32Array(E),
+        gpu: null, wasm: null, disposed: false,
+      };
+      upload(obj);
+      return obj;
+    },
+    destroy(obj) {
+      if (obj.disposed) return;
+      obj.disposed = true;
+      if (obj.gpu) for (const entry of Object.values(obj.gpu)) rt.destroyPersistent(entry);
+      obj.gpu = null;
+      if (obj.wasm && state.fallback) state.fallback.destroy(obj.wasm);
+      obj.wasm = null;
+    },
+    heldBytes(obj) {
+      let bytes = 0;
+      for (const data of Object.values(obj.w)) bytes += data.byteLength;
+      if (obj.kind === 'layer') bytes += obj.gamma.byteLength + obj.beta.byteLength;
+      if (obj.gpu) for (const entry of Object.values(obj.gpu)) bytes += entry.size;
+      if (obj.wasm && state.fallback) bytes += state.fallback.heldBytes(obj.wasm);
+      return bytes;
+    },
+    setWeight(obj, key, data, layout) {
+      const { cfg } = obj;
+      const keras = key[0] === 'b' ? Float32Array.from(data) : toKeras(data, cfg.embedDim, inDim(cfg, key), layout);
+      obj.w[key] = keras;
+      if (obj.gpu && !state.lost) rt.writePersistent(obj.gpu[key], keras);
+      if (obj.wasm) state.fallback.setWeight(obj.wasm, key, keras, 'keras');
+    },
+    getWeight(obj, key, layout) {
+      const { cfg } = obj;
+      const w = obj.w[key];
+      return key[0] === 'b' ? w.slice() : fromKeras(w, cfg.embedDim, inDim(cfg, key), layout);
+    },
+    setNorm(obj, gamma, beta) {
+      if (gamma) obj.gamma = Float32Array.from(gamma);
+      if (beta) obj.beta = Float32Array.from(beta);
+      if (obj.gpu && !state.lost) {
+        rt.writePersistent(obj.gpu.gamma, obj.gamma);
+        rt.writePersistent(obj.gpu.beta, obj.beta);
+      }
+      if (obj.wasm) state.fallback.setNorm(obj.wasm, obj.gamma, obj.beta);
+    },
+    getNorm(obj) {
+      return { gamma: obj.gamma.slice(), beta: obj.beta.slice() };
+    },
+
+    // p: { batch, lq, lk, embedDim, numHeads, query, key, value, mask, needWeights, averageWeights }
+    mhaForward(obj, p) {
+      return run(async () => {
+        const { cfg } = obj;
+        const E = cfg.embedDim;
+        const { batch: B, lq: Lq, lk: Lk } = p;
+        const reads = await runJob(p.where, (job) => {
+          const query = job.input('query', [B, Lq, E], p.query);
+          const key = p.key === p.query ? query : job.input('key', [B, Lk, cfg.kdim], p.key);
+          const value = p.value === p.key ? key : p.value === p.query ? query : job.input('value', [B, Lk, cfg.vdim], p.value);
+          const { out, weights } = recordMha(job, obj, p, query, key, value);
+          job.read(out, B * Lq * E);
+          readWeights(job, weights, B, cfg.numHeads, Lq, Lk, p.averageWeights);
+        });
+        return { output: reads[0], weights: reads[1] ?? null };
+      }, (fb) => fb.mhaForward(wasmObject(fb, obj), p));
+    },
+
+    // p: { batch, seqLen, embedDim, numHeads, x, mask, training, dropoutSeed, needWeights, averageWeights }
+    layerForward(obj, p) {
+      return run(async () => {
+        const { cfg } = obj;
+        const E = cfg.embedDim;
+        const { batch: B, seqLen: L } = p;
+        const pDrop = Math.fround(cfg.dropout);
+        const reads = await runJob(p.where, (job) => {
+          const x = job.input('x', [B, L, E], p.x);
+          const { out: attn, weights } = recordMha(job, obj, { ...p, lq: L, lk: L }, x, x, x);
+          if (p.training && pDrop > 0) ops.dropout(job, attn, B * L * E, pDrop, keepScale(pDrop), p.dropoutSeed);
+          const y = job.storage('output', [B, L, E], B * L * E);
+          ops.addLayerNorm(job, {
+            x, residual: attn, gamma: obj.gpu.gamma, beta: obj.gpu.beta, y, rows: B * L, dim: E, eps: Math.fround(cfg.eps),
+          });
+          job.read(y, B * L * E);
+          readWeights(job, weights, B, cfg.numHeads, L, L, p.averageWeights);
+        });
+        return { output: reads[0], weights: reads[1] ?? null };
+      }, (fb) => fb.layerForward(wasmObject(fb, obj), p));
+    },
+  };
+  return backend;
+}

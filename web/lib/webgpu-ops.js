@@ -1,0 +1,112 @@
+// The ops of the webgpu backend: each records the dispatches of one kernel
+// (web/webgpu/<kernel>.wgsl) into a Job — its uniforms and its workgroup
+// count. Tensors are { buffer, bytes } from the job or persistent buffers.
+// Shape legend: B batch, Lq/Lk (L) sequence, E embed, H heads, D head dim,
+// Dv value head dim.
+
+const NEG_INF = -Infinity;
+const HINT_WEIGHTS = 'pass needWeights: false to skip the [B,H,Lq,Lk] weights (the fused kernel needs only O(L·E) memory), or use smaller sizes';
+
+/**
+ * Y [M, N] = X [M, K] · W [K, N] + b (W keras layout [in, out]).
+ * x/y offsets and row strides are in floats.
+ */
+export function linear(job, { x, xOffset = 0, xStride, m, k, w, bias, n, y, yOffset = 0, yStride }) {
+  const tilesN = Math.ceil(n / 64);
+  const tiles = Math.ceil(m / 64) * tilesN;
+  job.dispatch('linear', [x, w, bias ?? job.dummy, y], {
+    m, n, k, has_bias: bias ? 1 : 0,
+    x_offset: xOffset, x_stride: xStride ?? k, y_offset: yOffset, y_stride: yStride ?? n,
+    tiles_n: tilesN, tiles,
+  }, tiles);
+}
+
+/**
+ * Uploads the mask of a normalised mask spec (see lib/mask.js) and returns the
+ * attention-view fields: { causal, lengths, maskKind, mask, maskStrides }.
+ */
+export function maskInputs(job, mask, maskStrides4) {
+  const out = { causal: mask.causal, lengths: null, maskKind: 0, mask: null, maskStrides: [0, 0, 0, 0] };
+  if (mask.lengths) out.lengths = job.input('mask.lengths', [mask.lengths.length], mask.lengths);
+  if (mask.kind) {
+    out.maskKind = mask.kind;
+    out.mask = job.input('mask', mask.shape4, mask.data);
+    out.maskStrides = maskStrides4(mask.shape4);
+  }
+  return out;
+}
+
+/**
+ * Attention over a strided view:
+ *   view = { batch, heads, lq, lk, d, dv, scale,
+ *            q, k, v, out: { t, sb, sh, sl }  (element strides: batch, head, row)
+ *            causal, lengths, maskKind, mask, maskStrides }
+ * With `weights` (a [B,H,Lq,Lk] job buffer): scores + softmax into it, then
+ * weights·V. Without: the fused flash kernel, no [Lq, Lk] buffer at all.
+ */
+export function attention(job, view, weights) {
+  const { batch: B, heads: H, lq, lk, d, dv } = view;
+  const common = {
+    heads: H, lq, lk, d, scale: view.scale, neg_inf: NEG_INF,
+    causal: view.causal ? 1 : 0, has_lengths: view.lengths ? 1 : 0,
+    q_sb: view.q.sb, q_sh: view.q.sh, q_sl: view.q.sl,
+    k_sb: view.k.sb, k_sh: view.k.sh, k_sl: view.k.sl,
+    mask_kind: view.maskKind,
+    m_sb: view.maskStrides[0], m_sh: view.maskStrides[1], m_sq: view.maskStrides[2], m_sk: view.maskStrides[3],
+  };
+  const mask = view.mask ?? job.dummy;
+  const lengths = view.lengths ?? job.dummy;
+  if (weights) {
+    const rowBlocks = Math.ceil(lq / 64);
+    const tiles = B * H * rowBlocks;
+    job.dispatch('attention_scores_softmax', [view.q.t, view.k.t, mask, lengths, weights], { ...common, row_blocks: rowBlocks, tiles }, tiles);
+    const tilesN = Math.ceil(dv / 64);
+    const perHead = Math.ceil(lq / 64) * tilesN;
+    job.dispatch('attention_weighted_sum', [weights, view.v.t, view.out.t], {
+      heads: H, lq, lk, dv,
+      v_sb: view.v.sb, v_sh: view.v.sh, v_sl: view.v.sl,
+      o_sb: view.out.sb, o_sh: view.out.sh, o_sl: view.out.sl,
+      tiles_n: tilesN, tiles_per_head: perHead, tiles: B * H * perHead,
+    }, B * H * perHead);
+  } else {
+    const rowBlocks = Math.ceil(lq / 64);
+    const dvChunks = Math.ceil(dv / 64);
+    const tiles = B * H * rowBlocks * dvChunks;
+    job.dispatch('flash_attention', [view.q.t, view.k.t, view.v.t, mask, lengths, view.out.t], {
+      ...common, dv,
+      v_sb: view.v.sb, v_sh: view.v.sh, v_sl: view.v.sl,
+      o_sb: view.out.sb, o_sh: view.out.sh, o_sl: view.out.sl,
+      row_blocks: rowBlocks, dv_chunks: dvChunks, tiles,
+    }, tiles);
+  }
+}
+
+/** The [B,H,Lq,Lk] weights buffer of a call, checked against the limits. */
+export function weightsBuffer(job, B, H, lq, lk) {
+  return job.storage('the attention weights', [B, H, lq, lk], B * H * lq * lk, HINT_WEIGHTS);
+}
+
+/** A [B, Lq, Lk] = mean over heads of P [B, H, Lq, Lk]. */
+export function averageHeads(job, p, a, B, H, lq, lk) {
+  const n = B * lq * lk;
+  job.dispatch('average_heads', [p, a], { heads: H, plane: lq * lk, n, inv_heads: Math.fround(1 / H) }, Math.ceil(n / 256));
+}
+
+/** Inverted dropout in place on n floats of x. */
+export function dropout(job, x, n, p, keepScale, seed) {
+  job.dispatch('dropout', [x], { n, seed: seed >>> 0, p, keep_scale: keepScale }, Math.ceil(n / 256));
+}
+
+/** y [rows, dim] = LayerNorm(x + residual)·gamma + beta (residual, gamma, beta optional). */
+export function addLayerNorm(job, { x, residual, gamma, beta, y, rows, dim, eps }) {
+  job.dispatch('add_layer_norm', [x, residual ?? job.dummy, gamma ?? job.dummy, beta ?? job.dummy, y], {
+    rows, dim, eps, has_residual: residual ? 1 : 0, has_gamma: gamma ? 1 : 0, has_beta: beta ? 1 : 0,
+  }, rows);
+}
+
+/** out [L, E] = the sinusoidal encoding; freq from webgpu-host.peFrequencies. */
+export function positionalEncoding(job, freq, out, seqLen, dModel) {
+  const pairs = Math.ceil(dModel / 2);
+  const n = seqLen * pairs;
+  job.dispatch('positional_encoding', [freq, out], { seq_len: seqLen, d_model: dModel, pairs, n }, Math.ceil(n / 256));
+}

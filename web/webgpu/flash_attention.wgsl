@@ -1,0 +1,362 @@
+// flash_attention — O = softmax(Q·Kᵀ·scale + mask)·V without storing the
+// [Lq, Lk] weights: an online softmax over key tiles (the path used when the
+// weights are not requested). Memory is O(L·E): Q, K, V and O only.
+//
+// Shape legend: B batch, H heads, Lq/Lk sequence, D head dim, Dv value head dim.
+//   Q [B, H, Lq, D], K [B, H, Lk, D], V [B, H, Lk, Dv], O [B, H, Lq, Dv], all
+//   read or written through strides (sb, sh, sl): [B, L, E] projections are
+//   split into heads, and the output merged, by index arithmetic (sh = D,
+//   sl = E), never copied.
+//   mask     tensor mask broadcast to [B, H, Lq, Lk] by strides (m_s*)
+//   lengths  [B] padding lengths
+// Semantics as attention_scores_softmax.wgsl and the C++ core: scale, tensor
+// mask (keep: 0 → -1e9; block: += m·(-1e9); additive: += m), then causal
+// (top-left) and padding fill with -1e9; a row of all -inf is uniform.
+//
+// A workgroup of 8×8 invocations owns 64 query rows of one (b, h) and 64
+// output columns (a Dv chunk); invocation (tx, ty) owns rows ty + 8a and, in
+// each 64-key tile, keys tx + 8c (a, c < 8), and output columns tx + 8c.
+// Per key tile:
+//   S = Q·Kᵀ, 8×8 per invocation, Q and K read straight from memory (16
+//   loads per 64 FMAs), scaled and masked;
+//   row max and sum over the tile: partials exchanged in workgroup memory;
+//   m' = max(m, max_j s_j), α = exp(m - m'), p_j = exp(s_j - m'),
+//   l' = α·l + Σp (exp(-inf - -inf) is read as 1, so all -inf rows stay uniform);
+//   O = α·O + P·V with P staged through workgroup memory, 32 keys at a time.
+// Key tiles past the block's last visible key (causal, padding) are skipped:
+// there every score is exactly -1e9, so they add exp(-1e9 - m) = 0 unless a
+// row's max is near -1e9; then (after the visible tiles) that row adds
+// n·exp(-1e9 - m') to l and exp(-1e9 - m')·ΣV to O in closed form.
+// Workgroup memory: 12 KiB.
+
+struct Params {
+  heads: u32,        // H
+  lq: u32,           // Lq
+  lk: u32,           // Lk
+  d: u32,            // D
+  dv: u32,           // Dv
+  scale: f32,
+  neg_inf: f32,      // -inf (not expressible as a WGSL constant)
+  causal: u32,
+  has_lengths: u32,
+  q_sb: u32,
+  q_sh: u32,
+  q_sl: u32,
+  k_sb: u32,
+  k_sh: u32,
+  k_sl: u32,
+  v_sb: u32,
+  v_sh: u32,
+  v_sl: u32,
+  o_sb: u32,
+  o_sh: u32,
+  o_sl: u32,
+  mask_kind: u32,    // 0 none, 1 keep, 2 block, 3 additive
+  m_sb: u32,
+  m_sh: u32,
+  m_sq: u32,
+  m_sk: u32,
+  row_blocks: u32,   // ceil(Lq / 64)
+  dv_chunks: u32,    // ceil(Dv / 64)
+  tiles: u32,        // B · H · row_blocks · dv_chunks
+}
+
+@group(0) @binding(0) var<storage, read> q: array<f32>;
+@group(0) @binding(1) var<storage, read> k: array<f32>;
+@group(0) @binding(2) var<storage, read> v: array<f32>;
+@group(0) @binding(3) var<storage, read> mask: array<f32>;
+@group(0) @binding(4) var<storage, read> lengths: array<u32>;
+@group(0) @binding(5) var<storage, read_write> o: array<f32>;
+@group(0) @binding(6) var<uniform> params: Params;
+
+const BLOCK = 64u;  // query rows per workgroup, keys per tile, output columns per workgroup
+const HALF = 32u;   // keys of P staged at a time
+const MASK_FILL = -1e9;
+
+var<workgroup> red_max: array<f32, 512>;   // [64 rows][8] partial maxima
+var<workgroup> red_sum: array<f32, 512>;   // [64 rows][8] partial sums
+var<workgroup> p_half: array<f32, 2048>;   // [64 rows][32 keys]
+
+// Per invocation. s[2a] holds keys c = 0..3 of row a, s[2a + 1] keys 4..7;
+// acc the same over output columns.
+var<private> s: array<vec4f, 16>;
+var<private> acc: array<vec4f, 16>;
+var<private> m_row: array<f32, 8>;
+var<private> l_row: array<f32, 8>;
+var<private> alpha_row: array<f32, 8>;
+var<private> valid_row: array<u32, 8>;
+var<private> q_row: array<u32, 8>;     // offset of row a in Q (clamped to Lq - 1)
+var<private> mask_row: array<u32, 8>;  // offset of row a in the mask
+
+// Keys j >= valid are filled with -1e9 (causal, top-left aligned, and padding).
+fn row_valid(b: u32, i: u32) -> u32 {
+  var valid = params.lk;
+  if (params.has_lengths != 0u) {
+    valid = min(valid, lengths[b]);
+  }
+  if (params.causal != 0u) {
+    valid = min(valid, i + 1u);
+  }
+  return valid;
+}
+
+// S = Q·Kᵀ for keys j0 + tx + 8c into s.
+fn scores(k_base: u32, j0: u32, tx: u32) {
+  let last = params.lk - 1u;
+  let k0 = k_base + min(j0 + tx, last) * params.k_sl;
+  let k1 = k_base + min(j0 + tx + 8u, last) * params.k_sl;
+  let k2 = k_base + min(j0 + tx + 16u, last) * params.k_sl;
+  let k3 = k_base + min(j0 + tx + 24u, last) * params.k_sl;
+  let k4 = k_base + min(j0 + tx + 32u, last) * params.k_sl;
+  let k5 = k_base + min(j0 + tx + 40u, last) * params.k_sl;
+  let k6 = k_base + min(j0 + tx + 48u, last) * params.k_sl;
+  let k7 = k_base + min(j0 + tx + 56u, last) * params.k_sl;
+  for (var a = 0u; a < 16u; a++) {
+    s[a] = vec4f(0.0);
+  }
+  for (var d = 0u; d < params.d; d++) {
+    let k_lo = vec4f(k[k0 + d], k[k1 + d], k[k2 + d], k[k3 + d]);
+    let k_hi = vec4f(k[k4 + d], k[k5 + d], k[k6 + d], k[k7 + d]);
+    let q0 = q[q_row[0] + d];
+    let q1 = q[q_row[1] + d];
+    let q2 = q[q_row[2] + d];
+    let q3 = q[q_row[3] + d];
+    let q4 = q[q_row[4] + d];
+    let q5 = q[q_row[5] + d];
+    let q6 = q[q_row[6] + d];
+    let q7 = q[q_row[7] + d];
+    s[0] += q0 * k_lo;
+    s[1] += q0 * k_hi;
+    s[2] += q1 * k_lo;
+    s[3] += q1 * k_hi;
+    s[4] += q2 * k_lo;
+    s[5] += q2 * k_hi;
+    s[6] += q3 * k_lo;
+    s[7] += q3 * k_hi;
+    s[8] += q4 * k_lo;
+    s[9] += q4 * k_hi;
+    s[10] += q5 * k_lo;
+    s[11] += q5 * k_hi;
+    s[12] += q6 * k_lo;
+    s[13] += q6 * k_hi;
+    s[14] += q7 * k_lo;
+    s[15] += q7 * k_hi;
+  }
+}
+
+// Scale, tensor mask and fill of four scores of one row (keys jv).
+fn mask4(sv: vec4f, jv: vec4u, valid: u32, m_off: u32) -> vec4f {
+  var x = sv * params.scale;
+  if (params.mask_kind != 0u) {
+    let jc = min(jv, vec4u(params.lk - 1u)) * params.m_sk + vec4u(m_off);
+    let m = vec4f(mask[jc.x], mask[jc.y], mask[jc.z], mask[jc.w]);
+    switch params.mask_kind {
+      case 1u: { x = select(x, vec4f(MASK_FILL), m == vec4f(0.0)); }
+      case 2u: { x = x + m * MASK_FILL; }
+      default: { x = x + m; }
+    }
+  }
+  return select(vec4f(MASK_FILL), x, jv < vec4u(valid));
+}
+
+fn max4(v: vec4f) -> f32 {
+  return max(max(v.x, v.y), max(v.z, v.w));
+}
+
+// exp(x - m) for keys < Lk (exp(-inf - -inf) read as 1), 0 for keys >= Lk.
+fn exp4(x: vec4f, m: f32, jv: vec4u) -> vec4f {
+  let p = select(exp(x - vec4f(m)), vec4f(1.0), x == vec4f(m));
+  return select(vec4f(0.0), p, jv < vec4u(params.lk));
+}
+
+fn process_tile(j0: u32, k_base: u32, v_base: u32, dv0: u32, tx: u32, ty: u32) {
+  scores(k_base, j0, tx);
+
+  // Scale, mask and fill; the tile's partial row maxima (keys j >= Lk excluded).
+  let j_lo = vec4u(j0 + tx) + vec4u(0u, 8u, 16u, 24u);
+  let j_hi = j_lo + vec4u(32u);
+  let neg = vec4f(params.neg_inf);
+  let lk4 = vec4u(params.lk);
+  for (var a = 0u; a < 8u; a++) {
+    let x_lo = mask4(s[2u * a], j_lo, valid_row[a], mask_row[a]);
+    let x_hi = mask4(s[2u * a + 1u], j_hi, valid_row[a], mask_row[a]);
+    s[2u * a] = x_lo;
+    s[2u * a + 1u] = x_hi;
+    red_max[(ty + 8u * a) * 8u + tx] = max4(max(select(neg, x_lo, j_lo < lk4), select(neg, x_hi, j_hi < lk4)));
+  }
+  workgroupBarrier();
+
+  // Online softmax update.
+  for (var a = 0u; a < 8u; a++) {
+    let r = (ty + 8u * a) * 8u;
+    let tmax = max(max(max(red_max[r], red_max[r + 1u]), max(red_max[r + 2u], red_max[r + 3u])),
+                   max(max(red_max[r + 4u], red_max[r + 5u]), max(red_max[r + 6u], red_max[r + 7u])));
+    let m_old = m_row[a];
+    let m_new = max(m_old, tmax);
+    let p_lo = exp4(s[2u * a], m_new, j_lo);
+    let p_hi = exp4(s[2u * a + 1u], m_new, j_hi);
+    s[2u * a] = p_lo;
+    s[2u * a + 1u] = p_hi;
+    let ps = p_lo + p_hi;
+    red_sum[r + tx] = (ps.x + ps.y) + (ps.z + ps.w);
+    let alpha = select(exp(m_old - m_new), 1.0, m_old == m_new);
+    alpha_row[a] = alpha;
+    m_row[a] = m_new;
+    acc[2u * a] *= alpha;
+    acc[2u * a + 1u] *= alpha;
+  }
+  workgroupBarrier();
+  for (var a = 0u; a < 8u; a++) {
+    let r = (ty + 8u * a) * 8u;
+    let tsum = (red_sum[r] + red_sum[r + 1u] + red_sum[r + 2u] + red_sum[r + 3u]) +
+               (red_sum[r + 4u] + red_sum[r + 5u] + red_sum[r + 6u] + red_sum[r + 7u]);
+    l_row[a] = l_row[a] * alpha_row[a] + tsum;
+  }
+
+  // O += P·V, 32 keys at a time (s[2a + half] holds this invocation's keys of the half).
+  let col_last = params.dv - 1u;
+  let c0 = min(dv0 + tx, col_last);
+  let c1 = min(dv0 + tx + 8u, col_last);
+  let c2 = min(dv0 + tx + 16u, col_last);
+  let c3 = min(dv0 + tx + 24u, col_last);
+  let c4 = min(dv0 + tx + 32u, col_last);
+  let c5 = min(dv0 + tx + 40u, col_last);
+  let c6 = min(dv0 + tx + 48u, col_last);
+  let c7 = min(dv0 + tx + 56u, col_last);
+  for (var half = 0u; half < 2u; half++) {
+    let jh = j0 + HALF * half;
+    if (jh >= params.lk) {
+      break;
+    }
+    for (var a = 0u; a < 8u; a++) {
+      let dst = (ty + 8u * a) * HALF + tx;
+      let pv = s[2u * a + half];
+      p_half[dst] = pv.x;
+      p_half[dst + 8u] = pv.y;
+      p_half[dst + 16u] = pv.z;
+      p_half[dst + 24u] = pv.w;
+    }
+    workgroupBarrier();
+    let nk = min(HALF, params.lk - jh);
+    for (var jj = 0u; jj < nk; jj++) {
+      let vr = v_base + (jh + jj) * params.v_sl;
+      let v_lo = vec4f(v[vr + c0], v[vr + c1], v[vr + c2], v[vr + c3]);
+      let v_hi = vec4f(v[vr + c4], v[vr + c5], v[vr + c6], v[vr + c7]);
+      let pb = ty * HALF + jj;
+      let p0 = p_half[pb];
+      let p1 = p_half[pb + 256u];
+      let p2 = p_half[pb + 512u];
+      let p3 = p_half[pb + 768u];
+      let p4 = p_half[pb + 1024u];
+      let p5 = p_half[pb + 1280u];
+      let p6 = p_half[pb + 1536u];
+      let p7 = p_half[pb + 1792u];
+      acc[0] += p0 * v_lo;
+      acc[1] += p0 * v_hi;
+      acc[2] += p1 * v_lo;
+      acc[3] += p1 * v_hi;
+      acc[4] += p2 * v_lo;
+      acc[5] += p2 * v_hi;
+      acc[6] += p3 * v_lo;
+      acc[7] += p3 * v_hi;
+      acc[8] += p4 * v_lo;
+      acc[9] += p4 * v_hi;
+      acc[10] += p5 * v_lo;
+      acc[11] += p5 * v_hi;
+      acc[12] += p6 * v_lo;
+      acc[13] += p6 * v_hi;
+      acc[14] += p7 * v_lo;
+      acc[15] += p7 * v_hi;
+    }
+    workgroupBarrier();
+  }
+}
+
+@compute @workgroup_size(64, 1, 1)
+fn main(@builtin(workgroup_id) wid: vec3u,
+        @builtin(num_workgroups) nwg: vec3u,
+        @builtin(local_invocation_index) li: u32) {
+  let tile = wid.x + wid.y * nwg.x;
+  if (tile >= params.tiles) {
+    return;
+  }
+  let dvc = tile % params.dv_chunks;
+  let t1 = tile / params.dv_chunks;
+  let rb = t1 % params.row_blocks;
+  let bh = t1 / params.row_blocks;
+  let b = bh / params.heads;
+  let h = bh % params.heads;
+  let i0 = rb * BLOCK;
+  let dv0 = dvc * BLOCK;
+  let tx = li % 8u;
+  let ty = li / 8u;
+  let q_base = b * params.q_sb + h * params.q_sh;
+  let k_base = b * params.k_sb + h * params.k_sh;
+  let v_base = b * params.v_sb + h * params.v_sh;
+  let m_base = b * params.m_sb + h * params.m_sh;
+
+  for (var a = 0u; a < 8u; a++) {
+    let i = i0 + ty + 8u * a;
+    let ic = min(i, params.lq - 1u);
+    valid_row[a] = row_valid(b, i);
+    q_row[a] = q_base + ic * params.q_sl;
+    mask_row[a] = m_base + ic * params.m_sq;
+    m_row[a] = params.neg_inf;
+    l_row[a] = 0.0;
+    acc[2u * a] = vec4f(0.0);
+    acc[2u * a + 1u] = vec4f(0.0);
+  }
+
+  // valid is nondecreasing in i, so the block's last row sees the most keys.
+  let kv_end = row_valid(b, min(i0 + BLOCK, params.lq) - 1u);
+  let main_tiles = (kv_end + BLOCK - 1u) / BLOCK;
+  for (var t = 0u; t < main_tiles; t++) {
+    process_tile(t * BLOCK, k_base, v_base, dv0, tx, ty);
+  }
+
+  // The skipped keys [main_end, Lk): every score is -1e9 (closed form, no barrier).
+  let main_end = min(main_tiles * BLOCK, params.lk);
+  let n_tail = params.lk - main_end;
+  if (n_tail > 0u) {
+    var have_sum = false;
+    var vs_lo = vec4f(0.0);
+    var vs_hi = vec4f(0.0);
+    for (var a = 0u; a < 8u; a++) {
+      let m_new = max(m_row[a], MASK_FILL);
+      let pf = exp(MASK_FILL - m_new);
+      if (pf > 0.0) {
+        if (!have_sum) {
+          let col_last = params.dv - 1u;
+          for (var j = main_end; j < params.lk; j++) {
+            let vr = v_base + j * params.v_sl;
+            vs_lo += vec4f(v[vr + min(dv0 + tx, col_last)], v[vr + min(dv0 + tx + 8u, col_last)],
+                           v[vr + min(dv0 + tx + 16u, col_last)], v[vr + min(dv0 + tx + 24u, col_last)]);
+            vs_hi += vec4f(v[vr + min(dv0 + tx + 32u, col_last)], v[vr + min(dv0 + tx + 40u, col_last)],
+                           v[vr + min(dv0 + tx + 48u, col_last)], v[vr + min(dv0 + tx + 56u, col_last)]);
+          }
+          have_sum = true;
+        }
+        let alpha = select(exp(m_row[a] - m_new), 1.0, m_row[a] == m_new);
+        acc[2u * a] = acc[2u * a] * alpha + pf * vs_lo;
+        acc[2u * a + 1u] = acc[2u * a + 1u] * alpha + pf * vs_hi;
+        l_row[a] = l_row[a] * alpha + pf * f32(n_tail);
+        m_row[a] = m_new;
+      }
+    }
+  }
+
+  let o_base = b * params.o_sb + h * params.o_sh;
+  for (var a = 0u; a < 8u; a++) {
+    let i = i0 + ty + 8u * a;
+    if (i >= params.lq) {
+      break;
+    }
+    let inv = 1.0 / l_row[a];
+    for (var c = 0u; c < 8u; c++) {
+      let col = dv0 + tx + 8u * c;
+      if (col < params.dv) {
+        o[o_base + i * params.o_sl + col] = acc[2u * a + c / 4u][c % 4u] * inv;
+      }
+    }
+  }
+}
