@@ -19,7 +19,10 @@ export type TensorLike = Tensor | { data: ArrayLike<number>; shape: number[] } |
 export type BackendName = 'wasm' | 'wasm-scalar' | 'webgpu';
 
 export interface InitOptions {
-  /** 'auto' (default): WebGPU when available (browser), else wasm SIMD, else scalar. */
+  /**
+   * 'auto' (default): WebGPU on a hardware adapter (browser), else wasm SIMD,
+   * else scalar. 'webgpu' also accepts software adapters (SwiftShader).
+   */
   backend?: 'auto' | BackendName;
   /** Maps a file name (e.g. 'attention_lab_simd.wasm') to the URL or path to load it from. */
   locateFile?: (fileName: string, variant: 'simd' | 'scalar') => string | URL;
@@ -197,8 +200,12 @@ export interface AttentionLab {
   selfAttentionLayer(config: LayerConfig): SelfAttentionLayer;
   /** The shape trace of a forward pass, without computing it. */
   shapeTrace(params: ShapeTraceParams): TraceStep[];
-  addEventListener?(type: 'devicelost' | 'backendchange', listener: (event: Event) => void): void;
-  removeEventListener?(type: 'devicelost' | 'backendchange', listener: (event: Event) => void): void;
+  /**
+   * 'devicelost': the WebGPU device was lost; 'backendchange': calls now run on
+   * wasm (`lab.backend` reads 'wasm'). No-ops on the wasm backends.
+   */
+  addEventListener(type: 'devicelost' | 'backendchange', listener: (event: Event) => void): void;
+  removeEventListener(type: 'devicelost' | 'backendchange', listener: (event: Event) => void): void;
 }
 
 /** Loads the library. Several calls with the same backend share one wasm instance. */
