@@ -116,7 +116,8 @@ std::unique_ptr<MultiHeadAttention> MultiHeadAttention::Create(
   }
   int64_t n = 0;
   const int64_t widest = std::max(c.embed_dim, std::max(c.kdim, c.vdim));
-  if (!(s = internal::TensorElements("a projection weight", {widest, 3 * c.embed_dim}, &n)).ok()) {
+  // {widest, 3, E} rather than {widest, 3·E}: 3·E may overflow int64.
+  if (!(s = internal::TensorElements("a projection weight", {widest, 3, c.embed_dim}, &n)).ok()) {
     *status = s;
     return nullptr;
   }
@@ -136,6 +137,14 @@ std::unique_ptr<MultiHeadAttention> MultiHeadAttention::Create(
          << " MiB for the weights and their packed copies; at most "
          << (kMaxCallBytes >> 20) << " MiB are allowed (wasm memory is limited to 2 GiB)";
       *status = Status::OutOfMemory(os.str());
+      return nullptr;
+    }
+    // The raw weights below are std::vectors; in the wasm build exceptions
+    // are disabled and a failed std::vector allocation aborts the module.
+    // Check first that the memory is there (one block of the total size;
+    // nothing else allocates in between), and report it as a Status if not.
+    if (!internal::CanAllocate(floats * 4 + (int64_t{64} << 10))) {
+      *status = Status::OutOfMemory("out of memory for the weights (wasm memory is limited to 2 GiB)");
       return nullptr;
     }
   }
@@ -206,7 +215,9 @@ Status MultiHeadAttention::SetWeight(WeightId id, const float* data,
       for (int64_t i = 0; i < in; ++i) w[i * e + o] = data[o * in + i];
     }
   }
-  if (!impl_->Pack()) return Status::OutOfMemory("setWeights: out of memory");
+  // Packed lazily by the next Forward, so setting all eight weights costs one
+  // repack, not eight.
+  impl_->packed = false;
   return Status::Ok();
 }
 

@@ -73,8 +73,26 @@ export function debounce(fn, ms) {
   };
 }
 
+// Computed custom properties, cached per root (document or shadow root) for
+// the rest of the current task: a redraw of many maps reads styles once.
+const varCache = new Map();
+let clearScheduled = false;
+
 /** Current value of a CSS custom property on el (falls back to `fallback`). */
 export function cssVar(el, name, fallback) {
-  const v = getComputedStyle(el).getPropertyValue(name).trim();
-  return v || fallback;
+  const root = el.getRootNode ? el.getRootNode() : document;
+  let vars = varCache.get(root);
+  if (!vars) {
+    vars = { style: getComputedStyle(el), values: new Map() };
+    varCache.set(root, vars);
+    if (!clearScheduled) {
+      clearScheduled = true;
+      setTimeout(() => {
+        varCache.clear();
+        clearScheduled = false;
+      }, 0);
+    }
+  }
+  if (!vars.values.has(name)) vars.values.set(name, vars.style.getPropertyValue(name).trim());
+  return vars.values.get(name) || fallback;
 }

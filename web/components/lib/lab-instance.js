@@ -1,14 +1,17 @@
 // One shared library instance per page and backend: every component and the
 // tutorial page ask here, so the wasm module is fetched and compiled once.
-import { init } from '../../index.js';
+import { init, simdSupported } from '../../index.js';
 
 const labs = new Map();
 
 /**
- * The shared lab for a backend ('auto' | 'wasm' | 'wasm-scalar' | 'webgpu').
+ * The shared lab for a backend: 'cpu' (the default: wasm SIMD where the
+ * engine has SIMD128, else wasm scalar; the best choice for the small sizes
+ * of figures), or any init() backend: 'auto' | 'wasm' | 'wasm-scalar' | 'webgpu'.
  * A failed load is forgotten, so a later call can try again.
  */
-export function getLab(backend = 'auto') {
+export function getLab(backend = 'cpu') {
+  if (backend === 'cpu') backend = simdSupported() ? 'wasm' : 'wasm-scalar';
   if (!labs.has(backend)) {
     const p = init({ backend });
     labs.set(backend, p);

@@ -1,0 +1,220 @@
+// Type declarations for attention-lab/components (web/components/index.js).
+//
+// Custom elements for documentation sites. Attributes configure them; rich
+// data goes in as properties. Each element renders into an open shadow root
+// styled with constructable stylesheets and themable through CSS variables:
+//   --al-fg, --al-bg, --al-card, --al-muted, --al-border, --al-accent,
+//   --al-on-accent, --al-error, --al-font, --al-mono, --al-slab-stroke
+// Elements start lazily when they scroll near the viewport (IntersectionObserver);
+// the boolean attribute `eager` starts them at once. All elements of a page
+// share one library instance per backend.
+//
+// Common attributes: lang ('en' | 'zh'; default: the nearest [lang] ancestor),
+// backend ('cpu' (default: wasm SIMD, else scalar) | 'auto' | 'wasm' | 'wasm-scalar' | 'webgpu'), eager.
+//
+// Events (bubbling, composed): 'al-render' after each render; 'al-cell' from a
+// heatmap when the hovered/locked cell changes (detail {i, j, locked, value} or
+// null); 'al-step' / 'al-select' from a shape flow.
+
+import type { AttentionLab } from '../index.js';
+
+/** A dense float32 tensor. */
+export interface Tensor {
+  data: Float32Array;
+  shape: number[];
+}
+
+/** Attention weights [H, Lq, Lk] or [Lq, Lk], as a tensor or nested arrays. */
+export type AttentionInput =
+  | { data: Float32Array | ArrayLike<number>; shape: readonly number[] }
+  | number[][]
+  | number[][][];
+
+declare const HTMLElementBase: typeof HTMLElement;
+
+/** Shared base of the four elements. */
+export declare class AttentionLabElement extends HTMLElementBase {
+  /** True once the element has started (came into view, or `eager`). */
+  readonly started: boolean;
+  /** Resolves after the pending render. */
+  readonly updateComplete: Promise<void>;
+  /** Schedules a render (batched). */
+  requestRender(): Promise<void> | undefined;
+}
+
+/**
+ * `<attention-lab-heatmap>`: attention maps for given tokens and settings
+ * (computed by the library), or for attention arrays set as a property.
+ *
+ * Attributes: `tokens` (text; words split on spaces, CJK one character per
+ * token), `heads` (H, default 2), `embed-dim` (E, default 32), `seed`,
+ * `mask` ('none' | 'causal'), `head` ('all' (default; every head plus the
+ * average) | 'average' | a head index), `size` (largest map side in px).
+ */
+export declare class AttentionLabHeatmap extends AttentionLabElement {
+  /** Weights to draw instead of computing them (no wasm is loaded then). Setting a bad shape throws. */
+  get attention(): Tensor | null;
+  set attention(value: AttentionInput | null);
+  /** Labels of both axes. */
+  get tokens(): string[] | null;
+  set tokens(value: Iterable<string> | null);
+  get queryTokens(): string[] | null;
+  set queryTokens(value: Iterable<string> | null);
+  get keyTokens(): string[] | null;
+  set keyTokens(value: Iterable<string> | null);
+  /** The heatmap widgets shown (e.g. `maps[0].export('png')`). */
+  readonly maps: Heatmap[];
+}
+
+/**
+ * `<attention-lab-shape-flow>`: the dimension animation, shapes from
+ * `lab.shapeTrace`. Attributes: `batch` (2), `seq-len` (5), `kv-len`,
+ * `embed-dim` (512), `num-heads` (8), `mask`, `layer` (append dropout,
+ * residual, LayerNorm), `autoplay`, `values` ('false' to skip computing the
+ * values shown when a block is clicked).
+ */
+export declare class AttentionLabShapeFlow extends AttentionLabElement {
+  readonly flow: ShapeFlow | undefined;
+  readonly trace: TraceRecord[] | null;
+}
+
+/**
+ * `<attention-lab-positional-encoding>`: PE heatmap, sin/cos curves and
+ * PE·PEᵀ. Attributes: `positions` (64), `d-model` (128), `base` (10000),
+ * `dims` ('0,1,4,5'), `similarity` ('false' hides PE·PEᵀ).
+ */
+export declare class AttentionLabPositionalEncoding extends AttentionLabElement {
+  readonly encoding: Tensor | null;
+}
+
+/**
+ * `<attention-lab-explorer>`: the whole explorer (sentence, H, E, seed and
+ * mask controls, per-head maps and their average, the dimension flow).
+ * Attributes: `text`, `heads` (4), `embed-dim` (64), `seed`, `mask` ('none' | 'causal').
+ */
+export declare class AttentionLabExplorer extends AttentionLabElement {
+  readonly result: { output: Tensor; weights: Tensor; trace: TraceRecord[]; tokens: string[] } | null;
+}
+
+export interface TraceRecord {
+  step: string;
+  shape: number[];
+  formula: string;
+  [extra: string]: unknown;
+}
+
+/** Tag name → class. */
+export declare const ELEMENTS: Readonly<{
+  'attention-lab-explorer': typeof AttentionLabExplorer;
+  'attention-lab-heatmap': typeof AttentionLabHeatmap;
+  'attention-lab-shape-flow': typeof AttentionLabShapeFlow;
+  'attention-lab-positional-encoding': typeof AttentionLabPositionalEncoding;
+}>;
+
+/**
+ * Defines the elements not defined yet. Returns false (and does nothing)
+ * where there is no custom-element registry (Node, SSR).
+ */
+export declare function defineAll(registry?: CustomElementRegistry): boolean;
+
+/** The shared library instance for a backend (default 'cpu'). */
+export declare function getLab(backend?: 'cpu' | 'auto' | 'wasm' | 'wasm-scalar' | 'webgpu'): Promise<AttentionLab>;
+
+export type Translator = ((key: string, params?: Record<string, unknown>) => string) & { lang: 'en' | 'zh' };
+export declare function translator(lang: string, ...catalogues: Array<Record<string, Record<string, string>>>): Translator;
+
+/** Splits text into tokens: words on whitespace, CJK characters one each. */
+export declare function tokenize(text: string, options?: { maxTokens?: number }): string[];
+/** The seeded N(0, 1) embedding [E] of a token. */
+export declare function embedToken(token: string, seed: number, E: number): Float32Array;
+
+export interface Palette {
+  readonly name: string;
+  readonly diverging: boolean;
+  rgbAt(v: number, lo: number, hi: number): [number, number, number];
+  cssAt(v: number, lo: number, hi: number): string;
+  hexAt(v: number, lo: number, hi: number): string;
+}
+/** Viridis (sequential, colour-blind safe), for weights. */
+export declare const viridis: Palette;
+/** ColorBrewer RdBu (diverging, colour-blind safe), for signed values. */
+export declare const diverging: Palette;
+
+export interface HeatmapOptions {
+  palette?: 'viridis' | 'diverging';
+  title?: string;
+  name?: string;
+  t?: Translator;
+  rowKind?: 'query' | 'position' | 'row' | 'token';
+  colKind?: 'key' | 'dimension' | 'column' | 'position';
+  maxSize?: number;
+  maxHeight?: number;
+  cellMax?: number;
+  compact?: boolean;
+  tools?: boolean;
+  legend?: boolean;
+  domain?: 'auto' | 'unit' | [number, number];
+  onCell?: (cell: { i: number; j: number; locked: boolean } | null, map: Heatmap) => void;
+}
+
+/** The canvas heatmap widget behind every map (usable on its own). */
+export declare class Heatmap {
+  constructor(options?: HeatmapOptions);
+  readonly el: HTMLElement;
+  setData(d: {
+    data: Float32Array;
+    rows: number;
+    cols: number;
+    offset?: number;
+    rowLabels?: string[];
+    colLabels?: string[];
+    domain?: [number, number] | 'auto' | 'unit';
+    title?: string;
+    tensor?: Tensor;
+    dimNames?: string[];
+  }): this;
+  valueAt(i: number, j: number): number | undefined;
+  highlight(cell: { i: number; j: number } | null): void;
+  lock(cell: { i: number; j: number } | null): void;
+  export(format: 'png' | 'svg' | 'csv' | 'json'): Promise<void>;
+  toPNGBlob(): Promise<Blob>;
+  toSVG(): string;
+  setMessages(t: Translator): void;
+  destroy(): void;
+}
+
+/** Links heatmaps so hovering one highlights the same cell in the others; returns an unlink function. */
+export declare function linkHeatmaps(maps: Heatmap[]): () => void;
+
+/** The dimension-flow animation widget. */
+export declare class ShapeFlow {
+  constructor(options?: {
+    t?: Translator;
+    values?: (step: string, which: 'q' | 'k' | 'v') => Promise<Tensor | null> | Tensor | null;
+    rowLabels?: (b: number) => string[] | undefined;
+    stepMs?: number;
+    morphMs?: number;
+    showValues?: boolean;
+  });
+  readonly el: HTMLElement;
+  readonly index: number;
+  readonly playing: boolean;
+  setTrace(trace: TraceRecord[], options?: { unbatched?: boolean }): void;
+  goTo(index: number, options?: { animate?: boolean }): Promise<void>;
+  next(): Promise<void>;
+  prev(): Promise<void>;
+  play(): void;
+  pause(): void;
+  select(index: number, b?: number, h?: number, which?: 'q' | 'k' | 'v'): Promise<void>;
+  setMessages(t: Translator): void;
+  destroy(): void;
+}
+
+declare global {
+  interface HTMLElementTagNameMap {
+    'attention-lab-explorer': AttentionLabExplorer;
+    'attention-lab-heatmap': AttentionLabHeatmap;
+    'attention-lab-shape-flow': AttentionLabShapeFlow;
+    'attention-lab-positional-encoding': AttentionLabPositionalEncoding;
+  }
+}

@@ -1,0 +1,147 @@
+// Chapter 3 — scaled dot-product attention in four operations (dot
+// products, scaling, softmax, weighted sum), with the √d_k switch, the
+// temperature and the entropy of each row (tutorial 1, step 3).
+import { h, fmt } from '../../components/lib/dom.js';
+import { reducedMotion } from '../../components/lib/motion.js';
+import { matmulT, rowEntropy } from '../../components/lib/tensor-math.js';
+import { deriveInputs, projections } from '../lib/model.js';
+import { formula, f, codeBlock } from '../lib/ui.js';
+
+export default {
+  deps: ['text', 'text2', 'B', 'L', 'E', 'dk', 'dv', 'seed', 'pe', 'scale', 'T', 'mask', 'step3'],
+  mount(ctx, body) {
+    const ops = ['ch3.op1', 'ch3.op2', 'ch3.op3', 'ch3.op4'];
+    const maps = [
+      ctx.heatmap({ palette: 'diverging', maxSize: 240, cellMax: 36, name: 'ch3_dot_products' }),
+      ctx.heatmap({ palette: 'diverging', maxSize: 240, cellMax: 36, name: 'ch3_scaled_scores' }),
+      ctx.heatmap({ maxSize: 240, cellMax: 36, name: 'ch3_weights' }),
+      ctx.heatmap({ palette: 'diverging', rowKind: 'token', colKind: 'dimension', maxSize: 240, cellMax: 20, name: 'ch3_output' }),
+    ];
+    const panels = maps.map((m, k) => h('div', { class: 'panel op-panel', dataset: { op: String(k + 1) } }, m.el));
+    const stepButtons = ops.map((_, k) => {
+      const b = h('button', { type: 'button', class: 'al-btn', dataset: { step: String(k + 1) } }, String(k + 1));
+      b.addEventListener('click', () => {
+        stopPlay();
+        ctx.set({ step3: k + 1 });
+      });
+      return b;
+    });
+    const playBtn = h('button', { type: 'button', class: 'al-btn ch3-play' });
+    let playing = null;
+    const stopPlay = () => {
+      if (playing) clearTimeout(playing);
+      playing = null;
+      playBtn.setAttribute('aria-pressed', 'false');
+    };
+    playBtn.addEventListener('click', () => {
+      if (playing) return stopPlay();
+      playBtn.setAttribute('aria-pressed', 'true');
+      let k = 1;
+      const tick = () => {
+        ctx.set({ step3: k });
+        k++;
+        if (k <= 4) playing = setTimeout(tick, reducedMotion() ? 400 : 1100);
+        else stopPlay();
+      };
+      tick();
+    });
+    // Local mirrors of the shared √d_k switch and temperature (same state keys).
+    const scaleBox = h('input', { type: 'checkbox', id: 'ch3-scale' });
+    scaleBox.addEventListener('change', () => ctx.set({ scale: scaleBox.checked }));
+    const tRange = h('input', { type: 'range', id: 'ch3-T', min: '0.05', max: '5', step: '0.05' });
+    const tOut = h('output', { class: 'ctl-value', for: 'ch3-T' });
+    tRange.addEventListener('input', () => ctx.set({ T: Math.round(Number(tRange.value) * 100) / 100 }));
+    const scaleLine = h('p', { class: 'check-line' });
+    const entropyHead = h('p', { class: 'small muted' });
+    const entropy = h('div', { class: 'entropy', role: 'list' });
+    const meanLine = h('p', { class: 'check-line' });
+    const code = codeBlock('');
+
+    body.append(
+      ctx.text('p', 'ch3.p1'),
+      formula(f.fn('Attention'), '(', f.v('Q'), ',', f.v('K'), ',', f.v('V'), ')', f.op('='), f.fn('softmax'), '(', f.frac([f.v('Q'), f.v('K'), f.sup('T')], ['√', f.v('d'), f.sub('k')]), ')', f.v('V')),
+      ctx.text('p', 'ch3.p2'),
+      h('div', { class: 'inline-ctls' },
+        h('label', { class: 'inline-ctl', for: 'ch3-scale' }, scaleBox, ctx.text('span', 'ctl.scale')),
+        h('label', { class: 'inline-ctl', for: 'ch3-T' }, ctx.text('span', 'ctl.T'), tRange, tOut)),
+      h('div', { class: 'stepper' }, ctx.text('span', 'ch3.stepLabel', { class: 'muted small' }), ...stepButtons, playBtn),
+      h('div', { class: 'figs' },
+        h('div', { class: 'ops' }, ...panels),
+        scaleLine,
+        entropyHead,
+        entropy,
+        meanLine,
+        code),
+      ctx.tryThis(['ch3.try1', 'ch3.try2']),
+    );
+
+    let lastStep = 0;
+    return {
+      setMessages(t) {
+        playBtn.textContent = t('ch3.play');
+      },
+      async update(c, state) {
+        const t = c.t;
+        playBtn.textContent = t('ch3.play');
+        scaleBox.checked = state.scale;
+        tRange.value = String(state.T);
+        tOut.textContent = state.T.toFixed(2);
+        const lab = c.lab();
+        const inp = await deriveInputs(lab, state, c.cache);
+        const p = projections(inp, state, c.cache);
+        const { L, tokens, lengths } = inp;
+        const { dk, dv } = p;
+        const q = p.q.subarray(0, L * dk);
+        const k = p.k.subarray(0, L * dk);
+        const v = p.v.subarray(0, L * dv);
+        const s = (state.scale ? 1 / Math.sqrt(dk) : 1) / state.T;
+        const mask = [];
+        if (state.mask === 'causal' || state.mask === 'both') mask.push({ kind: 'causal' });
+        if (state.mask === 'padding' || state.mask === 'both') mask.push({ kind: 'padding', lengths: [lengths[0]] });
+        const r = await lab.scaledDotProductAttention({ data: q, shape: [L, dk] }, { data: k, shape: [L, dk] }, { data: v, shape: [L, dv] }, { scale: s, mask: mask.length ? mask : undefined });
+        const dots = matmulT(q, k, L, dk, L);
+        const scaled = dots.map((x) => x * s);
+        for (let i = 0; i < L; i++) {
+          for (let j = 0; j < L; j++) {
+            const blocked = (mask.some((m) => m.kind === 'causal') && j > i) || (mask.some((m) => m.kind === 'padding') && j >= lengths[0]);
+            if (blocked) scaled[i * L + j] = -1e9;
+          }
+        }
+        const labels = tokens[0];
+        maps[0].setData({ data: dots, rows: L, cols: L, rowLabels: labels, colLabels: labels, title: t('ch3.op1'), tensor: { data: dots, shape: [L, L] } });
+        maps[1].setData({ data: scaled, rows: L, cols: L, rowLabels: labels, colLabels: labels, title: t('ch3.op2', { s: fmt(s, 4) }), tensor: { data: scaled, shape: [L, L] } });
+        maps[2].setData({ data: r.weights.data, rows: L, cols: L, rowLabels: labels, colLabels: labels, title: t('ch3.op3'), tensor: r.weights, domain: [0, 1] });
+        maps[3].setData({ data: r.output.data, rows: L, cols: dv, rowLabels: labels, title: `${t('ch3.op4')} [${L}, ${dv}]`, tensor: r.output, dimNames: ['token', 'dimension'] });
+
+        const step = state.step3;
+        panels.forEach((pnl, i) => {
+          pnl.classList.toggle('active', i + 1 === step);
+          pnl.classList.toggle('dim', i + 1 > step);
+        });
+        stepButtons.forEach((b, i) => b.setAttribute('aria-pressed', String(i + 1 === step)));
+        if (step !== lastStep && lastStep) panels[step - 1].scrollIntoView?.({ block: 'nearest', inline: 'nearest' });
+        lastStep = step;
+
+        scaleLine.textContent = t('ch3.scaleUsed', { s: fmt(s, 5), what: t(state.scale ? 'ch3.what.scaled' : 'ch3.what.unscaled') });
+        const ent = rowEntropy(r.weights.data, L, L);
+        const maxH = Math.log(L);
+        entropyHead.textContent = t('ch3.entropy', { max: fmt(maxH, 3) });
+        const rows = [];
+        let sumH = 0;
+        let sumP = 0;
+        for (let i = 0; i < L; i++) {
+          const bar = h('span');
+          bar.style.setProperty('--w', String(maxH > 0 ? Math.min(1, ent[i] / maxH) : 0));
+          rows.push(h('span', { class: 'lbl', role: 'listitem', 'aria-label': t('ch3.entropyRow', { i, tok: labels[i], h: fmt(ent[i], 3) }) }, `${i} ${labels[i]}`), h('span', { class: 'bar', 'aria-hidden': 'true' }, bar), h('span', { 'aria-hidden': 'true' }, fmt(ent[i], 3)));
+          sumH += ent[i];
+          let mx = 0;
+          for (let j = 0; j < L; j++) mx = Math.max(mx, r.weights.data[i * L + j]);
+          sumP += mx;
+        }
+        entropy.replaceChildren(...rows);
+        meanLine.textContent = t('ch3.meanEntropy', { h: fmt(sumH / L, 3), max: fmt(maxH, 3), p: fmt(sumP / L, 3) });
+        code.firstChild.textContent = `const { output, weights } = lab.scaledDotProductAttention(Q /* [${L}, ${dk}] */, K /* [${L}, ${dk}] */, V /* [${L}, ${dv}] */, { scale: ${fmt(s, 5)}${mask.length ? `, mask: ${JSON.stringify(mask)}` : ''} });`;
+      },
+    };
+  },
+};

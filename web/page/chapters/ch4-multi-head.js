@@ -1,0 +1,172 @@
+// Chapter 4 — multi-head attention: the head split/merge with the batch
+// dimension (shapes from the forward trace), one heatmap per head plus the
+// head average, timing of the forward pass and the cross-backend check.
+import { h, shapeText } from '../../components/lib/dom.js';
+import { ShapeFlow } from '../../components/lib/shape-flow.js';
+import { linkHeatmaps } from '../../components/lib/heatmap.js';
+import { deriveInputs, maskSpec, ObjectCache, scoreFactor, compareBackends } from '../lib/model.js';
+import { formula, f, codeBlock } from '../lib/ui.js';
+
+export default {
+  deps: ['text', 'text2', 'B', 'L', 'E', 'H', 'seed', 'mask', 'T', 'scale', 'pe', 'b'],
+  compare: true,
+  mount(ctx, body) {
+    const flow = new ShapeFlow({ t: ctx.t, showValues: false, stepMs: 1500, morphMs: 900 });
+    flow.el.classList.add('ch4-flow');
+    const chain = h('div', { class: 'shape-chain', 'aria-live': 'polite' });
+    const bSelect = h('select', { class: 'al-select', id: 'ch4-b' });
+    bSelect.addEventListener('change', () => ctx.set({ b: Number(bSelect.value) }));
+    const gridTitle = h('h3', { class: 'grid-title' });
+    const grid = h('div', { class: 'al-grid head-grid', id: 'ch4-grid' });
+    const avgBox = h('div', { class: 'avg-box' });
+    const code = codeBlock('');
+    const maps = [];
+    let avgMap = null;
+    let unlink = () => {};
+    let compareGen = 0;
+
+    body.append(
+      ctx.text('p', 'ch4.p1'),
+      formula(f.fn('MultiHead'), '(', f.v('Q'), ',', f.v('K'), ',', f.v('V'), ')', f.op('='), f.fn('Concat'), '(', f.v('head'), f.sub('1'), ', …, ', f.v('head'), f.sub(f.v('H')), ')', f.v('W'), f.sup('O'), h('span', { class: 'br' }), f.v('head'), f.sub(f.v('i')), f.op('='), f.fn('Attention'), '(', f.v('Q'), f.v('W'), f.subsup(f.v('i'), 'Q'), ', ', f.v('K'), f.v('W'), f.subsup(f.v('i'), 'K'), ', ', f.v('V'), f.v('W'), f.subsup(f.v('i'), 'V'), ')'),
+      ctx.text('p', 'ch4.p2'),
+      h('div', { class: 'figs' },
+        ctx.text('h3', 'ch4.splitTitle'),
+        flow.el,
+        ctx.text('div', 'ch4.chain', { class: 'panel-title' }),
+        chain,
+        h('div', { class: 'inline-ctls' }, h('label', { class: 'inline-ctl', for: 'ch4-b' }, ctx.text('span', 'ch4.batchItem'), bSelect)),
+        gridTitle,
+        grid,
+        avgBox,
+        code),
+      ctx.tryThis(['ch4.try1', 'ch4.try2', 'ch4.try3']),
+    );
+
+    function ensureMaps(H, size) {
+      while (maps.length > H) {
+        const m = maps.pop();
+        ctx.forgetHeatmap(m);
+        m.destroy();
+      }
+      while (maps.length < H) {
+        const m = ctx.heatmap({ compact: true, maxSize: size, cellMax: 34, name: `head_${maps.length}` });
+        m.el.classList.add('head-map');
+        m.el.dataset.head = String(maps.length);
+        grid.append(m.el);
+        maps.push(m);
+      }
+      for (const m of maps) m.opts.maxSize = size;
+      if (!avgMap) {
+        avgMap = ctx.heatmap({ maxSize: 300, cellMax: 40, name: 'head_average' });
+        avgMap.el.classList.add('avg-map');
+        avgBox.append(avgMap.el);
+      }
+      unlink();
+      unlink = linkHeatmaps([...maps, avgMap]);
+    }
+
+    let lastTrace = '';
+    function renderChain(t, tr) {
+      const chips = [];
+      tr.forEach((s, k) => {
+        if (k) chips.push(h('span', { class: 'arrow', 'aria-hidden': 'true' }, '→'));
+        if (s.step === 'split_heads') {
+          const [bb, hh, ll, dd] = s.shape;
+          chips.push(h('span', { class: 'shape', dataset: { step: 'view' }, title: 'view' }, `${t('ch4.view')} ${shapeText([bb, ll, hh, dd])}`));
+          chips.push(h('span', { class: 'arrow', 'aria-hidden': 'true' }, '→'));
+          chips.push(h('span', { class: 'shape', dataset: { step: s.step }, title: s.formula }, `${t('ch4.permute')} ${shapeText(s.shape)}`));
+        } else {
+          chips.push(h('span', { class: 'shape', dataset: { step: s.step }, title: s.formula }, `${s.step} ${shapeText(s.shape)}`));
+        }
+      });
+      chain.replaceChildren(...chips);
+    }
+
+    async function update(c, state) {
+      const t = c.t;
+      const lab = c.lab();
+      const inp = await deriveInputs(lab, state, c.cache);
+      const { B, L, tokens, lengths, x } = inp;
+      const E = state.E;
+      const H = state.H;
+      const b = Math.min(state.b, B - 1);
+      const item = c.objects.mha(lab, { E, H, seed: state.seed });
+      const D = item.obj.headDim;
+      const factor = scoreFactor(state, D);
+      ObjectCache.setFactor(item, factor);
+      const mask = maskSpec(state.mask, lengths);
+      const t0 = performance.now();
+      const r = await item.obj.forward({ data: x, shape: [B, L, E] }, undefined, undefined, { mask, trace: true });
+      const ms = performance.now() - t0;
+      c.reportForward(ms, lab.backend);
+
+      // Shapes: straight from the trace (redrawn only when they change).
+      const tr = r.trace;
+      const traceKey = JSON.stringify([t.lang, tr]);
+      if (traceKey !== lastTrace) {
+        lastTrace = traceKey;
+        flow.setMessages(t);
+        flow.setTrace(tr.filter((s) => ['input', 'split_heads', 'weighted_sum', 'merge_heads'].includes(s.step)));
+        renderChain(t, tr);
+      }
+      if (bSelect.options.length !== B) bSelect.replaceChildren(...Array.from({ length: B }, (_, k) => h('option', { value: String(k) }, String(k))));
+      bSelect.value = String(b);
+      const gt = t('ch4.grid', { b });
+      if (gridTitle.textContent !== gt) gridTitle.textContent = gt;
+
+      let size = H <= 2 ? 260 : H <= 4 ? 210 : H <= 8 ? 165 : 120;
+      const gridW = grid.clientWidth || 800;
+      if (H > 1 && gridW < 2 * size + 14) size = Math.max(110, Math.floor((gridW - 14) / 2));
+      ensureMaps(H, size);
+      const w = r.weights.data;
+      const LL = L * L;
+      let hi = 0;
+      for (let k = b * H * LL; k < (b + 1) * H * LL; k++) if (w[k] > hi) hi = w[k];
+      const domain = [0, hi > 0 ? hi : 1];
+      const labels = tokens[b];
+      const avg = new Float32Array(LL);
+      for (let hh = 0; hh < H; hh++) {
+        const off = (b * H + hh) * LL;
+        for (let k = 0; k < LL; k++) avg[k] += w[off + k] / H;
+        maps[hh].setData({
+          data: w, offset: off, rows: L, cols: L, rowLabels: labels, colLabels: labels, domain,
+          title: t('ch4.head', { h: hh }), tensor: r.weights, dimNames: ['b', 'h', 'query', 'key'],
+        });
+      }
+      avgMap.setData({ data: avg, rows: L, cols: L, rowLabels: labels, colLabels: labels, title: t('ch4.avg', { n: H }), tensor: { data: avg, shape: [L, L] } });
+
+      code.firstChild.textContent = [
+        `const mha = lab.multiHeadAttention({ embedDim: ${E}, numHeads: ${H}, seed: ${state.seed} }); // headDim ${D}`,
+        `const { output, weights, trace } = await mha.forward(x, x, x, { ${mask ? `mask: ${JSON.stringify(mask)}, ` : ''}trace: true });`,
+        `// x ${shapeText([B, L, E])} → output ${shapeText(r.output.shape)}, weights ${shapeText(r.weights.shape)}`,
+      ].join('\n');
+
+      // Cross-backend check, after the paint.
+      const labs = c.availableLabs();
+      const gen = ++compareGen;
+      if (labs.length > 1) {
+        if (B * L * E > 2e5) c.reportDiff(null, '', 'skipped');
+        else {
+          c.reportDiff(null, '', 'pending');
+          setTimeout(async () => {
+            if (gen !== compareGen) return;
+            try {
+              const d = await compareBackends(c.objects, labs, lab, { E, H, seed: state.seed, c: factor, x, B, L, mask, weights: item.original }, r.output.data);
+              if (gen === compareGen) c.reportDiff(d.diff, d.pair);
+            } catch {
+              if (gen === compareGen) c.reportDiff(null, '', 'none');
+            }
+          }, 30);
+        }
+      }
+      return r;
+    }
+
+    return {
+      update,
+      setMessages(t) {
+        flow.setMessages(t);
+      },
+    };
+  },
+};

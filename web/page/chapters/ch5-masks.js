@@ -1,0 +1,165 @@
+// Chapter 5 — masks: padding over a batch of unequal sentences, causal, both;
+// −1e9 before softmax and zeros after; the PyTorch keep / TensorFlow block
+// conventions; cross-attention with Lq ≠ Lk (tutorial 2's masking section).
+import { h, fmt } from '../../components/lib/dom.js';
+import { tokenize, embedBatch } from '../../components/lib/tokens.js';
+import { matmul, matmulT, maxAbsDiff } from '../../components/lib/tensor-math.js';
+import { maskPredicate } from '../../components/lib/pipeline.js';
+import { deriveInputs, projections, maskSpec } from '../lib/model.js';
+import { codeBlock, tokenChips } from '../lib/ui.js';
+
+function miniMatrix(bits, L, cls) {
+  const rows = [];
+  for (let i = 0; i < L; i++) {
+    const tds = [];
+    for (let j = 0; j < L; j++) {
+      const v = bits[i * L + j];
+      tds.push(h('td', { class: v ? 'one' : '' }, String(v)));
+    }
+    rows.push(h('tr', null, tds));
+  }
+  return h('table', { class: `mini-mat ${cls}` }, h('tbody', null, rows));
+}
+
+export default {
+  deps: ['text', 'text2', 'B', 'L', 'E', 'dk', 'dv', 'seed', 'pe', 'mask', 'scale', 'T', 'b'],
+  mount(ctx, body) {
+    const batchBox = h('div', { class: 'batch-box' });
+    const batchTitle = h('div', { class: 'panel-title' });
+    const noneNote = h('p', { class: 'check-line', hidden: true });
+    const kinds = ['none', 'padding', 'causal', 'both'];
+    const kindBtns = kinds.map((k) => {
+      const b = h('button', { type: 'button', class: 'al-btn', dataset: { mask: k } });
+      b.addEventListener('click', () => ctx.set({ mask: k }));
+      return b;
+    });
+    const bSelect = h('select', { class: 'al-select', id: 'ch5-b' });
+    bSelect.addEventListener('change', () => ctx.set({ b: Number(bSelect.value) }));
+    const keepMap = ctx.heatmap({ maxSize: 240, cellMax: 30, name: 'ch5_keep_mask', domain: [0, 1] });
+    const beforeMap = ctx.heatmap({ palette: 'diverging', maxSize: 260, cellMax: 36, name: 'ch5_scores_before_softmax' });
+    const afterMap = ctx.heatmap({ maxSize: 260, cellMax: 36, name: 'ch5_weights_after_softmax' });
+    const keepBox = h('div', { class: 'mat-box' });
+    const blockBox = h('div', { class: 'mat-box' });
+    const sameLine = h('p', { class: 'check-line' });
+    const crossP = h('p');
+    const crossMap = ctx.heatmap({ maxSize: 320, cellMax: 40, name: 'ch5_cross_attention' });
+    const code = codeBlock('');
+
+    body.append(
+      ctx.text('p', 'ch5.p1'),
+      h('ul', null, ctx.text('li', 'ch5.padding'), ctx.text('li', 'ch5.causal')),
+      h('div', { class: 'figs' },
+        batchTitle,
+        batchBox,
+        noneNote,
+        h('div', { class: 'inline-ctls' },
+          h('span', { class: 'inline-ctl' }, ctx.text('span', 'ctl.mask'), h('span', { class: 'seg', role: 'group' }, kindBtns)),
+          h('label', { class: 'inline-ctl', for: 'ch5-b' }, ctx.text('span', 'ch4.batchItem'), bSelect)),
+        h('div', { class: 'fig-row' }, keepMap.el, beforeMap.el, afterMap.el),
+        ctx.text('h3', 'ch5.conv'),
+        h('div', { class: 'conv' },
+          h('div', { class: 'panel' }, ctx.text('p', 'ch5.torch', { class: 'small' }), keepBox),
+          h('div', { class: 'panel' }, ctx.text('p', 'ch5.tf', { class: 'small' }), blockBox)),
+        sameLine,
+        code,
+        ctx.text('h3', 'ch5.cross'),
+        crossP,
+        crossMap.el),
+      ctx.tryThis(['ch5.try1', 'ch5.try2']),
+    );
+
+    return {
+      async update(c, state) {
+        const t = c.t;
+        const lab = c.lab();
+        const inp = await deriveInputs(lab, state, c.cache);
+        const p = projections(inp, state, c.cache);
+        const { B, L, tokens, lengths } = inp;
+        const { dk, dv } = p;
+        const b = Math.min(state.b, B - 1);
+        const s = (state.scale ? 1 / Math.sqrt(dk) : 1) / state.T;
+
+        batchTitle.textContent = `${t('ch5.batch', { B, L })} · ${t('ch5.lengths', { lengths: lengths.join(', ') })}`;
+        batchBox.replaceChildren(...tokens.map((row, k) => h('div', { class: 'batch-row' }, h('span', { class: 'bname' }, `b=${k}`), tokenChips(row, lengths[k]))));
+        kindBtns.forEach((btn, i) => {
+          btn.textContent = t(`ctl.mask.${kinds[i]}`);
+          btn.setAttribute('aria-pressed', String(state.mask === kinds[i]));
+        });
+        noneNote.hidden = state.mask !== 'none';
+        if (state.mask === 'none') noneNote.textContent = t('ch5.kindNone');
+        bSelect.replaceChildren(...Array.from({ length: B }, (_, k) => h('option', { value: String(k), selected: k === b }, String(k))));
+
+        const spec = maskSpec(state.mask, lengths);
+        const pred = maskPredicate(spec) ?? (() => false);
+        const q = { data: p.q, shape: [B, L, dk] };
+        const k = { data: p.k, shape: [B, L, dk] };
+        const v = { data: p.v, shape: [B, L, dv] };
+        const r = await lab.scaledDotProductAttention(q, k, v, { scale: s, mask: spec });
+
+        // Before softmax: Q·Kᵀ·scale, then −1e9 where blocked (as masked_fill does).
+        const LL = L * L;
+        const before = matmulT(p.q.subarray(b * L * dk, (b + 1) * L * dk), p.k.subarray(b * L * dk, (b + 1) * L * dk), L, dk, L, s);
+        const keep = new Float32Array(LL);
+        for (let i = 0; i < L; i++) {
+          for (let j = 0; j < L; j++) {
+            const blocked = pred(b, i, j);
+            keep[i * L + j] = blocked ? 0 : 1;
+            if (blocked) before[i * L + j] = -1e9;
+          }
+        }
+        const labels = tokens[b];
+        keepMap.setData({ data: keep, rows: L, cols: L, rowLabels: labels, colLabels: labels, title: t('ch5.keep', { b }), tensor: { data: keep, shape: [L, L] } });
+        beforeMap.setData({ data: before, rows: L, cols: L, rowLabels: labels, colLabels: labels, title: t('ch5.before'), tensor: { data: before, shape: [L, L] } });
+        afterMap.setData({ data: r.weights.data, offset: b * LL, rows: L, cols: L, rowLabels: labels, colLabels: labels, title: t('ch5.after'), tensor: r.weights, dimNames: ['b', 'query', 'key'] });
+
+        // The same mask as an explicit keep tensor (PyTorch) and block tensor (TensorFlow).
+        const keepAll = new Float32Array(B * LL);
+        for (let bb = 0; bb < B; bb++) for (let i = 0; i < L; i++) for (let j = 0; j < L; j++) keepAll[bb * LL + i * L + j] = pred(bb, i, j) ? 0 : 1;
+        const blockAll = keepAll.map((x) => 1 - x);
+        const rk = await lab.scaledDotProductAttention(q, k, v, { scale: s, mask: { kind: 'keep', data: keepAll, shape: [B, L, L] } });
+        const rb = await lab.scaledDotProductAttention(q, k, v, { scale: s, mask: { kind: 'block', data: blockAll, shape: [B, L, L] } });
+        const diff = maxAbsDiff(rk.weights.data, rb.weights.data);
+        const diffSpec = maxAbsDiff(rk.weights.data, r.weights.data);
+        const show = Math.min(L, 12);
+        const sub = (arr) => Array.from({ length: show * show }, (_, n) => arr[b * LL + Math.floor(n / show) * L + (n % show)]);
+        keepBox.replaceChildren(h('div', { class: 'small muted' }, t('ch5.keepMat')), miniMatrix(sub(keepAll), show, 'keep-mat'));
+        blockBox.replaceChildren(h('div', { class: 'small muted' }, t('ch5.blockMat')), miniMatrix(sub(blockAll), show, 'block-mat'));
+        sameLine.replaceChildren();
+        sameLine.dataset.diff = String(Math.max(diff, diffSpec));
+        ctx.texts.bind(sameLine, 'ch5.same', { diff: fmt(Math.max(diff, diffSpec), 3) });
+        code.firstChild.textContent = [
+          '# PyTorch (mask 1 = keep)',
+          'scores = scores.masked_fill(mask == 0, -1e9)',
+          '# TensorFlow (mask 1 = blocked)',
+          'scaled_attention_logits += (mask * -1e9)',
+          '// attention-lab: the same three ways',
+          `lab.scaledDotProductAttention(Q, K, V, { mask: ${JSON.stringify(spec ?? null)} })`,
+          "lab.scaledDotProductAttention(Q, K, V, { mask: { kind: 'keep', data: keep, shape: [B, L, L] } })",
+          "lab.scaledDotProductAttention(Q, K, V, { mask: { kind: 'block', data: block, shape: [B, L, L] } })",
+        ].join('\n');
+
+        // Cross-attention: sentence 2 queries sentence 1.
+        let qt = tokenize(state.text2);
+        let kt = tokenize(state.text);
+        if (!qt.length) qt = ['∅'];
+        if (!kt.length) kt = ['∅'];
+        qt = qt.slice(0, 64);
+        kt = kt.slice(0, 64);
+        const Lq = qt.length;
+        const Lk = kt.length;
+        const E = state.E;
+        const peQ = state.pe ? (await lab.positionalEncoding(Lq, E)).data : null;
+        const peK = state.pe ? (await lab.positionalEncoding(Lk, E)).data : null;
+        const xq = embedBatch([qt], Lq, E, state.seed, peQ);
+        const xk = embedBatch([kt], Lk, E, state.seed, peK);
+        const cq = matmul(xq, p.wq, Lq, E, dk);
+        const ck = matmul(xk, p.wk, Lk, E, dk);
+        const cv = matmul(xk, p.wv, Lk, E, dv);
+        const causal = state.mask === 'causal' || state.mask === 'both';
+        const rc = await lab.scaledDotProductAttention({ data: cq, shape: [Lq, dk] }, { data: ck, shape: [Lk, dk] }, { data: cv, shape: [Lk, dv] }, { scale: s, mask: causal ? { kind: 'causal' } : undefined });
+        crossP.textContent = t('ch5.crossP', { lq: Lq, lk: Lk });
+        crossMap.setData({ data: rc.weights.data, rows: Lq, cols: Lk, rowLabels: qt, colLabels: kt, title: t('ch5.crossMap', { lq: Lq, lk: Lk }), tensor: rc.weights });
+      },
+    };
+  },
+};

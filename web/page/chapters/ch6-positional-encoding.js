@@ -1,0 +1,120 @@
+// Chapter 6 — sinusoidal positional encoding: the position × dimension map,
+// sin/cos curves of chosen dimensions, the base, PE·PEᵀ, and the moment PE
+// is added to the embeddings (tutorial 1, step 5).
+import { h, fmt } from '../../components/lib/dom.js';
+import { CurveChart, parseDims, peSimilarity } from '../../components/lib/pe-view.js';
+import { embedBatch } from '../../components/lib/tokens.js';
+import { reducedMotion } from '../../components/lib/motion.js';
+import { deriveTokens } from '../lib/model.js';
+import { formula, f, codeBlock } from '../lib/ui.js';
+import { checkValue } from '../lib/state.js';
+
+export default {
+  deps: ['E', 'peBase', 'peN', 'peDims', 'text', 'text2', 'B', 'L', 'seed'],
+  mount(ctx, body) {
+    const baseRange = h('input', { type: 'range', id: 'ch6-base-range', min: '0.3', max: '6', step: '0.01' });
+    const baseInput = h('input', { type: 'number', class: 'al-input', id: 'ch6-base', min: '1.5', max: '1000000', step: 'any' });
+    const nInput = h('input', { type: 'number', class: 'al-input', id: 'ch6-n', min: '1', max: '512', step: '1' });
+    const dimsInput = h('input', { type: 'text', class: 'al-input wide', id: 'ch6-dims', maxlength: '40', spellcheck: 'false' });
+    const msg = h('span', { class: 'ctl-msg', role: 'alert', hidden: true });
+    const commit = (key, raw) => {
+      const r = checkValue(key, raw);
+      msg.hidden = !r.error;
+      if (r.error) msg.textContent = ctx.t(`err.${r.error.key}`, r.error.params);
+      else ctx.set({ [key]: r.value });
+    };
+    baseRange.addEventListener('input', () => commit('peBase', Math.round(10 ** Number(baseRange.value) * 100) / 100));
+    baseInput.addEventListener('change', () => commit('peBase', baseInput.value.trim()));
+    nInput.addEventListener('change', () => commit('peN', nInput.value.trim()));
+    dimsInput.addEventListener('change', () => commit('peDims', dimsInput.value));
+
+    const peMap = ctx.heatmap({ palette: 'diverging', rowKind: 'position', colKind: 'dimension', maxSize: 640, cellMax: 12, maxHeight: 320, domain: [-1, 1], name: 'positional_encoding' });
+    const curves = new CurveChart({ t: ctx.t, height: 210 });
+    const simMap = ctx.heatmap({ palette: 'diverging', rowKind: 'position', colKind: 'position', maxSize: 320, cellMax: 12, name: 'pe_similarity' });
+    const embMap = ctx.heatmap({ palette: 'diverging', rowKind: 'token', colKind: 'dimension', maxSize: 230, cellMax: 18, compact: true, name: 'embeddings' });
+    const addMap = ctx.heatmap({ palette: 'diverging', rowKind: 'position', colKind: 'dimension', maxSize: 230, cellMax: 18, compact: true, name: 'pe_added' });
+    const sumMap = ctx.heatmap({ palette: 'diverging', rowKind: 'token', colKind: 'dimension', maxSize: 230, cellMax: 18, compact: true, name: 'embeddings_plus_pe' });
+    embMap.el.classList.add('slide', 'emb');
+    addMap.el.classList.add('slide', 'pe');
+    sumMap.el.classList.add('slide', 'sum');
+    const addRow = h('div', { class: 'add-anim' }, embMap.el, h('span', { class: 'op-sign', 'aria-hidden': 'true' }, '+'), addMap.el, h('span', { class: 'op-sign', 'aria-hidden': 'true' }, '='), sumMap.el);
+    const replay = h('button', { type: 'button', class: 'al-btn' });
+    const play = () => {
+      if (reducedMotion()) return;
+      addRow.classList.add('start');
+      void addRow.offsetWidth;
+      requestAnimationFrame(() => requestAnimationFrame(() => addRow.classList.remove('start')));
+    };
+    replay.addEventListener('click', play);
+    const code = codeBlock('');
+    let played = false;
+
+    body.append(
+      ctx.text('p', 'ch6.p1'),
+      formula(f.v('PE'), '(', f.v('pos'), ', 2', f.v('i'), ')', f.op('='), f.fn('sin'), '(', f.frac(f.v('pos'), [f.v('base'), f.sup(['2', f.v('i'), '/', f.v('d'), f.sub('model')])]), ')', h('span', { class: 'br' }),
+        f.v('PE'), '(', f.v('pos'), ', 2', f.v('i'), '+1)', f.op('='), f.fn('cos'), '(', f.frac(f.v('pos'), [f.v('base'), f.sup(['2', f.v('i'), '/', f.v('d'), f.sub('model')])]), ')'),
+      ctx.text('p', 'ch6.p2'),
+      h('div', { class: 'inline-ctls' },
+        h('label', { class: 'inline-ctl', for: 'ch6-base-range' }, ctx.text('span', 'ch6.base'), baseRange, baseInput),
+        h('label', { class: 'inline-ctl', for: 'ch6-n' }, ctx.text('span', 'ch6.positions'), nInput),
+        h('label', { class: 'inline-ctl', for: 'ch6-dims' }, ctx.text('span', 'ch6.dims'), dimsInput), msg),
+      h('div', { class: 'figs' },
+        peMap.el,
+        h('div', { class: 'fig-row' }, curves.el, simMap.el),
+        h('div', { class: 'panel-title' }, ctx.text('span', 'ch6.add'), ' ', replay),
+        addRow,
+        code),
+      ctx.tryThis(['ch6.try1', 'ch6.try2']),
+    );
+
+    return {
+      setMessages(t) {
+        curves.setMessages(t);
+      },
+      async update(c, state) {
+        const t = c.t;
+        curves.t = t;
+        replay.textContent = t('ch6.addPlay');
+        const lab = c.lab();
+        const E = state.E;
+        const P = state.peN;
+        const base = state.peBase;
+        if (document.activeElement !== baseInput) baseInput.value = String(base);
+        baseRange.value = String(Math.log10(base));
+        if (document.activeElement !== nInput) nInput.value = String(P);
+        if (document.activeElement !== dimsInput) dimsInput.value = state.peDims;
+        const pe = await lab.positionalEncoding(P, E, { base });
+        peMap.setData({ data: pe.data, rows: P, cols: E, title: `${t('pe.heatmap')} [${P}, ${E}]`, tensor: pe, dimNames: ['position', 'dimension'] });
+        let dims = parseDims(state.peDims, E);
+        if (!dims.length) dims = [0];
+        curves.setData(pe.data, P, E, dims);
+        const S = Math.min(P, 256);
+        const sim = peSimilarity(pe.data, S, E);
+        simMap.setData({ data: sim, rows: S, cols: S, title: `${t('pe.similarity')} [${S}, ${S}]`, tensor: { data: sim, shape: [S, S] } });
+
+        const tk = deriveTokens(state);
+        const L = tk.L;
+        const row = tk.tokens[0];
+        const x0 = embedBatch([row], L, E, state.seed, null);
+        const peL = await lab.positionalEncoding(L, E, { base });
+        const sum = x0.map((v, i) => v + peL.data[i]);
+        const m = Math.max(...[x0, sum].map((a) => a.reduce((mx, v) => Math.max(mx, Math.abs(v)), 0)));
+        const dom = [-m, m];
+        embMap.setData({ data: x0, rows: L, cols: E, rowLabels: row, title: t('ch6.emb', { L, E }), domain: dom, tensor: { data: x0, shape: [L, E] } });
+        addMap.setData({ data: peL.data, rows: L, cols: E, title: t('ch6.pe', { L, E }), domain: dom, tensor: peL });
+        sumMap.setData({ data: sum, rows: L, cols: E, rowLabels: row, title: t('ch6.sum', { L, E }), domain: dom, tensor: { data: sum, shape: [L, E] } });
+        code.firstChild.textContent = `const pe = lab.positionalEncoding(${P}, ${E}${base !== 10000 ? `, { base: ${fmt(base, 2)} }` : ''}); // [${P}, ${E}]\nconst x = embeddings.map((v, i) => v + pe.data[i]);   // the tutorial: x + self.pe[:, :x.size(1)]`;
+        if (!played && typeof IntersectionObserver === 'function') {
+          played = true;
+          const io = new IntersectionObserver((entries) => {
+            if (entries.some((e) => e.isIntersecting)) {
+              io.disconnect();
+              play();
+            }
+          }, { threshold: 0.4 });
+          io.observe(addRow);
+        }
+      },
+    };
+  },
+};

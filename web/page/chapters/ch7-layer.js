@@ -1,0 +1,142 @@
+// Chapter 7 — the full self-attention layer, y = LayerNorm(x + Dropout(MHA(x))),
+// in train or eval mode. The MHA output comes from the library; dropout (with
+// the library's counter-based RNG), residual and LayerNorm are redone on the
+// page and checked against layer.forward (tutorial 1, step 5).
+import { h, fmt } from '../../components/lib/dom.js';
+import { layerNorm, dropoutUniform, maxAbsDiff } from '../../components/lib/tensor-math.js';
+import { mixSeed } from '../../components/lib/tokens.js';
+import { deriveInputs, maskSpec, ObjectCache, scoreFactor } from '../lib/model.js';
+import { formula, f, codeBlock } from '../lib/ui.js';
+import { checkValue } from '../lib/state.js';
+
+/** The dropout seed of the current sample: shared with chapter 8. */
+export function dropoutSeedFor(cache, state) {
+  return mixSeed(state.seed ^ 0x5eed, cache.dropoutSample ?? 0);
+}
+
+/** Runs the layer (and the twin MHA) for the state; shared with chapter 8. */
+export async function runLayer(c, state, { trace = false } = {}) {
+  const lab = c.lab();
+  const inp = await deriveInputs(lab, state, c.cache);
+  const { B, L, x, lengths } = inp;
+  const E = state.E;
+  const H = state.H;
+  const cfg = { E, H, seed: state.seed, p: state.drop };
+  const item = c.objects.layer(lab, cfg);
+  const D = item.obj.headDim;
+  const factor = scoreFactor(state, D);
+  ObjectCache.setFactor(item, factor);
+  const mask = maskSpec(state.mask, lengths);
+  const dropoutSeed = dropoutSeedFor(c.cache, state);
+  const r = await item.obj.forward({ data: x, shape: [B, L, E] }, { mask, training: state.train, dropoutSeed, trace });
+  return { inp, item, r, mask, factor, dropoutSeed, D, cfg };
+}
+
+export default {
+  deps: ['text', 'text2', 'B', 'L', 'E', 'H', 'seed', 'mask', 'T', 'scale', 'pe', 'b', 'drop', 'train'],
+  mount(ctx, body) {
+    const evalBtn = h('button', { type: 'button', class: 'al-btn', id: 'ch7-eval' });
+    const trainBtn = h('button', { type: 'button', class: 'al-btn', id: 'ch7-train' });
+    evalBtn.addEventListener('click', () => ctx.set({ train: false }));
+    trainBtn.addEventListener('click', () => ctx.set({ train: true }));
+    const pRange = h('input', { type: 'range', id: 'ch7-p', min: '0', max: '0.9', step: '0.05' });
+    const pOut = h('output', { class: 'ctl-value', for: 'ch7-p' });
+    pRange.addEventListener('input', () => {
+      const r = checkValue('drop', Number(pRange.value));
+      if (!r.error) ctx.set({ drop: r.value });
+    });
+    const resample = h('button', { type: 'button', class: 'al-btn', id: 'ch7-resample' });
+    let bumpSample = () => {};
+    resample.addEventListener('click', () => bumpSample());
+    const maps = ['x', 'mha', 'drop', 'res', 'norm'].map((k) => ctx.heatmap({ palette: 'diverging', rowKind: 'token', colKind: 'dimension', maxSize: 720, cellMax: 24, maxHeight: 200, name: `ch7_${k}` }));
+    const note = h('p', { class: 'small muted' });
+    const stats = h('p', { class: 'check-line' });
+    const check = h('p', { class: 'check-line', id: 'ch7-check' });
+    const code = codeBlock('');
+
+    body.append(
+      ctx.text('p', 'ch7.p1'),
+      formula(f.v('y'), f.op('='), f.fn('LayerNorm'), '(', f.v('x'), f.op('+'), f.fn('Dropout'), '(', f.fn('MHA'), '(', f.v('x'), ',', f.v('x'), ',', f.v('x'), '))', ')'),
+      h('div', { class: 'inline-ctls' },
+        ctx.text('span', 'ch7.mode', { class: 'muted' }), h('span', { class: 'seg', role: 'group' }, evalBtn, trainBtn),
+        h('label', { class: 'inline-ctl', for: 'ch7-p' }, ctx.text('span', 'ch7.p'), pRange, pOut),
+        resample),
+      h('div', { class: 'figs' }, note, ...maps.map((m) => m.el), stats, check, code),
+      ctx.tryThis(['ch7.try1', 'ch7.try2']),
+    );
+
+    return {
+      async update(c, state) {
+        const t = c.t;
+        bumpSample = () => {
+          c.cache.dropoutSample = (c.cache.dropoutSample ?? 0) + 1;
+          if (!c.state().train) c.set({ train: true });
+          else c.invalidate(['train']);
+        };
+        evalBtn.textContent = t('ch7.eval');
+        trainBtn.textContent = t('ch7.train');
+        evalBtn.setAttribute('aria-pressed', String(!state.train));
+        trainBtn.setAttribute('aria-pressed', String(state.train));
+        resample.textContent = t('ch7.resample');
+        pRange.value = String(state.drop);
+        pOut.textContent = state.drop.toFixed(2);
+
+        const lab = c.lab();
+        const run = await runLayer(c, state);
+        const { inp, item, r, mask, factor, dropoutSeed } = run;
+        const { B, L, x, tokens } = inp;
+        const E = state.E;
+        const b = Math.min(state.b, B - 1);
+        const twin = c.objects.mhaLike(lab, item, run.cfg);
+        ObjectCache.setFactor(twin, factor);
+        const a = (await twin.obj.forward({ data: x, shape: [B, L, E] }, undefined, undefined, { mask, needWeights: false })).output.data;
+        const p = state.drop;
+        const dropped = new Float32Array(a.length);
+        let zeroed = 0;
+        for (let i = 0; i < a.length; i++) {
+          if (state.train && p > 0 && dropoutUniform(dropoutSeed, i) < p) {
+            dropped[i] = 0;
+            if (Math.floor(i / (L * E)) === b) zeroed++;
+          } else dropped[i] = state.train ? a[i] / (1 - p) : a[i];
+        }
+        const res = dropped.map((v, i) => v + x[i]);
+        const { gamma, beta } = item.original;
+        const y = layerNorm(res, E, gamma.data, beta.data, item.obj.eps);
+        const diff = maxAbsDiff(y, r.output.data);
+
+        const off = b * L * E;
+        const labels = tokens[b];
+        const list = [
+          [x, t('ch7.x', { L, E })],
+          [a, t('ch7.mha')],
+          [dropped, t('ch7.drop', { n: zeroed, total: L * E })],
+          [res, t('ch7.res')],
+          [r.output.data, t('ch7.norm')],
+        ];
+        list.forEach(([data, title], k) => {
+          maps[k].setData({ data, offset: off, rows: L, cols: E, rowLabels: labels, title, tensor: { data, shape: [B, L, E] }, dimNames: ['b', 'token', 'dimension'] });
+        });
+        note.textContent = t('ch7.batchNote', { b });
+        let mean = 0;
+        let sd = 0;
+        for (let i = 0; i < L; i++) {
+          let m = 0;
+          for (let j = 0; j < E; j++) m += r.output.data[off + i * E + j];
+          m /= E;
+          let v = 0;
+          for (let j = 0; j < E; j++) v += (r.output.data[off + i * E + j] - m) ** 2;
+          mean += m / L;
+          sd += Math.sqrt(v / E) / L;
+        }
+        stats.textContent = t('ch7.stats', { mean: fmt(mean, 3), std: fmt(sd, 3) });
+        check.textContent = t('ch7.check', { diff: diff === 0 ? '0' : diff.toExponential(2) });
+        check.dataset.diff = String(diff);
+        code.firstChild.textContent = [
+          `const layer = lab.selfAttentionLayer({ embedDim: ${E}, numHeads: ${state.H}, dropout: ${p}, seed: ${state.seed} });`,
+          `const { output } = await layer.forward(x, { training: ${state.train}${mask ? `, mask: ${JSON.stringify(mask)}` : ''}${state.train ? `, dropoutSeed: ${dropoutSeed}` : ''} });`,
+          `// x [${B}, ${L}, ${E}] → output [${B}, ${L}, ${E}]`,
+        ].join('\n');
+      },
+    };
+  },
+};

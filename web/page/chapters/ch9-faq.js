@@ -1,0 +1,123 @@
+// Chapter 9 — FAQ (tutorial 2's three questions), each with a live demo:
+// self-focus and entropy per head; parameter counts against H; and what
+// permute / contiguous() do to the memory order of a small tensor.
+import { h, fmt } from '../../components/lib/dom.js';
+import { rowEntropy } from '../../components/lib/tensor-math.js';
+import { HEAD_COLOURS } from '../../components/lib/shape-flow.js';
+import { deriveInputs, maskSpec, ObjectCache, scoreFactor } from '../lib/model.js';
+
+function barCell(v, max) {
+  const bar = h('span');
+  bar.style.setProperty('--w', String(max > 0 ? Math.min(1, v / max) : 0));
+  return h('td', null, h('div', { class: 'cellbar' }, h('span', { class: 'bar', 'aria-hidden': 'true' }, bar), h('span', null, fmt(v, 3))));
+}
+
+/** Memory-order demo: [L, E] with H heads of D = E/H. */
+function memoryDemo(t, L, E, H) {
+  const D = E / H;
+  const cell = (memIndex, jump) => {
+    const headOf = Math.floor((memIndex % E) / D);
+    const el = h('span', { class: `mem-cell${jump ? ' jump' : ''}`, title: `memory ${memIndex}` }, String(memIndex));
+    el.style.setProperty('--cell-bg', HEAD_COLOURS[headOf % HEAD_COLOURS.length]);
+    return el;
+  };
+  const row = (label, order) => h('div', { class: 'mem-row' }, h('span', { class: 'mem-label' }, label),
+    h('span', { class: 'mem-cells' }, order.map((m, k) => cell(m, k > 0 && m !== order[k - 1] + 1))));
+  const mem = Array.from({ length: L * E }, (_, i) => i);
+  // view [L, H, D]: strides (E, D, 1), reads in memory order.
+  const view = [];
+  for (let l = 0; l < L; l++) for (let hh = 0; hh < H; hh++) for (let d = 0; d < D; d++) view.push(l * E + hh * D + d);
+  // permute → [H, L, D]: strides (D, E, 1), same memory, read out of order.
+  const perm = [];
+  for (let hh = 0; hh < H; hh++) for (let l = 0; l < L; l++) for (let d = 0; d < D; d++) perm.push(l * E + hh * D + d);
+  const contiguous = perm.map((_, i) => i);
+  return h('div', { class: 'mem' },
+    row(t('ch9.d3.mem'), mem),
+    row(t('ch9.d3.view', { s: `${E}, ${D}, 1` }), view),
+    row(t('ch9.d3.perm', { s: `${D}, ${E}, 1` }), perm),
+    h('div', { class: 'mem-row' }, h('span', { class: 'mem-label' }, t('ch9.d3.cont', { s: `${L * D}, ${D}, 1` })),
+      h('span', { class: 'mem-cells' }, contiguous.map((_, k) => {
+        const src = perm[k];
+        const el = h('span', { class: 'mem-cell', title: `copy of memory ${src}` }, String(src));
+        el.style.setProperty('--cell-bg', HEAD_COLOURS[Math.floor((src % E) / D) % HEAD_COLOURS.length]);
+        return el;
+      }))),
+    h('p', { class: 'al-error small' }, t('ch9.d3.err', { msg: t('ch9.d3.errMsg') })));
+}
+
+export default {
+  deps: ['text', 'text2', 'B', 'L', 'E', 'H', 'seed', 'mask', 'T', 'scale', 'pe', 'b'],
+  mount(ctx, body) {
+    const d1 = h('div', { class: 'table-scroll' });
+    const d2 = h('div', { class: 'table-scroll' });
+    const d2p = h('p', { class: 'small' });
+    const hSel = h('select', { class: 'al-select', id: 'ch9-h', 'aria-label': 'H' }, [1, 2, 4].map((n) => h('option', { value: String(n), selected: n === 2 }, `H = ${n}`)));
+    const d3p = h('p', { class: 'small' });
+    const d3 = h('div');
+    const drawMem = () => {
+      const Hm = Number(hSel.value);
+      d3p.textContent = ctx.t('ch9.d3', { L: 3, E: 4, H: Hm });
+      d3.replaceChildren(memoryDemo(ctx.t, 3, 4, Hm));
+    };
+    hSel.addEventListener('change', drawMem);
+    body.append(
+      h('div', { class: 'faq' }, ctx.text('h3', 'ch9.q1'), ctx.text('p', 'ch9.a1'), ctx.text('p', 'ch9.d1', { class: 'small' }), d1),
+      h('div', { class: 'faq' }, ctx.text('h3', 'ch9.q2'), ctx.text('p', 'ch9.a2'), d2p, d2),
+      h('div', { class: 'faq' }, ctx.text('h3', 'ch9.q3'), ctx.text('p', 'ch9.a3'), h('div', { class: 'inline-ctls' }, hSel), d3p, d3),
+    );
+
+    return {
+      setMessages() {
+        drawMem();
+      },
+      async update(c, state) {
+        const t = c.t;
+        const lab = c.lab();
+        drawMem();
+        // Q2 first: it needs no computation and stays valid when E % H ≠ 0.
+        const E = state.E;
+        const rows = [];
+        for (const Hh of [1, 2, 4, 8, 16, 32, 64]) {
+          if (E % Hh) continue;
+          const split = 4 * E * E + 4 * E;
+          const full = 3 * (Hh * E * E + Hh * E) + (Hh * E * E + E);
+          rows.push(h('tr', { class: Hh === state.H ? 'current' : '' }, h('td', { class: 'num' }, String(Hh)), h('td', { class: 'num' }, String(E / Hh)), h('td', { class: 'num' }, split.toLocaleString('en')), h('td', { class: 'num' }, full.toLocaleString('en'))));
+        }
+        d2p.textContent = t('ch9.d2', { E });
+        d2.replaceChildren(h('table', { class: 'data' },
+          h('thead', null, h('tr', null, ['ch9.d2.th.H', 'ch9.d2.th.D', 'ch9.d2.th.split', 'ch9.d2.th.full'].map((k) => h('th', { class: 'num', scope: 'col' }, t(k))))),
+          h('tbody', null, rows)));
+
+        // Q1: self-focus and entropy of bare attention vs each head.
+        const inp = await deriveInputs(lab, state, c.cache);
+        const { B, L, x, lengths } = inp;
+        const b = Math.min(state.b, B - 1);
+        const x0 = x.subarray(b * L * E, (b + 1) * L * E);
+        const bare = await lab.selfAttention({ data: x0, shape: [L, E] });
+        const item = c.objects.mha(lab, { E, H: state.H, seed: state.seed });
+        ObjectCache.setFactor(item, scoreFactor(state, item.obj.headDim));
+        const r = await item.obj.forward({ data: x, shape: [B, L, E] }, undefined, undefined, { mask: maskSpec(state.mask, lengths) });
+        const stats = (w, off) => {
+          let diag = 0;
+          for (let i = 0; i < L; i++) diag += w[off + i * L + i];
+          const ent = rowEntropy(w, L, L, off);
+          return { self: diag / L, ent: ent.reduce((a, v) => a + v, 0) / L };
+        };
+        const list = [[t('ch9.d1.bare'), stats(bare.weights.data, 0)]];
+        const H = state.H;
+        const avg = { self: 0, ent: 0 };
+        for (let hh = 0; hh < H; hh++) {
+          const s = stats(r.weights.data, (b * H + hh) * L * L);
+          avg.self += s.self / H;
+          avg.ent += s.ent / H;
+          if (hh < 16) list.push([t('ch9.d1.head', { h: hh }), s]);
+        }
+        list.push([t('ch9.d1.avg'), avg]);
+        const maxEnt = Math.log(L) || 1;
+        d1.replaceChildren(h('table', { class: 'data faq-heads' },
+          h('thead', null, h('tr', null, h('th', { scope: 'col' }, t('ch9.d1.th.who')), h('th', { scope: 'col' }, t('ch9.d1.th.self')), h('th', { scope: 'col' }, `${t('ch9.d1.th.ent')} (≤ ${fmt(maxEnt, 3)})`))),
+          h('tbody', null, list.map(([name, s]) => h('tr', null, h('th', { scope: 'row' }, name), barCell(s.self, 1), barCell(s.ent, maxEnt))))));
+      },
+    };
+  },
+};
