@@ -1,8 +1,39 @@
 #!/usr/bin/env bash
 # npm run bench — builds if needed, then prints the benchmark tables.
+#
+#   npm run bench                     Node: ours vs onnxruntime-web vs tfjs-wasm (bench/bench.mjs)
+#   npm run bench -- --quick          a short pass (1 repeat, short budgets, no long run)
+#   npm run bench -- --browser        the same in headless Chromium
+#   npm run bench -- --native [ARGS]  Google Benchmark binaries (bench/native/), AVX2 and,
+#                                     when the CPU has it, AVX-512; ARGS go to the binaries
+#                                     (e.g. --benchmark_filter=Gemm)
+# See `node bench/bench.mjs --help` for the other options.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+
+pin=()
+if command -v taskset >/dev/null 2>&1 && taskset -c 1 true 2>/dev/null; then pin=(taskset -c 1); fi
+
+if [[ "${1:-}" == "--native" ]]; then
+  shift
+  arches=(avx2)
+  if grep -qw avx512f /proc/cpuinfo 2>/dev/null; then arches+=(avx512); fi
+  mkdir -p bench/results
+  for arch in "${arches[@]}"; do
+    dir="build/native-bench-$arch"
+    cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DATTNLAB_BUILD_BENCH=ON \
+      -DATTNLAB_BUILD_TESTS=OFF -DATTNLAB_NATIVE_ARCH="$arch" >/dev/null
+    cmake --build "$dir" -j 2 >/dev/null
+    for b in gemm_benchmark attention_benchmark; do
+      echo "== $b ($arch)"
+      "${pin[@]}" "$dir/attnlab_$b" --benchmark_out="bench/results/native-$b-$arch.json" \
+        --benchmark_out_format=json "$@"
+    done
+  done
+  exit 0
+fi
+
 if [ ! -f web/dist/attention_lab_simd.wasm ] || [ ! -f web/dist/attention_lab_scalar.wasm ]; then
   bash scripts/build.sh
 fi

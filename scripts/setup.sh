@@ -36,6 +36,7 @@ PACKAGES=(
   libxsimd-dev
   googletest
   libgtest-dev
+  libbenchmark-dev
   nlohmann-json3-dev
   wabt
   chromium

@@ -5,6 +5,7 @@
 #   2. build        scripts/build.sh (both wasm variants → web/dist/)
 #   3. native       scripts/test-native.sh release  (CTest, Release, AVX2)
 #   4. native-asan  scripts/test-native.sh asan     (CTest, Debug, ASan + UBSan)
+#   4b. fuzz        scripts/fuzz.sh --short         (libFuzzer + ASan/UBSan, ~30 s from tests/fuzz/corpus)
 #   5. jest         Jest (tests/js)
 #   6. browser      node tests/browser/run.mjs      (when present)
 #   7. types        tsc -p tests/types/tsconfig.json (when present)
@@ -37,6 +38,7 @@ note_for() {
     native*) line="$(grep -E 'tests passed, [0-9]+ tests? failed out of' "$log" | tail -n 1 || true)" ;;
     jest) line="$(grep -E '^Tests: ' "$log" | tail -n 1 | sed 's/  */ /g' || true)" ;;
     browser) line="$(grep -E '[0-9]+ passed' "$log" | tail -n 1 || true)" ;;
+    fuzz) line="$(grep -E '^fuzz: ' "$log" | tail -n 1 || true)" ;;
   esac
   printf '%s' "$line"
 }
@@ -83,6 +85,13 @@ section build "build: wasm SIMD + scalar → web/dist/" \
 # 3–4. Native CTest, plain and sanitized.
 section native "native: CTest, Release (build/native)" bash scripts/test-native.sh release
 section native-asan "native-asan: CTest, Debug + ASan/UBSan (build/native-asan)" bash scripts/test-native.sh asan
+
+# 4b. libFuzzer short pass over the committed corpus (clang, ASan + UBSan).
+if [[ -f scripts/fuzz.sh ]]; then
+  section fuzz "fuzz: libFuzzer short pass, ~30 s (build/fuzz, tests/fuzz/corpus)" bash scripts/fuzz.sh --short 30
+else
+  skip fuzz "fuzz: libFuzzer short pass" "scripts/fuzz.sh not found"
+fi
 
 # 5. Jest (Node, ESM).
 section jest "jest: tests/js" node --experimental-vm-modules node_modules/jest/bin/jest.js --ci

@@ -33,6 +33,11 @@ class AlignedBuffer {
   int64_t capacity_ = 0;
 };
 
+// True when `bytes` can be allocated right now (malloc'd and freed at once).
+// For code that then allocates with std::vector: in the wasm build exceptions
+// are disabled and a failed std::vector allocation aborts the module.
+bool CanAllocate(int64_t bytes);
+
 // a * b, false on overflow or when either is negative.
 bool CheckedMul(int64_t a, int64_t b, int64_t* out);
 

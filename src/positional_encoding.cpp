@@ -3,6 +3,8 @@
 // Angles are formed and evaluated in double precision: at pos ~ 5000 a float32
 // angle is already off by ~3e-4 radians, which would show in the heatmap.
 #include <cmath>
+#include <cstdlib>
+#include <memory>
 #include <sstream>
 #include <vector>
 
@@ -27,9 +29,16 @@ Status PositionalEncoding(int64_t seq_len, int64_t d_model, double base,
   s = internal::CheckPointer("out", out);
   if (!s.ok()) return s;
 
-  // [E]: the inverse frequency of each column pair, shared by all rows.
+  // [E/2]: the inverse frequency of each column pair, shared by all rows.
+  // malloc, not std::vector: in the wasm build exceptions are disabled and a
+  // failed std::vector allocation aborts the module (dModel may be 2^28).
   const int64_t pairs = (d_model + 1) / 2;
-  std::vector<double> inv_freq(static_cast<size_t>(pairs));
+  std::unique_ptr<double, void (*)(void*)> inv_freq_buf(
+      static_cast<double*>(std::malloc(static_cast<size_t>(pairs) * sizeof(double))), std::free);
+  if (!inv_freq_buf) {
+    return Status::OutOfMemory("out of memory for the encoding's frequencies (wasm memory is limited to 2 GiB)");
+  }
+  double* inv_freq = inv_freq_buf.get();
   const double log_base = std::log(base);
   for (int64_t i = 0; i < pairs; ++i) {
     inv_freq[i] = std::exp(-static_cast<double>(2 * i) * log_base /

@@ -85,6 +85,14 @@ Status SelfAttentionLayer::Forward(const LayerForwardArgs& a) {
   if (!(s = internal::TensorElements("x", {a.batch, a.seq_len, e}, &n)).ok()) return s;
   if (!(s = internal::CheckPointer("x", a.x)).ok()) return s;
   if (!(s = internal::CheckPointer("output", a.output)).ok()) return s;
+  // Sizes the MHA checks again, checked here too so that an oversized call is
+  // refused before the [B, L, E] buffer below is allocated.
+  int64_t nw = 0;
+  if (!(s = internal::TensorElements("the projected input", {a.batch, a.seq_len, 3, e}, &nw)).ok()) return s;
+  if (a.weights != nullptr &&
+      !(s = internal::TensorElements("weights", {a.batch, im.config.mha.num_heads, a.seq_len, a.seq_len}, &nw)).ok()) {
+    return s;
+  }
   if (!im.attn.Reserve(n)) return Status::OutOfMemory("forward: out of memory");
 
   MhaForwardArgs m;

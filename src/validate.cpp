@@ -35,6 +35,15 @@ bool AlignedBuffer::Reserve(int64_t floats) {
   return true;
 }
 
+bool CanAllocate(int64_t bytes) {
+  if (bytes < 0) return false;
+  // Through a volatile so the compiler cannot elide the malloc/free pair.
+  void* volatile p = std::malloc(static_cast<size_t>(bytes));
+  if (p == nullptr) return false;
+  std::free(p);
+  return true;
+}
+
 bool CheckedMul(int64_t a, int64_t b, int64_t* out) {
   if (a < 0 || b < 0) return false;
   if (a != 0 && b > std::numeric_limits<int64_t>::max() / a) return false;

@@ -34,10 +34,12 @@ async function loadWasm(opts) {
   const variant = wasmVariantFor(opts.backend === 'webgpu' ? 'auto' : opts.backend);
   const moduleArgs = {};
   if (opts.wasmBinary) moduleArgs.wasmBinary = opts.wasmBinary;
-  const defaultUrl = WASM_URLS[variant]();
+  // The default URL is formed only when needed: in IIFE/CommonJS bundles
+  // import.meta.url is not a URL, and callers there pass locateFile or
+  // wasmBinary.
   moduleArgs.locateFile = (name) => {
     if (opts.locateFile) return opts.locateFile(name, variant);
-    return name.endsWith('.wasm') ? defaultUrl : name;
+    return name.endsWith('.wasm') ? WASM_URLS[variant]() : name;
   };
   return loadVariant(variant, GLUE[variant], moduleArgs);
 }

@@ -16,6 +16,14 @@ export function simdSupported() {
   }
 }
 
+function validWasm(bytes) {
+  try {
+    return typeof WebAssembly === 'object' && WebAssembly.validate(bytes);
+  } catch {
+    return false;
+  }
+}
+
 export const BACKENDS = ['auto', 'wasm', 'wasm-scalar', 'webgpu'];
 
 export function checkInitOptions(options) {
@@ -24,6 +32,9 @@ export function checkInitOptions(options) {
   }
   const opts = options ?? {};
   const backend = opts.backend ?? 'auto';
+  if (typeof backend !== 'string') {
+    throw typeError('init', `backend must be a string, one of ${BACKENDS.map((b) => `'${b}'`).join(', ')}, got ${describe(backend)}`);
+  }
   if (!BACKENDS.includes(backend)) {
     throw rangeError('init', `backend must be one of ${BACKENDS.map((b) => `'${b}'`).join(', ')}, got ${describe(backend)}`);
   }
@@ -32,6 +43,9 @@ export function checkInitOptions(options) {
   }
   if (opts.wasmBinary !== undefined && !(opts.wasmBinary instanceof ArrayBuffer) && !ArrayBuffer.isView(opts.wasmBinary)) {
     throw typeError('init', `wasmBinary must be an ArrayBuffer or Uint8Array, got ${describe(opts.wasmBinary)}`);
+  }
+  if (opts.wasmBinary !== undefined && !validWasm(opts.wasmBinary)) {
+    throw rangeError('init', `wasmBinary is not a valid WebAssembly module (${opts.wasmBinary.byteLength} bytes); pass the bytes of attention_lab_simd.wasm or attention_lab_scalar.wasm`);
   }
   return { ...opts, backend };
 }
@@ -50,7 +64,17 @@ export function loadVariant(variant, importFactory, moduleArgs) {
       ...moduleArgs,
       print: () => {},
       printErr: () => {},
-    })).then((Module) => createWasmBackend(Module, variant === 'simd' ? 'wasm' : 'wasm-scalar'));
+    })).then((Module) => {
+      if (typeof Module?.sdpa !== 'function' || typeof Module?.lastError !== 'function') {
+        throw new Error('the module does not export the attention-lab bindings');
+      }
+      return createWasmBackend(Module, variant === 'simd' ? 'wasm' : 'wasm-scalar');
+    }).catch((e) => {
+      // Emscripten reports a bad module as "Aborted(...)" or a bare TypeError:
+      // say which file or option it came from.
+      const source = moduleArgs.wasmBinary ? 'the wasmBinary option' : `attention_lab_${variant}.wasm`;
+      throw new Error(`init: could not instantiate the '${variant}' wasm module from ${source}: ${e && e.message ? e.message : e}`, { cause: e });
+    });
     promise.catch(() => instances.delete(key));
     instances.set(key, promise);
   }

@@ -193,9 +193,19 @@ export function createWasmBackend(Module, name) {
       });
     },
 
-    /** Bytes of wasm memory currently in use by the allocator's heap (for leak tests). */
+    /** Benchmark hook (bench/): ms per call of the packed GEMM C[m,n] = A[m,k]·B[k,n]. */
+    gemmBench(m, n, k, iterations) {
+      return Module.benchGemm(m, n, k, iterations);
+    },
+
+    /** Size of the wasm memory in bytes (it grows on demand and never shrinks). */
     memoryBytes() {
       return Module.HEAPU8.length;
+    },
+
+    /** Bytes currently allocated by malloc in the wasm heap (for leak tests). */
+    heapBytesInUse() {
+      return Module.heapBytesInUse();
     },
   };
 }
