@@ -79,14 +79,21 @@ inline bool UniformIfAllNegInf(float* s, int64_t valid, int64_t lk,
 // ---------------------------------------------------------------------------
 // Row softmax, scalar: s[0, valid) holds raw scores; on return it holds the
 // probabilities, and the probability of each implicit column is returned.
-float SoftmaxRowScalar(float* s, int64_t valid, int64_t lk, float scale,
-                       const RowMask& m) {
-  float mx = valid < lk ? kMaskFill : -std::numeric_limits<float>::infinity();
+// s[j] = mask(s[j]·scale) for j < valid; returns the max (-inf if none).
+float ScaleMaskMaxScalar(float* s, int64_t valid, float scale, const RowMask& m) {
+  float mx = -std::numeric_limits<float>::infinity();
   for (int64_t j = 0; j < valid; ++j) {
     const float x = MaskOne(s[j] * scale, m, j);
     s[j] = x;
     mx = std::max(mx, x);
   }
+  return mx;
+}
+
+float SoftmaxRowScalar(float* s, int64_t valid, int64_t lk, float scale,
+                       const RowMask& m) {
+  float mx = ScaleMaskMaxScalar(s, valid, scale, m);
+  if (valid < lk) mx = std::max(mx, kMaskFill);
   float tail = 0.0f;
   if (UniformIfAllNegInf(s, valid, lk, mx, &tail)) return tail;
   float sum = 0.0f;
@@ -158,8 +165,7 @@ inline Batch MaskBatch(const Batch& x, const RowMask& m, int64_t j) {
   }
 }
 
-float SoftmaxRowSimd(float* s, int64_t valid, int64_t lk, float scale,
-                     const RowMask& m) {
+float ScaleMaskMaxSimd(float* s, int64_t valid, float scale, const RowMask& m) {
   const Batch vscale(scale);
   Batch vmax(-std::numeric_limits<float>::infinity());
   int64_t j = 0;
@@ -174,6 +180,13 @@ float SoftmaxRowSimd(float* s, int64_t valid, int64_t lk, float scale,
     s[j] = x;
     mx = std::max(mx, x);
   }
+  return mx;
+}
+
+float SoftmaxRowSimd(float* s, int64_t valid, int64_t lk, float scale,
+                     const RowMask& m) {
+  float mx = ScaleMaskMaxSimd(s, valid, scale, m);
+  int64_t j = 0;
   if (valid < lk) mx = std::max(mx, kMaskFill);
   float tail = 0.0f;
   if (UniformIfAllNegInf(s, valid, lk, mx, &tail)) return tail;
@@ -214,12 +227,7 @@ float SoftmaxRowSimd(float* s, int64_t valid, int64_t lk, float scale,
 // m_new) by which the row's accumulated output must be rescaled.
 float OnlineTileScalar(float* s, int64_t valid, int64_t cols, float scale,
                        const RowMask& m, float* run_max, float* run_sum) {
-  float mx = -std::numeric_limits<float>::infinity();
-  for (int64_t j = 0; j < valid; ++j) {
-    const float x = MaskOne(s[j] * scale, m, j);
-    s[j] = x;
-    mx = std::max(mx, x);
-  }
+  const float mx = ScaleMaskMaxScalar(s, valid, scale, m);
   const float m_new = std::max(*run_max, mx);
   const float alpha = *run_max == -std::numeric_limits<float>::infinity()
                           ? 0.0f : std::exp(*run_max - m_new);
@@ -242,20 +250,8 @@ float OnlineTileScalar(float* s, int64_t valid, int64_t cols, float scale,
 #if ATTNLAB_SIMD
 float OnlineTileSimd(float* s, int64_t valid, int64_t cols, float scale,
                      const RowMask& m, float* run_max, float* run_sum) {
-  const Batch vscale(scale);
-  Batch vmax(-std::numeric_limits<float>::infinity());
+  const float mx = ScaleMaskMaxSimd(s, valid, scale, m);
   int64_t j = 0;
-  for (; j + kWidth <= valid; j += kWidth) {
-    const Batch x = MaskBatch(Batch::load_unaligned(s + j) * vscale, m, j);
-    x.store_unaligned(s + j);
-    vmax = xsimd::max(vmax, x);
-  }
-  float mx = ReduceMax(vmax);
-  for (; j < valid; ++j) {
-    const float x = MaskOne(s[j] * scale, m, j);
-    s[j] = x;
-    mx = std::max(mx, x);
-  }
   const float m_new = std::max(*run_max, mx);
   const float alpha = *run_max == -std::numeric_limits<float>::infinity()
                           ? 0.0f : std::exp(*run_max - m_new);

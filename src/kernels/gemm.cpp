@@ -55,20 +55,9 @@ PackedB PackB(int64_t k, int64_t n, const float* src, int64_t sk, int64_t sn,
 void Gemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
           const PackedB& b, const float* bias, float* c, int64_t ldc) {
   for (int64_t i = 0; i < m; ++i) {
-    float* crow = c + i * ldc;
-    const float* arow = a + i * lda;
-    for (int64_t j = 0; j < n; ++j) crow[j] = bias ? bias[j] : 0.0f;
-    for (int64_t p = 0; p * b.nr < n; ++p) {
-      const int64_t j0 = p * b.nr;
-      const int64_t cols = std::min(b.nr, n - j0);
-      const float* panel = b.data + p * b.panel_stride;
-      for (int64_t kk = 0; kk < k; ++kk) {
-        const float av = arow[kk];
-        const float* brow = panel + kk * b.nr;
-        for (int64_t j = 0; j < cols; ++j) crow[j0 + j] += av * brow[j];
-      }
-    }
+    for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = bias ? bias[j] : 0.0f;
   }
+  GemmAcc(m, n, k, a, lda, b, c, ldc);
 }
 
 void GemmAcc(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
