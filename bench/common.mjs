@@ -1,0 +1,271 @@
+// Shared by the driver, the Node child scripts and the browser page: the case
+// list, deterministic data (identical inputs and weights in every
+// implementation), FLOP counts and the timing loop. Plain JS only — no Node
+// imports — so the browser page can import it too.
+
+// ---- deterministic data ----------------------------------------------------
+
+/** n uniform floats in [lo, hi) from a 32-bit LCG (same in every process). */
+export function rand(n, seed, lo = -0.5, hi = 0.5) {
+  let s = (seed * 2654435761) >>> 0;
+  const a = new Float32Array(n);
+  const w = hi - lo;
+  for (let i = 0; i < n; i++) {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+    a[i] = lo + (s / 2 ** 32) * w;
+  }
+  return a;
+}
+
+/**
+ * MHA weights in the 'keras' layout (Dense kernels [in, out], y = x·W + b):
+ * exactly what an ONNX MatMul or tf.matMul takes as its right-hand side, and
+ * what ours accepts with setWeights(…, { layout: 'keras' }).
+ */
+export function mhaWeights(E) {
+  const lim = Math.sqrt(6 / (E + E)); // Xavier uniform
+  const w = (seed) => rand(E * E, seed, -lim, lim);
+  const b = (seed) => rand(E, seed, -0.1, 0.1);
+  return { wq: w(101), bq: b(102), wk: w(103), bk: b(104), wv: w(105), bv: b(106), wo: w(107), bo: b(108) };
+}
+
+/** Inputs of one case: { name: Float32Array } (see CASES for the names). */
+export function caseInputs(c) {
+  switch (c.kind) {
+    case 'mha':
+      return c.lq === c.lk
+        ? { x: rand(c.B * c.lq * c.E, 11, -1, 1) }
+        : { q: rand(c.B * c.lq * c.E, 12, -1, 1), kv: rand(c.B * c.lk * c.E, 13, -1, 1) };
+    case 'sdpa':
+      return {
+        q: rand(c.B * c.H * c.lq * c.D, 14, -1, 1),
+        k: rand(c.B * c.H * c.lk * c.D, 15, -1, 1),
+        v: rand(c.B * c.H * c.lk * c.D, 16, -1, 1),
+      };
+    case 'gemm':
+      return { a: rand(c.M * c.K, 21, -1, 1), b: rand(c.K * c.N, 22, -1, 1) };
+    case 'layernorm':
+      return { x: rand(c.rows * c.dim, 31, -2, 2), gamma: rand(c.dim, 32, 0.5, 1.5), beta: rand(c.dim, 33, -0.5, 0.5) };
+    case 'pe':
+      return { pos: Float32Array.from({ length: c.L }, (_, i) => i) };
+    default:
+      return {};
+  }
+}
+
+/** 1/base^(2i/d) for i < ceil(d/2), rounded to float32 (fed to the peers). */
+export function peInvFreq(d, base = 10000) {
+  const half = Math.ceil(d / 2);
+  return Float32Array.from({ length: half }, (_, i) => Math.pow(base, -(2 * i) / d));
+}
+
+export const LN_EPS = 1e-5;
+
+// ---- cases -------------------------------------------------------------------
+
+const mha = (B, L, E, H, needWeights, extra = {}) => ({
+  id: `mha-${B}x${L}x${E}h${H}${needWeights ? '-w' : ''}`,
+  kind: 'mha', B, lq: L, lk: L, E, H, causal: true, needWeights,
+  label: `MHA [${B},${L},${E},H${H}] causal${needWeights ? ' +weights' : ''}`,
+  ...extra,
+});
+
+/**
+ * Every case. `quick: false` marks what --quick leaves out; `long` is the
+ * long-sequence run (ours only, --long / default when enabled).
+ */
+export const CASES = [
+  mha(2, 5, 512, 8, false),
+  mha(1, 128, 512, 8, false),
+  mha(1, 512, 768, 12, false),
+  mha(2, 5, 512, 8, true, { quick: false }),
+  mha(1, 128, 512, 8, true, { quick: false }),
+  mha(1, 512, 768, 12, true, { quick: false }),
+  {
+    id: 'decode-1x1x512h8-k512', kind: 'mha', B: 1, lq: 1, lk: 512, E: 512, H: 8, causal: false, needWeights: false,
+    label: 'MHA decode Lq=1 Lk=512 E512 H8',
+  },
+  {
+    id: 'sdpa-decode-h8-k512', kind: 'sdpa', B: 1, H: 8, lq: 1, lk: 512, D: 64, causal: false, needWeights: false,
+    label: 'SDPA decode Lq=1 Lk=512 H8 D64 (KV cached)',
+  },
+  { id: 'gemm-128x512x512', kind: 'gemm', M: 128, K: 512, N: 512, label: 'GEMM M128 K512 N512' },
+  { id: 'gemm-128x512x1536', kind: 'gemm', M: 128, K: 512, N: 1536, label: 'GEMM M128 K512 N1536' },
+  { id: 'gemm-512x768x768', kind: 'gemm', M: 512, K: 768, N: 768, label: 'GEMM M512 K768 N768' },
+  { id: 'layernorm-128x512', kind: 'layernorm', rows: 128, dim: 512, label: 'LayerNorm [128,512]' },
+  { id: 'pe-512x512', kind: 'pe', L: 512, D: 512, label: 'PosEnc [512,512]' },
+  { id: 'ceiling', kind: 'ceiling', label: 'ceiling f32x4 mul+add' },
+  {
+    id: 'mha-long-1x16384x512h8', kind: 'mha', B: 1, lq: 16384, lk: 16384, E: 512, H: 8, causal: true, needWeights: false,
+    long: true, label: 'MHA [1,16384,512,H8] causal',
+  },
+];
+
+export const caseById = (id) => {
+  const c = CASES.find((x) => x.id === id);
+  if (!c) throw new Error(`unknown case ${id}`);
+  return c;
+};
+
+/** FLOPs of one call (a multiply-add counts 2; softmax/LN/PE counted by element). */
+export function caseFlops(c) {
+  switch (c.kind) {
+    case 'mha': {
+      const proj = 2 * c.B * (2 * c.lq + 2 * c.lk) * c.E * c.E; // Q, O on Lq rows; K, V on Lk rows
+      let pairs = c.lq * c.lk;
+      if (c.causal) pairs = Array.from({ length: c.lq }, (_, i) => Math.min(i + 1, c.lk)).reduce((a, b) => a + b, 0);
+      return proj + 2 * 2 * c.B * pairs * c.E; // QKᵀ and P·V over all heads
+    }
+    case 'sdpa':
+      return 2 * 2 * c.B * c.H * c.lq * c.lk * c.D;
+    case 'gemm':
+      return 2 * c.M * c.N * c.K;
+    case 'layernorm':
+      return 8 * c.rows * c.dim;
+    case 'pe':
+      return c.L * c.D; // one transcendental per element (not GFLOP-comparable)
+    default:
+      return 0;
+  }
+}
+
+// ---- implementations -------------------------------------------------------
+
+/** Which implementation variants apply to a case (ours + peers). */
+export function implsFor(c, { browser = false } = {}) {
+  const ours = ['ours-simd', 'ours-scalar', ...(browser ? ['ours-webgpu'] : [])];
+  if (c.long) return ['ours-simd'];
+  switch (c.kind) {
+    case 'mha':
+      if (c.lq !== c.lk) return [...ours, 'ort-mha', 'ort-attn23', 'ort-ops', 'tfjs'];
+      if (c.needWeights) return [...ours, 'ort-attn23', 'ort-ops', 'tfjs'];
+      return [...ours, 'ort-attn', 'ort-mha', 'ort-attn23', 'ort-ops', 'tfjs'];
+    case 'sdpa':
+      return [...ours, 'ort-mha', 'ort-attn23', 'ort-ops', 'tfjs'];
+    case 'gemm':
+    case 'layernorm':
+    case 'pe':
+      return [...ours, 'ort-ops', 'tfjs'];
+    case 'ceiling':
+      return ['ceiling'];
+    default:
+      return [];
+  }
+}
+
+export const IMPL_LABEL = {
+  'ours-simd': 'ours wasm SIMD',
+  'ours-scalar': 'ours wasm scalar',
+  'ours-webgpu': 'ours webgpu',
+  'ort-attn': 'ORT com.microsoft.Attention',
+  'ort-mha': 'ORT com.microsoft.MultiHeadAttention',
+  'ort-attn23': 'ORT onnx Attention (opset 23)',
+  'ort-ops': 'ORT plain ops',
+  tfjs: 'tfjs-backend-wasm',
+  ceiling: 'measured ceiling',
+};
+
+// ---- timing ----------------------------------------------------------------
+
+export function median(xs) {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+}
+
+const now = () => performance.now();
+// CPU time of this process in ms (Node only): with the process pinned to one
+// core, cpu / wall over the timed loop is the share of that core it got.
+const cpuNow = typeof process !== 'undefined' && process.cpuUsage
+  ? () => { const u = process.cpuUsage(); return (u.user + u.system) / 1000; }
+  : null;
+
+/**
+ * Times `call` (sync or async): warm-up for ~15% of the budget (at least one
+ * call), then samples until the budget is spent and minRuns are in.
+ */
+export async function measure(call, { budgetMs = 1500, minRuns = 5, maxRuns = 500, warmup = 2 } = {}) {
+  const tw = now();
+  for (let i = 0; i < warmup || (now() - tw < budgetMs * 0.15 && i < 50); i++) {
+    const r = call();
+    if (r && typeof r.then === 'function') await r;
+    if (i === 0 && now() - tw > budgetMs) break; // a slow call: one warm-up is enough
+  }
+  const times = [];
+  const cpu = [];
+  const t0 = now();
+  while (times.length < minRuns || (now() - t0 < budgetMs && times.length < maxRuns)) {
+    const ca = cpuNow?.();
+    const a = now();
+    const r = call();
+    if (r && typeof r.then === 'function') await r;
+    times.push(now() - a);
+    if (cpuNow) cpu.push(cpuNow() - ca);
+  }
+  return summarize(times, cpu);
+}
+
+// median/min wall ms per call; with CPU times (Node): the median CPU ms per
+// call and the share of the core the process got (cpu / wall).
+function summarize(times, cpu) {
+  const out = { median: median(times), min: Math.min(...times), runs: times.length };
+  if (cpu.length) {
+    out.cpuMedian = median(cpu);
+    out.cpuShare = Math.min(1, cpu.reduce((a, b) => a + b, 0) / times.reduce((a, b) => a + b, 0));
+  }
+  return out;
+}
+
+/** Max |a - b| over two arrays of equal length (Infinity if they differ in length or hold NaN). */
+export function maxAbsDiff(a, b) {
+  if (!a || !b || a.length !== b.length) return Infinity;
+  let m = 0;
+  for (let i = 0; i < a.length; i++) {
+    const d = Math.abs(a[i] - b[i]);
+    if (!(d <= m)) m = Number.isNaN(d) ? Infinity : d;
+  }
+  return m;
+}
+
+// ---- one measurement (Node child or browser page) ---------------------------
+
+/** Shared by Node and the browser page: prepare, time, collect the outputs. */
+export async function runOne(prepare, spec, env) {
+  const c = caseById(spec.case);
+  let h;
+  try {
+    h = await prepare(c, spec.impl, env);
+  } catch (err) {
+    if (err && err.skip) return { skip: err.message };
+    return { error: String(err && err.stack || err) };
+  }
+  try {
+    const opts = { budgetMs: spec.budgetMs ?? 1500, minRuns: spec.minRuns ?? 5, maxRuns: spec.maxRuns ?? 500 };
+    if (h.warmup !== undefined) opts.warmup = h.warmup;
+    const t = h.sample ? await measureSamples(h.sample, opts) : await measure(h.call, opts);
+    const outputs = spec.dump ? await h.outputs?.() : undefined;
+    const info = { ...(h.info ?? {}), ...(h.after ? await h.after() : {}) };
+    return { ...t, flops: h.flops, info, outputs };
+  } catch (err) {
+    return { error: String(err && err.stack || err) };
+  }
+}
+
+// For implementations that time themselves (benchGemm, the ceiling): each
+// sample() returns milliseconds per call.
+async function measureSamples(sample, { budgetMs, minRuns, maxRuns }) {
+  sample();
+  const times = [];
+  const cpu = [];
+  const t0 = now();
+  while (times.length < minRuns || (now() - t0 < budgetMs && times.length < maxRuns)) {
+    const ca = cpuNow?.();
+    const a = now();
+    const ms = await sample();
+    const wall = now() - a;
+    times.push(ms);
+    // CPU ms of the timed part: the sample's own time scaled by cpu/wall.
+    if (cpuNow) cpu.push(ms * Math.min(1, (cpuNow() - ca) / wall));
+  }
+  return summarize(times, cpu);
+}

@@ -1,0 +1,59 @@
+// Peer: onnxruntime-web, wasm execution provider, numThreads = 1, its .wasm
+// from its own npm package (env.wasm.wasmPaths). Models from onnx-models.mjs.
+// Node child: node bench/impl-ort.mjs '<spec json>' (see node-env.mjs).
+import { caseInputs, caseFlops } from './common.mjs';
+
+export async function prepare(c, impl, env) {
+  const ort = await env.loadOrt();
+  const bytes = await env.modelBytes(c, impl);
+  const session = await ort.InferenceSession.create(bytes, {
+    executionProviders: ['wasm'],
+    graphOptimizationLevel: 'all',
+    intraOpNumThreads: 1,
+    interOpNumThreads: 1,
+  });
+  const inp = caseInputs(c);
+  const T = (data, dims) => new ort.Tensor('float32', data, dims);
+  let feeds;
+  switch (c.kind) {
+    case 'mha':
+      feeds = c.lq === c.lk
+        ? { x: T(inp.x, [c.B, c.lq, c.E]) }
+        : { q: T(inp.q, [c.B, c.lq, c.E]), kv: T(inp.kv, [c.B, c.lk, c.E]) };
+      break;
+    case 'sdpa':
+      feeds = {
+        q: impl === 'ort-mha' ? T(inp.q, [c.B, c.lq, c.H * c.D]) : T(inp.q, [c.B, c.H, c.lq, c.D]),
+        k: T(inp.k, [c.B, c.H, c.lk, c.D]),
+        v: T(inp.v, [c.B, c.H, c.lk, c.D]),
+      };
+      break;
+    case 'gemm':
+      feeds = { a: T(inp.a, [c.M, c.K]) };
+      break;
+    case 'layernorm':
+      feeds = { x: T(inp.x, [c.rows, c.dim]) };
+      break;
+    case 'pe':
+      feeds = { pos: T(inp.pos, [c.L, 1]) };
+      break;
+    default:
+      throw new Error(`impl-ort: no feeds for ${c.kind}`);
+  }
+  let last;
+  const call = async () => {
+    last = await session.run(feeds);
+    // Reading .data is part of the call (ours returns JS-owned arrays too).
+    void last.y.data;
+  };
+  return {
+    flops: caseFlops(c),
+    call,
+    outputs: () => ({ output: last.y.data, weights: last.weights ? last.weights.data : undefined }),
+    info: { ort: ort.env.versions?.web ?? ort.env.versions?.common, numThreads: ort.env.wasm.numThreads },
+  };
+}
+
+if (typeof process !== 'undefined' && process.versions?.node) {
+  await (await import('./node-env.mjs')).runIfMain(import.meta.url, prepare);
+}

@@ -1,0 +1,114 @@
+// Ours: attention-lab on wasm SIMD ('ours-simd'), wasm scalar ('ours-scalar')
+// and, in the browser, WebGPU ('ours-webgpu', skipped while that backend does
+// not exist). Node child: node bench/impl-ours.mjs '<spec json>' (see node-env.mjs).
+import { caseInputs, caseFlops, mhaWeights, LN_EPS, maxAbsDiff } from './common.mjs';
+
+const BACKEND = { 'ours-simd': 'wasm', 'ours-scalar': 'wasm-scalar', 'ours-webgpu': 'webgpu' };
+
+// Calls that may return a promise (the webgpu backend): time until settled.
+const settle = (v, set) => (v && typeof v.then === 'function' ? v.then(set) : set(v));
+
+function skip(message) {
+  return Object.assign(new Error(message), { skip: true });
+}
+
+export async function prepare(c, impl, env) {
+  const backend = BACKEND[impl];
+  if (!backend) throw new Error(`impl-ours: unknown implementation ${impl}`);
+  let lab;
+  try {
+    lab = await env.loadOurs(backend);
+  } catch (err) {
+    if (backend === 'webgpu') throw skip(`webgpu: ${err.message}`);
+    throw err;
+  }
+  const info = { backend: lab.backend, kernelArch: lab.kernelArch };
+  const memory = () => (lab._backend?.memoryBytes ? { wasmMemoryBytes: lab._backend.memoryBytes() } : {});
+  const inp = caseInputs(c);
+
+  if (c.kind === 'mha') {
+    const { B, lq, lk, E, H } = c;
+    const mha = lab.multiHeadAttention({ embedDim: E, numHeads: H, seed: 1 });
+    const W = mhaWeights(E);
+    const t = (data, n) => ({ data, shape: n === 1 ? [E] : [E, E] });
+    mha.setWeights({
+      wq: t(W.wq), bq: t(W.bq, 1), wk: t(W.wk), bk: t(W.bk, 1), wv: t(W.wv), bv: t(W.bv, 1), wo: t(W.wo), bo: t(W.bo, 1),
+    }, { layout: 'keras' });
+    const back = mha.getWeights({ layout: 'keras' }); // the weights it really holds
+    const roundTrip = Math.max(...Object.keys(W).map((k) => maxAbsDiff(back[k].data, W[k])));
+    if (roundTrip !== 0) throw new Error(`setWeights/getWeights round trip differs by ${roundTrip}`);
+    const q = { data: inp.x ?? inp.q, shape: [B, lq, E] };
+    const kv = inp.x ? q : { data: inp.kv, shape: [B, lk, E] };
+    const opts = { mask: c.causal ? { kind: 'causal' } : undefined, needWeights: c.needWeights };
+    let last;
+    const sync = typeof mha.forwardSync === 'function' && lab.backend !== 'webgpu';
+    return {
+      flops: caseFlops(c),
+      warmup: c.long ? 0 : undefined,
+      call: sync ? () => { last = mha.forwardSync(q, kv, kv, opts); } : async () => { last = await mha.forward(q, kv, kv, opts); },
+      outputs: () => ({ output: last.output.data, weights: last.weights ? last.weights.data : undefined }),
+      info,
+      after: memory,
+    };
+  }
+
+  if (c.kind === 'sdpa') {
+    const sh = (L) => [c.B, c.H, L, c.D];
+    const q = { data: inp.q, shape: sh(c.lq) };
+    const k = { data: inp.k, shape: sh(c.lk) };
+    const v = { data: inp.v, shape: sh(c.lk) };
+    const opts = { mask: c.causal ? { kind: 'causal' } : undefined, needWeights: c.needWeights };
+    let last;
+    return {
+      flops: caseFlops(c),
+      call: () => settle(lab.scaledDotProductAttention(q, k, v, opts), (r) => { last = r; }),
+      outputs: () => ({ output: last.output.data, weights: last.weights ? last.weights.data : undefined }),
+      info,
+    };
+  }
+
+  if (c.kind === 'gemm') {
+    const be = lab._backend;
+    if (!be || typeof be.gemmBench !== 'function') throw skip('no gemmBench hook in this backend');
+    // benchGemm times `iterations` calls itself (B packed once, as weights
+    // are): pick enough iterations for ~20 ms per sample.
+    const once = be.gemmBench(c.M, c.N, c.K, 1);
+    const iterations = Math.max(1, Math.round(20 / Math.max(once, 0.01)));
+    return {
+      flops: caseFlops(c),
+      sample: () => be.gemmBench(c.M, c.N, c.K, iterations),
+      // benchGemm returns timings only (its A and B are fixed patterns), so
+      // there is no output to cross-check here; the MHA rows cover the GEMM.
+      outputs: () => ({}),
+      info: { ...info, iterations, note: 'internal kernel timing (no copy in/out)' },
+    };
+  }
+
+  if (c.kind === 'layernorm') {
+    const be = lab._backend;
+    if (!be || typeof be.addLayerNorm !== 'function') throw skip('no addLayerNorm in this backend');
+    let last;
+    return {
+      flops: caseFlops(c),
+      call: () => settle(be.addLayerNorm(c.rows, c.dim, inp.x, null, inp.gamma, inp.beta, LN_EPS), (r) => { last = r; }),
+      outputs: () => ({ output: last }),
+      info,
+    };
+  }
+
+  if (c.kind === 'pe') {
+    let last;
+    return {
+      flops: caseFlops(c),
+      call: () => settle(lab.positionalEncoding(c.L, c.D), (r) => { last = r; }),
+      outputs: () => ({ output: last.data }),
+      info,
+    };
+  }
+
+  throw skip(`ours: nothing to run for ${c.kind}`);
+}
+
+if (typeof process !== 'undefined' && process.versions?.node) {
+  await (await import('./node-env.mjs')).runIfMain(import.meta.url, prepare);
+}
