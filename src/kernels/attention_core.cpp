@@ -281,6 +281,43 @@ float OnlineTileSimd(float* s, int64_t valid, int64_t cols, float scale,
 }
 #endif
 
+// Row-wise helpers for the few-queries (decode) path.
+float DotScalar(const float* a, const float* b, int64_t n) {
+  float acc = 0.0f;
+  for (int64_t i = 0; i < n; ++i) acc += a[i] * b[i];
+  return acc;
+}
+void AxpyScalar(float alpha, const float* x, float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] += alpha * x[i];
+}
+
+#if ATTNLAB_SIMD
+float DotSimd(const float* a, const float* b, int64_t n) {
+  Batch acc0(0.0f), acc1(0.0f);
+  int64_t i = 0;
+  for (; i + 2 * kWidth <= n; i += 2 * kWidth) {
+    acc0 = xsimd::fma(Batch::load_unaligned(a + i), Batch::load_unaligned(b + i), acc0);
+    acc1 = xsimd::fma(Batch::load_unaligned(a + i + kWidth),
+                      Batch::load_unaligned(b + i + kWidth), acc1);
+  }
+  for (; i + kWidth <= n; i += kWidth) {
+    acc0 = xsimd::fma(Batch::load_unaligned(a + i), Batch::load_unaligned(b + i), acc0);
+  }
+  float acc = xsimd::hadd(acc0 + acc1);
+  for (; i < n; ++i) acc += a[i] * b[i];
+  return acc;
+}
+void AxpySimd(float alpha, const float* x, float* y, int64_t n) {
+  const Batch va(alpha);
+  int64_t i = 0;
+  for (; i + kWidth <= n; i += kWidth) {
+    xsimd::fma(va, Batch::load_unaligned(x + i), Batch::load_unaligned(y + i))
+        .store_unaligned(y + i);
+  }
+  for (; i < n; ++i) y[i] += alpha * x[i];
+}
+#endif
+
 // ---------------------------------------------------------------------------
 // The core, written once over a kernel set.
 struct ScalarSet {
@@ -306,6 +343,12 @@ struct ScalarSet {
   static float OnlineTile(float* s, int64_t valid, int64_t cols, float scale,
                           const RowMask& m, float* mx, float* l) {
     return OnlineTileScalar(s, valid, cols, scale, m, mx, l);
+  }
+  static float Dot(const float* a, const float* b, int64_t n) {
+    return DotScalar(a, b, n);
+  }
+  static void Axpy(float alpha, const float* x, float* y, int64_t n) {
+    AxpyScalar(alpha, x, y, n);
   }
 };
 
@@ -334,6 +377,12 @@ struct SimdSet {
                           const RowMask& m, float* mx, float* l) {
     return OnlineTileSimd(s, valid, cols, scale, m, mx, l);
   }
+  static float Dot(const float* a, const float* b, int64_t n) {
+    return DotSimd(a, b, n);
+  }
+  static void Axpy(float alpha, const float* x, float* y, int64_t n) {
+    AxpySimd(alpha, x, y, n);
+  }
 };
 #endif
 
@@ -344,6 +393,9 @@ struct SimdSet {
 constexpr int64_t kFlashMinLk = 512;
 constexpr int64_t kFlashRows = 32;
 constexpr int64_t kFlashKeys = 256;  // a multiple of every kernel set's NR
+
+// Below this many query rows per head, the core skips packing K and V.
+constexpr int64_t kRowwiseMaxLq = 4;
 
 bool UseFlash(const AttentionView& v) {
   return v.weights == nullptr && v.lk >= kFlashMinLk;
@@ -382,6 +434,7 @@ void AttentionCoreT(const AttentionView& v, float* scratch) {
   int64_t* valids = reinterpret_cast<int64_t*>(tails + RoundUp(mb));
   static_assert(sizeof(int64_t) <= 2 * sizeof(float), "scratch layout");
   const bool flash = UseFlash(v);
+  const bool rowwise = v.lq < kRowwiseMaxLq;
   float* f_tile = reinterpret_cast<float*>(valids) + 2 * RoundUp(mb);
   float* f_acc = f_tile + RoundUp(kFlashRows * kFlashKeys);
   float* f_max = f_acc + RoundUp(kFlashRows * v.dv);
@@ -417,6 +470,44 @@ void AttentionCoreT(const AttentionView& v, float* scratch) {
         return valid;
       };
 
+      // Weights row i: probabilities p[0, valid), then `tail` for the
+      // implicitly masked keys.
+      auto write_weights = [&](int64_t i, const float* p, int64_t valid,
+                               float tail) {
+        if (v.weights == nullptr) return;
+        if (v.average_weights) {
+          float* w = v.weights + (b * v.lq + i) * v.lk;
+          for (int64_t j = 0; j < valid; ++j) w[j] += p[j] * inv_heads;
+          const float t = tail * inv_heads;
+          if (t != 0.0f) {
+            for (int64_t j = valid; j < v.lk; ++j) w[j] += t;
+          }
+        } else {
+          float* w = v.weights + ((b * v.heads + h) * v.lq + i) * v.lk;
+          std::memcpy(w, p, static_cast<size_t>(valid) * sizeof(float));
+          std::fill(w + valid, w + v.lk, tail);
+        }
+      };
+
+      // Few queries (decode steps): dot products and axpys straight from the
+      // strided K and V rows; packing K and V would cost more than the work.
+      if (rowwise) {
+        float* srow = s_block;
+        for (int64_t i = 0; i < v.lq; ++i) {
+          const int64_t valid = valid_of(i);
+          const float* qi = q + i * v.q_sl;
+          for (int64_t j = 0; j < valid; ++j) srow[j] = K::Dot(qi, k + j * v.k_sl, v.d);
+          const float tail = K::SoftmaxRow(srow, valid, v.lk, v.scale, row_mask(i, 0));
+          const int64_t nz = tail != 0.0f ? v.lk : valid;
+          std::fill(srow + valid, srow + nz, tail);
+          write_weights(i, srow, valid, tail);
+          float* orow = out + i * v.o_sl;
+          std::fill(orow, orow + v.dv, 0.0f);
+          for (int64_t j = 0; j < nz; ++j) K::Axpy(srow[j], val + j * v.v_sl, orow, v.dv);
+        }
+        continue;
+      }
+
       // Only keys < length can be seen: pack just those.
       const int64_t visible = std::max<int64_t>(length, 0);
       const PackedB kt = K::PackB(v.d, visible, k, 1, v.k_sl, packed_k);
@@ -443,20 +534,7 @@ void AttentionCoreT(const AttentionView& v, float* scratch) {
         for (int64_t r = 0; r < rows; ++r) {
           float* srow = s_block + r * v.lk;
           std::fill(srow + valids[r], srow + nz, tails[r]);
-          if (v.weights == nullptr) continue;
-          const int64_t i = i0 + r;
-          if (v.average_weights) {
-            float* w = v.weights + (b * v.lq + i) * v.lk;
-            for (int64_t j = 0; j < valids[r]; ++j) w[j] += srow[j] * inv_heads;
-            const float t = tails[r] * inv_heads;
-            if (t != 0.0f) {
-              for (int64_t j = valids[r]; j < v.lk; ++j) w[j] += t;
-            }
-          } else {
-            float* w = v.weights + ((b * v.heads + h) * v.lq + i) * v.lk;
-            std::memcpy(w, srow, static_cast<size_t>(valids[r]) * sizeof(float));
-            std::fill(w + valids[r], w + v.lk, tails[r]);
-          }
+          write_weights(i0 + r, srow, valids[r], tails[r]);
         }
         float* orow = out + i0 * v.o_sl;
         if (nz == 0) {
