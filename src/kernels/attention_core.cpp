@@ -395,7 +395,7 @@ constexpr int64_t kFlashRows = 32;
 constexpr int64_t kFlashKeys = 256;  // a multiple of every kernel set's NR
 
 // Below this many query rows per head, the core skips packing K and V.
-constexpr int64_t kRowwiseMaxLq = 4;
+constexpr int64_t kRowwiseMaxLq = 8;
 
 bool UseFlash(const AttentionView& v) {
   return v.weights == nullptr && v.lk >= kFlashMinLk;

@@ -173,6 +173,57 @@ __attribute__((noinline)) void MicroKernel(int kc, const float* ap, const float*
   }
 }
 
+// The 1- and 2-row tails over two adjacent panels at once: 2·R·2 independent
+// accumulator chains instead of 2·R, so a short M (e.g. the tutorial's
+// B·L = 10 rows) does not leave its last rows latency-bound.
+template <int R>
+__attribute__((noinline)) void MicroKernelWide(int kc, const float* ap,
+                                               const float* bp,
+                                               int64_t panel_stride,
+                                               const float* bias, bool first,
+                                               float* c, int64_t ldc, int cols) {
+  constexpr int kCols = 2 * kNr;
+  Batch acc[R][4];
+  const bool full = cols == kCols;
+  alignas(64) float tmp[kCols];
+  if (first) {
+    for (int j = 0; j < kCols; ++j) tmp[j] = (bias != nullptr && j < cols) ? bias[j] : 0.0f;
+    for (int r = 0; r < R; ++r) {
+      for (int v = 0; v < 4; ++v) acc[r][v] = Batch::load_aligned(tmp + v * kWidth);
+    }
+  } else {
+    for (int r = 0; r < R; ++r) {
+      for (int j = 0; j < kCols; ++j) tmp[j] = j < cols ? c[r * ldc + j] : 0.0f;
+      for (int v = 0; v < 4; ++v) acc[r][v] = Batch::load_aligned(tmp + v * kWidth);
+    }
+  }
+  const float* bq = bp + panel_stride;
+  for (int k = 0; k < kc; ++k) {
+    const Batch b0 = Batch::load_aligned(bp);
+    const Batch b1 = Batch::load_aligned(bp + kWidth);
+    const Batch b2 = Batch::load_aligned(bq);
+    const Batch b3 = Batch::load_aligned(bq + kWidth);
+    for (int r = 0; r < R; ++r) {
+      const Batch av(ap[r]);
+      acc[r][0] = xsimd::fma(av, b0, acc[r][0]);
+      acc[r][1] = xsimd::fma(av, b1, acc[r][1]);
+      acc[r][2] = xsimd::fma(av, b2, acc[r][2]);
+      acc[r][3] = xsimd::fma(av, b3, acc[r][3]);
+    }
+    ap += kMr;
+    bp += kNr;
+    bq += kNr;
+  }
+  for (int r = 0; r < R; ++r) {
+    if (full) {
+      for (int v = 0; v < 4; ++v) acc[r][v].store_unaligned(c + r * ldc + v * kWidth);
+    } else {
+      for (int v = 0; v < 4; ++v) acc[r][v].store_aligned(tmp + v * kWidth);
+      for (int j = 0; j < cols; ++j) c[r * ldc + j] = tmp[j];
+    }
+  }
+}
+
 }  // namespace
 
 int64_t GemmNr(int64_t) { return kNr; }
@@ -202,19 +253,42 @@ void GemmImpl(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
     for (int64_t k0 = 0; k0 < k; k0 += kKc) {
       const int kc = static_cast<int>(std::min(kKc, k - k0));
       PackA(rows, kc, a + i0 * lda + k0, lda, apack);
+      const bool first = k0 == 0 && !accumulate;
+      const int64_t full_rows = rows / kMr * kMr;
+      const int64_t tail = rows - full_rows;
       for (int64_t j0 = 0; j0 < n; j0 += kNr) {
         const int cols = static_cast<int>(std::min<int64_t>(kNr, n - j0));
         const float* bp = b.data + (j0 / kNr) * b.panel_stride + k0 * kNr;
         const float* bj = bias ? bias + j0 : nullptr;
-        const bool first = k0 == 0 && !accumulate;
-        for (int64_t r0 = 0; r0 < rows; r0 += kMr) {
-          const float* ap = apack + (r0 / kMr) * kc * kMr;
-          float* cr = c + (i0 + r0) * ldc + j0;
-          switch (std::min<int64_t>(kMr, rows - r0)) {
-            case 4: MicroKernel<4>(kc, ap, bp, bj, first, cr, ldc, cols); break;
-            case 3: MicroKernel<3>(kc, ap, bp, bj, first, cr, ldc, cols); break;
-            case 2: MicroKernel<2>(kc, ap, bp, bj, first, cr, ldc, cols); break;
-            default: MicroKernel<1>(kc, ap, bp, bj, first, cr, ldc, cols); break;
+        for (int64_t r0 = 0; r0 < full_rows; r0 += kMr) {
+          MicroKernel<4>(kc, apack + (r0 / kMr) * kc * kMr, bp, bj, first,
+                         c + (i0 + r0) * ldc + j0, ldc, cols);
+        }
+        if (tail == 3) {
+          MicroKernel<3>(kc, apack + (full_rows / kMr) * kc * kMr, bp, bj, first,
+                         c + (i0 + full_rows) * ldc + j0, ldc, cols);
+        }
+      }
+      if (tail == 1 || tail == 2) {
+        const float* ap = apack + (full_rows / kMr) * kc * kMr;
+        for (int64_t j0 = 0; j0 < n; j0 += 2 * kNr) {
+          const float* bp = b.data + (j0 / kNr) * b.panel_stride + k0 * kNr;
+          const float* bj = bias ? bias + j0 : nullptr;
+          float* cr = c + (i0 + full_rows) * ldc + j0;
+          if (n - j0 > kNr) {
+            const int cols = static_cast<int>(std::min<int64_t>(2 * kNr, n - j0));
+            if (tail == 2) {
+              MicroKernelWide<2>(kc, ap, bp, b.panel_stride, bj, first, cr, ldc, cols);
+            } else {
+              MicroKernelWide<1>(kc, ap, bp, b.panel_stride, bj, first, cr, ldc, cols);
+            }
+          } else {
+            const int cols = static_cast<int>(n - j0);
+            if (tail == 2) {
+              MicroKernel<2>(kc, ap, bp, bj, first, cr, ldc, cols);
+            } else {
+              MicroKernel<1>(kc, ap, bp, bj, first, cr, ldc, cols);
+            }
           }
         }
       }
