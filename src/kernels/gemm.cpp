@@ -311,55 +311,5 @@ void GemmAcc(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
 }  // namespace simd
 #endif  // ATTNLAB_SIMD
 
-// ---------------------------------------------------------------------------
-// Dispatch
-
-namespace {
-#if ATTNLAB_SIMD
-bool g_use_scalar = false;
-#else
-constexpr bool g_use_scalar = true;
-#endif
-}  // namespace
-
-bool UseScalarKernels(bool use_scalar) {
-#if ATTNLAB_SIMD
-  const bool previous = g_use_scalar;
-  g_use_scalar = use_scalar;
-  return previous;
-#else
-  (void)use_scalar;
-  return true;
-#endif
-}
-bool UsingScalarKernels() { return g_use_scalar; }
-
-#if ATTNLAB_SIMD
-#define ATTNLAB_DISPATCH(call) \
-  (g_use_scalar ? scalar::call : simd::call)
-#else
-#define ATTNLAB_DISPATCH(call) (scalar::call)
-#endif
-
-int64_t GemmNr(int64_t n) { return ATTNLAB_DISPATCH(GemmNr(n)); }
-int64_t PackedFloats(int64_t k, int64_t n) {
-  return ATTNLAB_DISPATCH(PackedFloats(k, n));
-}
-PackedB PackB(int64_t k, int64_t n, const float* src, int64_t sk, int64_t sn,
-              float* out) {
-  return ATTNLAB_DISPATCH(PackB(k, n, src, sk, sn, out));
-}
-void Gemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
-          const PackedB& b, const float* bias, float* c, int64_t ldc) {
-  ATTNLAB_DISPATCH(Gemm(m, n, k, a, lda, b, bias, c, ldc));
-}
-void AttentionCore(const AttentionView& view, float* scratch) {
-  ATTNLAB_DISPATCH(AttentionCore(view, scratch));
-}
-void AddLayerNorm(int64_t rows, int64_t dim, const float* x, const float* r,
-                  const float* gamma, const float* beta, float eps, float* y) {
-  ATTNLAB_DISPATCH(AddLayerNorm(rows, dim, x, r, gamma, beta, eps, y));
-}
-
 }  // namespace kernels
 }  // namespace attnlab
