@@ -397,20 +397,43 @@ constexpr int64_t kFlashKeys = 256;  // a multiple of every kernel set's NR
 // Below this many query rows per head, the core skips packing K and V.
 constexpr int64_t kRowwiseMaxLq = 8;
 
+bool UseRowwise(const AttentionView& v) { return v.lq < kRowwiseMaxLq; }
+
 bool UseFlash(const AttentionView& v) {
-  return v.weights == nullptr && v.lk >= kFlashMinLk;
+  return v.weights == nullptr && v.lk >= kFlashMinLk && !UseRowwise(v);
 }
 
+// Offsets (in floats, each 64-byte aligned) of the scratch areas of one call;
+// the one description serves both the size query and the core.
+struct ScratchLayout {
+  int64_t packed_k = 0, packed_v = 0, s_block = 0, tails = 0, valids = 0;
+  int64_t f_tile = 0, f_acc = 0, f_max = 0, f_sum = 0;
+  int64_t total = 0;
+};
+
 template <class K>
-int64_t ScratchFloats(const AttentionView& v) {
-  int64_t n = RoundUp(K::PackedFloats(v.d, v.lk)) +
-              RoundUp(K::PackedFloats(v.lk, v.dv)) +
-              RoundUp(BlockRows(v.lk) * v.lk) + 3 * RoundUp(BlockRows(v.lk));
+ScratchLayout LayoutFor(const AttentionView& v) {
+  ScratchLayout l;
+  auto take = [&l](int64_t floats) {
+    const int64_t at = l.total;
+    l.total += RoundUp(floats);
+    return at;
+  };
+  const bool pack = !UseRowwise(v);
+  const int64_t mb = BlockRows(v.lk);
+  l.packed_k = take(pack ? K::PackedFloats(v.d, v.lk) : 0);
+  l.packed_v = take(pack ? K::PackedFloats(v.lk, v.dv) : 0);
+  l.s_block = take(mb * v.lk);
+  l.tails = take(mb);
+  static_assert(sizeof(int64_t) == 2 * sizeof(float), "scratch layout");
+  l.valids = take(2 * mb);  // int64_t[mb]
   if (UseFlash(v)) {
-    n += RoundUp(kFlashRows * kFlashKeys) + RoundUp(kFlashRows * v.dv) +
-         2 * RoundUp(kFlashRows);
+    l.f_tile = take(kFlashRows * kFlashKeys);
+    l.f_acc = take(kFlashRows * v.dv);
+    l.f_max = take(kFlashRows);
+    l.f_sum = take(kFlashRows);
   }
-  return n;
+  return l;
 }
 
 // A packed matrix's columns [j0, ...) (SIMD panels: j0 % nr == 0; scalar:
@@ -427,18 +450,18 @@ template <class K>
 void AttentionCoreT(const AttentionView& v, float* scratch) {
   // [B, H, Lq, Lk] legend: b batch, h head, i query row, j key column.
   const int64_t mb = BlockRows(v.lk);
-  float* packed_k = scratch;
-  float* packed_v = packed_k + RoundUp(K::PackedFloats(v.d, v.lk));
-  float* s_block = packed_v + RoundUp(K::PackedFloats(v.lk, v.dv));
-  float* tails = s_block + RoundUp(mb * v.lk);
-  int64_t* valids = reinterpret_cast<int64_t*>(tails + RoundUp(mb));
-  static_assert(sizeof(int64_t) <= 2 * sizeof(float), "scratch layout");
+  const ScratchLayout layout = LayoutFor<K>(v);
+  float* packed_k = scratch + layout.packed_k;
+  float* packed_v = scratch + layout.packed_v;
+  float* s_block = scratch + layout.s_block;
+  float* tails = scratch + layout.tails;
+  int64_t* valids = reinterpret_cast<int64_t*>(scratch + layout.valids);
   const bool flash = UseFlash(v);
-  const bool rowwise = v.lq < kRowwiseMaxLq;
-  float* f_tile = reinterpret_cast<float*>(valids) + 2 * RoundUp(mb);
-  float* f_acc = f_tile + RoundUp(kFlashRows * kFlashKeys);
-  float* f_max = f_acc + RoundUp(kFlashRows * v.dv);
-  float* f_sum = f_max + RoundUp(kFlashRows);
+  const bool rowwise = UseRowwise(v);
+  float* f_tile = scratch + layout.f_tile;
+  float* f_acc = scratch + layout.f_acc;
+  float* f_max = scratch + layout.f_max;
+  float* f_sum = scratch + layout.f_sum;
 
   if (v.weights != nullptr && v.average_weights) {
     std::fill(v.weights, v.weights + v.batch * v.lq * v.lk, 0.0f);
@@ -626,9 +649,9 @@ void AttentionCore(const AttentionView& view, float* scratch) {
 
 int64_t AttentionScratchFloats(const AttentionView& view) {
 #if ATTNLAB_SIMD
-  if (!UsingScalarKernels()) return ScratchFloats<SimdSet>(view);
+  if (!UsingScalarKernels()) return LayoutFor<SimdSet>(view).total;
 #endif
-  return ScratchFloats<ScalarSet>(view);
+  return LayoutFor<ScalarSet>(view).total;
 }
 
 }  // namespace kernels

@@ -30,16 +30,6 @@ struct PackedB {
   int64_t panel_stride = 0;
 };
 
-// Mask of one [Lq, Lk] problem (b, h), with strides into the mask tensor.
-struct MaskView {
-  bool causal = false;
-  int64_t length = -1;  // padding: keys >= length are masked; -1 for none
-  MaskKind kind = MaskKind::kNone;
-  const float* data = nullptr;  // points at (b, h, 0, 0)
-  int64_t stride_q = 0;         // 0 when broadcast over queries
-  int64_t stride_k = 0;         // 0 when broadcast over keys
-};
-
 // One attention problem set: N = B·H independent [Lq, Lk] heads, each tensor
 // addressed as base + b*sb + h*sh + row*sl + col (col contiguous).
 struct AttentionView {
