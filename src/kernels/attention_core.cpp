@@ -76,6 +76,13 @@ inline bool UniformIfAllNegInf(float* s, int64_t valid, int64_t lk,
   return true;
 }
 
+// exp(fill - max) for the implicit (masked) columns: 0 unless the row's max is
+// itself about the fill (every key masked), without a libm call per row.
+inline float ExpOfFill(float max_value) {
+  const float x = kMaskFill - max_value;
+  return x < -104.0f ? 0.0f : std::exp(x);
+}
+
 // ---------------------------------------------------------------------------
 // Row softmax, scalar: s[0, valid) holds raw scores; on return it holds the
 // probabilities, and the probability of each implicit column is returned.
@@ -102,7 +109,7 @@ float SoftmaxRowScalar(float* s, int64_t valid, int64_t lk, float scale,
     s[j] = e;
     sum += e;
   }
-  const float tail_e = valid < lk ? std::exp(kMaskFill - mx) : 0.0f;
+  const float tail_e = valid < lk ? ExpOfFill(mx) : 0.0f;
   sum += tail_e * static_cast<float>(lk - valid);
   const float inv = 1.0f / sum;
   for (int64_t j = 0; j < valid; ++j) s[j] *= inv;
@@ -199,13 +206,19 @@ float SoftmaxRowSimd(float* s, int64_t valid, int64_t lk, float scale,
     e.store_unaligned(s + j);
     vsum += e;
   }
-  float sum = xsimd::hadd(vsum);
-  for (; j < valid; ++j) {
-    const float e = std::exp(s[j] - mx);
-    s[j] = e;
-    sum += e;
+  if (j < valid) {
+    // The last partial vector: unused lanes hold -inf, whose exp is 0.
+    alignas(64) float t[kWidth];
+    for (int64_t u = 0; u < kWidth; ++u) {
+      t[u] = j + u < valid ? s[j + u] : -std::numeric_limits<float>::infinity();
+    }
+    const Batch e = ExpBatch(Batch::load_aligned(t) - bmax);
+    e.store_aligned(t);
+    vsum += e;
+    for (int64_t u = 0; j + u < valid; ++u) s[j + u] = t[u];
   }
-  const float tail_e = valid < lk ? std::exp(kMaskFill - mx) : 0.0f;
+  float sum = xsimd::hadd(vsum);
+  const float tail_e = valid < lk ? ExpOfFill(mx) : 0.0f;
   sum += tail_e * static_cast<float>(lk - valid);
   const float inv = 1.0f / sum;
   const Batch vinv(inv);
@@ -281,40 +294,91 @@ float OnlineTileSimd(float* s, int64_t valid, int64_t cols, float scale,
 }
 #endif
 
-// Row-wise helpers for the few-queries (decode) path.
-float DotScalar(const float* a, const float* b, int64_t n) {
-  float acc = 0.0f;
-  for (int64_t i = 0; i < n; ++i) acc += a[i] * b[i];
-  return acc;
+// Row-wise helpers for the few-queries (decode) path:
+//   RowScores:  s[j] = q·k_j for j < n (k_j = k + j·k_sl, d floats each);
+//   RowContext: out[0, dv) = Σ_{j<n} p[j]·v_j (v_j = v + j·v_sl).
+void RowScoresScalar(const float* q, const float* k, int64_t k_sl, int64_t d,
+                     int64_t n, float* s) {
+  for (int64_t j = 0; j < n; ++j) {
+    const float* kj = k + j * k_sl;
+    float acc = 0.0f;
+    for (int64_t i = 0; i < d; ++i) acc += q[i] * kj[i];
+    s[j] = acc;
+  }
 }
-void AxpyScalar(float alpha, const float* x, float* y, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) y[i] += alpha * x[i];
+void RowContextScalar(const float* p, int64_t n, const float* v, int64_t v_sl,
+                      int64_t dv, float* out) {
+  std::fill(out, out + dv, 0.0f);
+  for (int64_t j = 0; j < n; ++j) {
+    const float* vj = v + j * v_sl;
+    for (int64_t i = 0; i < dv; ++i) out[i] += p[j] * vj[i];
+  }
 }
 
 #if ATTNLAB_SIMD
-float DotSimd(const float* a, const float* b, int64_t n) {
-  Batch acc0(0.0f), acc1(0.0f);
-  int64_t i = 0;
-  for (; i + 2 * kWidth <= n; i += 2 * kWidth) {
-    acc0 = xsimd::fma(Batch::load_unaligned(a + i), Batch::load_unaligned(b + i), acc0);
-    acc1 = xsimd::fma(Batch::load_unaligned(a + i + kWidth),
-                      Batch::load_unaligned(b + i + kWidth), acc1);
+// kWidth keys at a time: their kWidth dot products are reduced together by
+// one transpose-add (haddp) instead of one horizontal sum each. A last,
+// partial group repeats its final key in the unused lanes.
+void RowScoresSimd(const float* q, const float* k, int64_t k_sl, int64_t d,
+                   int64_t n, float* s) {
+  const int64_t dvec = d / kWidth * kWidth;
+  for (int64_t j = 0; j < n; j += kWidth) {
+    const int64_t lanes = std::min<int64_t>(kWidth, n - j);
+    const float* kp[kWidth];
+    for (int u = 0; u < kWidth; ++u) kp[u] = k + (j + std::min<int64_t>(u, lanes - 1)) * k_sl;
+    Batch acc[kWidth];
+    for (int u = 0; u < kWidth; ++u) acc[u] = Batch(0.0f);
+    for (int64_t i = 0; i < dvec; i += kWidth) {
+      const Batch qv = Batch::load_unaligned(q + i);
+      for (int u = 0; u < kWidth; ++u) {
+        acc[u] = xsimd::fma(qv, Batch::load_unaligned(kp[u] + i), acc[u]);
+      }
+    }
+    alignas(64) float r[kWidth];
+    if constexpr (kWidth <= 8) {
+      xsimd::haddp(acc).store_aligned(r);
+    } else {
+      // xsimd 8.1's AVX-512 haddp does not return the sums in lane order.
+      for (int u = 0; u < kWidth; ++u) r[u] = xsimd::hadd(acc[u]);
+    }
+    for (int64_t u = 0; u < lanes; ++u) {
+      float x = r[u];
+      for (int64_t i = dvec; i < d; ++i) x += q[i] * kp[u][i];
+      s[j + u] = x;
+    }
   }
-  for (; i + kWidth <= n; i += kWidth) {
-    acc0 = xsimd::fma(Batch::load_unaligned(a + i), Batch::load_unaligned(b + i), acc0);
-  }
-  float acc = xsimd::hadd(acc0 + acc1);
-  for (; i < n; ++i) acc += a[i] * b[i];
-  return acc;
 }
-void AxpySimd(float alpha, const float* x, float* y, int64_t n) {
-  const Batch va(alpha);
-  int64_t i = 0;
-  for (; i + kWidth <= n; i += kWidth) {
-    xsimd::fma(va, Batch::load_unaligned(x + i), Batch::load_unaligned(y + i))
-        .store_unaligned(y + i);
+
+// Columns in chunks of four vectors held in registers across all n rows, so
+// the output is written once instead of read and written for every key.
+void RowContextSimd(const float* p, int64_t n, const float* v, int64_t v_sl,
+                    int64_t dv, float* out) {
+  constexpr int64_t kChunk = 4 * kWidth;
+  int64_t c = 0;
+  for (; c + kChunk <= dv; c += kChunk) {
+    Batch a0(0.0f), a1(0.0f), a2(0.0f), a3(0.0f);
+    const float* vj = v + c;
+    for (int64_t j = 0; j < n; ++j, vj += v_sl) {
+      const Batch pj(p[j]);
+      a0 = xsimd::fma(pj, Batch::load_unaligned(vj), a0);
+      a1 = xsimd::fma(pj, Batch::load_unaligned(vj + kWidth), a1);
+      a2 = xsimd::fma(pj, Batch::load_unaligned(vj + 2 * kWidth), a2);
+      a3 = xsimd::fma(pj, Batch::load_unaligned(vj + 3 * kWidth), a3);
+    }
+    a0.store_unaligned(out + c);
+    a1.store_unaligned(out + c + kWidth);
+    a2.store_unaligned(out + c + 2 * kWidth);
+    a3.store_unaligned(out + c + 3 * kWidth);
   }
-  for (; i < n; ++i) y[i] += alpha * x[i];
+  for (; c + kWidth <= dv; c += kWidth) {
+    Batch a(0.0f);
+    const float* vj = v + c;
+    for (int64_t j = 0; j < n; ++j, vj += v_sl) {
+      a = xsimd::fma(Batch(p[j]), Batch::load_unaligned(vj), a);
+    }
+    a.store_unaligned(out + c);
+  }
+  if (c < dv) RowContextScalar(p, n, v + c, v_sl, dv - c, out + c);
 }
 #endif
 
@@ -344,11 +408,13 @@ struct ScalarSet {
                           const RowMask& m, float* mx, float* l) {
     return OnlineTileScalar(s, valid, cols, scale, m, mx, l);
   }
-  static float Dot(const float* a, const float* b, int64_t n) {
-    return DotScalar(a, b, n);
+  static void RowScores(const float* q, const float* k, int64_t k_sl,
+                        int64_t d, int64_t n, float* s) {
+    RowScoresScalar(q, k, k_sl, d, n, s);
   }
-  static void Axpy(float alpha, const float* x, float* y, int64_t n) {
-    AxpyScalar(alpha, x, y, n);
+  static void RowContext(const float* p, int64_t n, const float* v,
+                         int64_t v_sl, int64_t dv, float* out) {
+    RowContextScalar(p, n, v, v_sl, dv, out);
   }
 };
 
@@ -377,11 +443,13 @@ struct SimdSet {
                           const RowMask& m, float* mx, float* l) {
     return OnlineTileSimd(s, valid, cols, scale, m, mx, l);
   }
-  static float Dot(const float* a, const float* b, int64_t n) {
-    return DotSimd(a, b, n);
+  static void RowScores(const float* q, const float* k, int64_t k_sl,
+                        int64_t d, int64_t n, float* s) {
+    RowScoresSimd(q, k, k_sl, d, n, s);
   }
-  static void Axpy(float alpha, const float* x, float* y, int64_t n) {
-    AxpySimd(alpha, x, y, n);
+  static void RowContext(const float* p, int64_t n, const float* v,
+                         int64_t v_sl, int64_t dv, float* out) {
+    RowContextSimd(p, n, v, v_sl, dv, out);
   }
 };
 #endif
@@ -519,14 +587,12 @@ void AttentionCoreT(const AttentionView& v, float* scratch) {
         for (int64_t i = 0; i < v.lq; ++i) {
           const int64_t valid = valid_of(i);
           const float* qi = q + i * v.q_sl;
-          for (int64_t j = 0; j < valid; ++j) srow[j] = K::Dot(qi, k + j * v.k_sl, v.d);
+          K::RowScores(qi, k, v.k_sl, v.d, valid, srow);
           const float tail = K::SoftmaxRow(srow, valid, v.lk, v.scale, row_mask(i, 0));
           const int64_t nz = tail != 0.0f ? v.lk : valid;
           std::fill(srow + valid, srow + nz, tail);
           write_weights(i, srow, valid, tail);
-          float* orow = out + i * v.o_sl;
-          std::fill(orow, orow + v.dv, 0.0f);
-          for (int64_t j = 0; j < nz; ++j) K::Axpy(srow[j], val + j * v.v_sl, orow, v.dv);
+          K::RowContext(srow, nz, val, v.v_sl, v.dv, out + i * v.o_sl);
         }
         continue;
       }

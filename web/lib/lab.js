@@ -26,10 +26,14 @@ function checkLayout(where, opts) {
 }
 
 // `what` names the arguments whose sizes add up, e.g. "q [2,4,8], k …".
+// `what` is a function building the description, called only on failure
+// (this check runs on every call).
 function checkBytes(where, counts, what) {
-  const bytes = counts.reduce((a, n) => a + n, 0) * 4;
+  let floats = 0;
+  for (const n of counts) floats += n;
+  const bytes = floats * 4;
   if (bytes > MAX_CALL_BYTES) {
-    throw rangeError(where, `${what} need about ${(bytes / 2 ** 20).toFixed(0)} MiB of buffers in one call; at most ${MAX_CALL_BYTES / 2 ** 20} MiB are allowed per call (wasm memory is limited to 2 GiB). Use smaller sizes, or needWeights: false to skip the [B,H,Lq,Lk] weights`);
+    throw rangeError(where, `${what()} need about ${(bytes / 2 ** 20).toFixed(0)} MiB of buffers in one call; at most ${MAX_CALL_BYTES / 2 ** 20} MiB are allowed per call (wasm memory is limited to 2 GiB). Use smaller sizes, or needWeights: false to skip the [B,H,Lq,Lk] weights`);
   }
 }
 
@@ -196,7 +200,7 @@ export function createLab(backend) {
     const nOut = checkElements(where, "the output [..., Lq, Dv] (q's length, v's width)", outShape);
     const nW = needWeights ? checkElements(where, "the weights [..., Lq, Lk] (q's and k's lengths; needWeights: false skips them)", wShape) : 0;
     checkBytes(where, [p.q.length, p.k.length, p.v.length, nOut, nW, p.lk * (p.d + p.dv + 64)],
-      `q ${shapeString([...p.lead, p.lq, p.d])}, k ${shapeString([...p.lead, p.lk, p.d])}, v ${shapeString([...p.lead, p.lk, p.dv])}, the output ${shapeString(outShape)}${needWeights ? ` and the weights ${shapeString(wShape)}` : ''}`);
+      () => `q ${shapeString([...p.lead, p.lq, p.d])}, k ${shapeString([...p.lead, p.lk, p.d])}, v ${shapeString([...p.lead, p.lk, p.dv])}, the output ${shapeString(outShape)}${needWeights ? ` and the weights ${shapeString(wShape)}` : ''}`);
     const result = backend.sdpa({ ...p, where, scale, mask, needWeights });
     return then(result, (r) => ({
       output: makeTensor(r.output, [...p.lead, p.lq, p.dv]),
@@ -387,7 +391,7 @@ export function createLab(backend) {
       const nW = f.needWeights ? checkElements(where, "the weights [B,H,Lq,Lk] (query's and key's lengths; needWeights: false skips them)", wShape) : 0;
       checkElements(where, "the projected query [B,Lq,3·embedDim] (query's B and Lq)", [B, Lq, 3 * E]);
       checkBytes(where, [tq.data.length, tk.data.length, tv.data.length, 3 * B * Lq * E, 3 * B * Lk * E, B * Lq * E, nW, Lk * (2 * E / H + 64)],
-        `query ${shapeString(tq.shape)}, key ${shapeString(tk.shape)}, value ${shapeString(tv.shape)} (embedDim ${E})${f.needWeights ? ` and the weights ${shapeString(wShape)}` : ''}`);
+        () => `query ${shapeString(tq.shape)}, key ${shapeString(tk.shape)}, value ${shapeString(tv.shape)} (embedDim ${E})${f.needWeights ? ` and the weights ${shapeString(wShape)}` : ''}`);
       return {
         obj, unbatched, f,
         p: {
@@ -475,7 +479,7 @@ export function createLab(backend) {
       const nW = f.needWeights ? checkElements(where, "the weights [B,H,L,L] (x's length; needWeights: false skips them)", wShape) : 0;
       checkElements(where, "the projected input [B,L,3·embedDim] (x's B and L)", [B, L, 3 * E]);
       checkBytes(where, [t.data.length, 3 * B * L * E, 3 * B * L * E, nW, L * (2 * E / H + 64)],
-        `x ${shapeString(t.shape)} (embedDim ${E})${f.needWeights ? ` and the weights ${shapeString(wShape)}` : ''}`);
+        () => `x ${shapeString(t.shape)} (embedDim ${E})${f.needWeights ? ` and the weights ${shapeString(wShape)}` : ''}`);
       return {
         obj, unbatched, f, training,
         p: { where, batch: B, seqLen: L, embedDim: E, numHeads: H, x: t.data, mask, training, dropoutSeed, needWeights: f.needWeights, averageWeights: f.averageWeights },
