@@ -128,7 +128,7 @@ int MhaForward(uintptr_t h, double batch, double lq, double lk,
                uintptr_t query, uintptr_t key, uintptr_t value, bool causal,
                uintptr_t lengths, int kind, uintptr_t mask, double mb,
                double mh, double mq, double mk, uintptr_t out,
-               uintptr_t weights, bool average) {
+               uintptr_t weights, bool average, uintptr_t cache) {
   attnlab::MhaForwardArgs a;
   a.batch = static_cast<int64_t>(batch);
   a.lq = static_cast<int64_t>(lq);
@@ -140,7 +140,29 @@ int MhaForward(uintptr_t h, double batch, double lq, double lk,
   a.output = Ptr<float>(out);
   a.weights = Ptr<float>(weights);
   a.average_weights = average;
+  a.cache = Ptr<attnlab::KvCache>(cache);
   return Report(Ptr<attnlab::MultiHeadAttention>(h)->Forward(a));
+}
+
+// A key/value cache of the MHA `h` (0 on failure: see lastError()).
+uintptr_t KvCacheCreate(uintptr_t h, double batch, double max_length) {
+  Status s;
+  auto c = Ptr<attnlab::MultiHeadAttention>(h)->CreateKvCache(
+      static_cast<int64_t>(batch), static_cast<int64_t>(max_length), &s);
+  if (!c) {
+    Report(s);
+    return 0;
+  }
+  return reinterpret_cast<uintptr_t>(c.release());
+}
+
+void KvCacheDestroy(uintptr_t c) { delete Ptr<attnlab::KvCache>(c); }
+void KvCacheReset(uintptr_t c) { Ptr<attnlab::KvCache>(c)->Reset(); }
+double KvCacheLength(uintptr_t c) {
+  return static_cast<double>(Ptr<attnlab::KvCache>(c)->length());
+}
+double KvCacheHeldBytes(uintptr_t c) {
+  return static_cast<double>(Ptr<attnlab::KvCache>(c)->HeldBytes());
 }
 
 uintptr_t LayerCreate(double embed_dim, double num_heads, bool bias,
@@ -264,5 +286,10 @@ EMSCRIPTEN_BINDINGS(attention_lab) {
   function("layerForward", &LayerForward);
   function("addLayerNorm", &AddLayerNorm);
   function("dropoutUniform", &DropoutUniform);
+  function("kvCacheCreate", &KvCacheCreate);
+  function("kvCacheDestroy", &KvCacheDestroy);
+  function("kvCacheReset", &KvCacheReset);
+  function("kvCacheLength", &KvCacheLength);
+  function("kvCacheHeldBytes", &KvCacheHeldBytes);
   function("benchGemm", &BenchGemm);
 }

@@ -24,6 +24,8 @@
 //     all -inf (possible with an additive mask) is also made uniform.
 //   * Causal masking is top-left aligned: query i may see keys j <= i, also
 //     when Lq != Lk (as torch.nn.functional.scaled_dot_product_attention).
+//     With a KvCache it is bottom-right aligned instead: the Lq queries are
+//     the newest positions, so query i sees keys j <= Lk_total - Lq + i.
 #ifndef ATTENTION_LAB_H_
 #define ATTENTION_LAB_H_
 
@@ -155,17 +157,24 @@ struct MhaConfig {
   uint32_t seed = 0;      // seeded Xavier-uniform init; biases start at zero
 };
 
+class KvCache;
+
 struct MhaForwardArgs {
   int64_t batch = 1;  // B
   int64_t lq = 0;     // Lq
-  int64_t lk = 0;     // Lk
+  int64_t lk = 0;     // Lk (with a cache: the number of new keys)
   const float* query = nullptr;  // [B, Lq, E]
   const float* key = nullptr;    // [B, Lk, kdim]
   const float* value = nullptr;  // [B, Lk, vdim]
-  MaskSpec mask;                 // over [B, H, Lq, Lk]
+  MaskSpec mask;                 // over [B, H, Lq, Lk_total]
   float* output = nullptr;       // [B, Lq, E]
-  float* weights = nullptr;      // optional: [B, H, Lq, Lk], or [B, Lq, Lk]
-  bool average_weights = false;  //   when averaged over heads
+  float* weights = nullptr;      // optional: [B, H, Lq, Lk_total], or
+  bool average_weights = false;  //   [B, Lq, Lk_total] averaged over heads
+  // Optional, for incremental decoding: the K and V projections of `key` and
+  // `value` are appended to the cache, and attention runs over every cached
+  // key: Lk_total = cache length before the call + Lk (without a cache,
+  // Lk_total = Lk). The cache must come from this layer's CreateKvCache.
+  KvCache* cache = nullptr;
 };
 
 // torch.nn.MultiheadAttention-style layer:
@@ -193,11 +202,37 @@ class MultiHeadAttention {
 
   Status Forward(const MhaForwardArgs& args);
 
+  // A key/value cache for this layer holding up to `max_length` positions of
+  // `batch` sequences (2·B·max_length·E floats). On failure returns null and
+  // fills `status`.
+  std::unique_ptr<KvCache> CreateKvCache(int64_t batch, int64_t max_length,
+                                         Status* status) const;
+
   // Bytes held by weights and reusable scratch (for leak tests).
   int64_t HeldBytes() const;
 
  private:
   MultiHeadAttention();
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// The projected keys and values [B, max_length, E] of every position a
+// MultiHeadAttention has seen through MhaForwardArgs::cache, so that a decode
+// step projects only its new token. Setting new weights does not clear it.
+class KvCache {
+ public:
+  ~KvCache();
+  int64_t batch() const;       // B
+  int64_t length() const;      // positions held
+  int64_t max_length() const;  // capacity
+  // Forgets every position (length 0); keeps the memory.
+  void Reset();
+  int64_t HeldBytes() const;
+
+ private:
+  friend class MultiHeadAttention;
+  KvCache();
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

@@ -7,6 +7,8 @@
 // Weights are kept in keras layout [in, out] and packed into GEMM panels when
 // set. When query, key and value are the same tensor the three projections
 // run as one GEMM against the packed concatenation [E, 3E].
+// With a KvCache, K and V of the new keys are appended to the cache's
+// [B, maxL, E] buffers and the heads read every cached row through strides.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -80,6 +82,20 @@ struct MultiHeadAttention::Impl {
     return true;
   }
 };
+
+struct KvCache::Impl {
+  const void* owner = nullptr;  // the MultiHeadAttention::Impl it belongs to
+  int64_t batch = 0, max_length = 0, length = 0, embed_dim = 0;
+  AlignedBuffer k, v;  // [B, max_length, E]
+};
+
+KvCache::KvCache() : impl_(new Impl) {}
+KvCache::~KvCache() = default;
+int64_t KvCache::batch() const { return impl_->batch; }
+int64_t KvCache::length() const { return impl_->length; }
+int64_t KvCache::max_length() const { return impl_->max_length; }
+void KvCache::Reset() { impl_->length = 0; }
+int64_t KvCache::HeldBytes() const { return impl_->k.bytes() + impl_->v.bytes(); }
 
 namespace {
 // splitmix64: a small, well-mixed generator for the seeded initialisation.
@@ -252,6 +268,40 @@ int64_t MultiHeadAttention::HeldBytes() const {
   return total + static_cast<int64_t>(im.bias_qkv.size() * sizeof(float));
 }
 
+std::unique_ptr<KvCache> MultiHeadAttention::CreateKvCache(
+    int64_t batch, int64_t max_length, Status* status) const {
+  Status s;
+  int64_t n = 0;
+  if (!(s = internal::CheckDim("batch", batch, 1)).ok() ||
+      !(s = internal::CheckDim("maxLength", max_length, 1)).ok() ||
+      !(s = internal::TensorElements("the key cache [B, maxLength, embedDim]",
+                                     {batch, max_length, impl_->config.embed_dim}, &n)).ok()) {
+    *status = s;
+    return nullptr;
+  }
+  if (2 * n > kMaxCallBytes / 4) {
+    std::ostringstream os;
+    os << "the key and value caches [" << batch << ", " << max_length << ", "
+       << impl_->config.embed_dim << "] need " << (8 * n) / (int64_t{1} << 20)
+       << " MiB; at most " << (kMaxCallBytes >> 20)
+       << " MiB are allowed (wasm memory is limited to 2 GiB)";
+    *status = Status::OutOfMemory(os.str());
+    return nullptr;
+  }
+  std::unique_ptr<KvCache> c(new KvCache);
+  KvCache::Impl& ci = *c->impl_;
+  if (!ci.k.Reserve(n) || !ci.v.Reserve(n)) {
+    *status = Status::OutOfMemory("out of memory for the key/value cache (wasm memory is limited to 2 GiB)");
+    return nullptr;
+  }
+  ci.owner = impl_.get();
+  ci.batch = batch;
+  ci.max_length = max_length;
+  ci.embed_dim = impl_->config.embed_dim;
+  *status = Status::Ok();
+  return c;
+}
+
 Status MultiHeadAttention::Forward(const MhaForwardArgs& a) {
   Impl& im = *impl_;
   const MhaConfig& c = im.config;
@@ -264,8 +314,28 @@ Status MultiHeadAttention::Forward(const MhaForwardArgs& a) {
   if (!(s = internal::TensorElements("query", {a.batch, a.lq, 3 * e}, &nq)).ok()) return s;
   if (!(s = internal::TensorElements("key", {a.batch, a.lk, std::max(c.kdim, e)}, &nk)).ok()) return s;
   if (!(s = internal::TensorElements("value", {a.batch, a.lk, std::max(c.vdim, e)}, &nk)).ok()) return s;
+  KvCache::Impl* cache = a.cache != nullptr ? a.cache->impl_.get() : nullptr;
+  int64_t past = 0;
+  if (cache != nullptr) {
+    if (cache->owner != &im) {
+      return Status::Invalid("cache: this key/value cache belongs to another multiHeadAttention; create one with this layer's createKVCache");
+    }
+    if (cache->batch != a.batch) {
+      std::ostringstream os;
+      os << "cache: the cache holds batch " << cache->batch << " but the inputs have batch B = " << a.batch;
+      return Status::Invalid(os.str());
+    }
+    past = cache->length;
+    if (a.lk > cache->max_length - past) {
+      std::ostringstream os;
+      os << "cache: " << a.lk << " new key(s) do not fit: the cache holds " << past
+         << " of at most " << cache->max_length << " positions; reset() it or create a larger one";
+      return Status::Invalid(os.str());
+    }
+  }
+  const int64_t lk_total = past + a.lk;  // keys the heads attend over
   if (a.weights != nullptr &&
-      !(s = internal::TensorElements("weights", {a.batch, h, a.lq, a.lk}, &nw)).ok()) {
+      !(s = internal::TensorElements("weights", {a.batch, h, a.lq, lk_total}, &nw)).ok()) {
     return s;
   }
   if (!(s = internal::CheckPointer("query", a.query)).ok()) return s;
@@ -274,7 +344,9 @@ Status MultiHeadAttention::Forward(const MhaForwardArgs& a) {
   if (!(s = internal::CheckPointer("output", a.output)).ok()) return s;
 
   kernels::AttentionView view;
-  if (!(s = internal::ResolveMask(a.mask, a.batch, h, a.lq, a.lk, &view)).ok()) return s;
+  if (!(s = internal::ResolveMask(a.mask, a.batch, h, a.lq, lk_total, &view)).ok()) return s;
+  // With a cache the queries are the newest positions (bottom-right causal).
+  if (cache != nullptr) view.causal_offset = lk_total - a.lq;
   if (!im.packed || im.packed_scalar != kernels::UsingScalarKernels()) {
     if (!im.Pack()) return Status::OutOfMemory("multiHeadAttention: out of memory");
   }
@@ -285,7 +357,7 @@ Status MultiHeadAttention::Forward(const MhaForwardArgs& a) {
   view.batch = a.batch;
   view.heads = h;
   view.lq = a.lq;
-  view.lk = a.lk;
+  view.lk = lk_total;
   view.d = d;
   view.dv = d;
   view.scale = 1.0f / std::sqrt(static_cast<float>(d));
@@ -304,6 +376,16 @@ Status MultiHeadAttention::Forward(const MhaForwardArgs& a) {
     view.q_sl = view.k_sl = view.v_sl = 3 * e;
     view.q_sh = view.k_sh = view.v_sh = d;
     view.q_sb = view.k_sb = view.v_sb = a.lq * 3 * e;
+  } else if (cache != nullptr) {
+    // Q [B, Lq, E] in scratch; K and V of the new keys go straight into the
+    // cache rows [past, past + Lk) of each batch.
+    if (!im.q_buf.Reserve(mq * e)) return Status::OutOfMemory("forward: out of memory");
+    kernels::Gemm(mq, e, e, a.query, e, im.pq, c.bias ? im.w[1].data() : nullptr,
+                  im.q_buf.data(), e);
+    view.q = im.q_buf.data();
+    view.q_sl = e;
+    view.q_sb = a.lq * e;
+    view.q_sh = d;
   } else {
     if (!im.q_buf.Reserve(mq * e) || !im.k_buf.Reserve(mk * e) || !im.v_buf.Reserve(mk * e)) {
       return Status::OutOfMemory("forward: out of memory");
@@ -322,6 +404,34 @@ Status MultiHeadAttention::Forward(const MhaForwardArgs& a) {
     view.q_sb = a.lq * e;
     view.k_sb = view.v_sb = a.lk * e;
   }
+  if (cache != nullptr) {
+    const int64_t row0 = past;
+    const int64_t cache_sb = cache->max_length * e;
+    float* kc = cache->k.data();
+    float* vc = cache->v.data();
+    for (int64_t b = 0; b < a.batch; ++b) {
+      float* kdst = kc + b * cache_sb + row0 * e;
+      float* vdst = vc + b * cache_sb + row0 * e;
+      if (fused) {
+        // Copy K and V of the new positions out of the fused QKV rows.
+        for (int64_t l = 0; l < a.lk; ++l) {
+          const float* src = view.q + b * view.q_sb + l * 3 * e;
+          std::memcpy(kdst + l * e, src + e, static_cast<size_t>(e) * sizeof(float));
+          std::memcpy(vdst + l * e, src + 2 * e, static_cast<size_t>(e) * sizeof(float));
+        }
+      } else {
+        kernels::Gemm(a.lk, e, c.kdim, a.key + b * a.lk * c.kdim, c.kdim, im.pk,
+                      c.bias ? im.w[3].data() : nullptr, kdst, e);
+        kernels::Gemm(a.lk, e, c.vdim, a.value + b * a.lk * c.vdim, c.vdim, im.pv,
+                      c.bias ? im.w[5].data() : nullptr, vdst, e);
+      }
+    }
+    view.k = kc;
+    view.v = vc;
+    view.k_sl = view.v_sl = e;
+    view.k_sh = view.v_sh = d;
+    view.k_sb = view.v_sb = cache_sb;
+  }
   // Context [B, Lq, E], heads merged by strides. It overwrites Q in place:
   // the core reads the Q rows of a (head, query block) before it writes the
   // context rows of that same block and head, and nothing reads them after.
@@ -338,6 +448,7 @@ Status MultiHeadAttention::Forward(const MhaForwardArgs& a) {
 
   kernels::Gemm(mq, e, e, ctx, ctx_ld, im.po,
                 c.bias ? im.w[7].data() : nullptr, a.output, e);
+  if (cache != nullptr) cache->length = lk_total;
   return Status::Ok();
 }
 

@@ -557,7 +557,7 @@ void AttentionCoreT(const AttentionView& v, float* scratch) {
       };
       auto valid_of = [&](int64_t i) {
         int64_t valid = std::max<int64_t>(length, 0);
-        if (v.causal) valid = std::min<int64_t>(valid, i + 1);
+        if (v.causal) valid = std::max<int64_t>(0, std::min<int64_t>(valid, i + 1 + v.causal_offset));
         return valid;
       };
 

@@ -44,7 +44,9 @@ struct AttentionView {
   int64_t o_sb = 0, o_sh = 0, o_sl = 0;
   float scale = 1.0f;
   // Mask: causal/padding per batch, tensor strides over [B, H, Lq, Lk].
+  // Causal: query i sees keys j <= i + causal_offset (0: top-left aligned).
   bool causal = false;
+  int64_t causal_offset = 0;
   const int32_t* lengths = nullptr;
   MaskKind mask_kind = MaskKind::kNone;
   const float* mask = nullptr;

@@ -385,32 +385,57 @@ export function createLab(backend) {
       if (Lv !== Lk) throw rangeError(where, `key and value must have the same length Lk: got key ${shapeString(tk.shape)}, value ${shapeString(tv.shape)}`);
       const f = forwardOptions(where, options);
       const H = this.numHeads;
-      const mask = normalizeMask(where, f.opts.mask, { batch: B, heads: H, lq: Lq, lk: Lk, leadB: [B], leadH: [H] });
+      const cache = f.opts.kvCache === undefined ? null : this._checkCache(where, f.opts.kvCache, B, Lk);
+      // Keys attended over: with a cache, the cached ones plus the new ones.
+      const LkAll = cache ? cache._length + Lk : Lk;
+      const mask = normalizeMask(where, f.opts.mask, { batch: B, heads: H, lq: Lq, lk: LkAll, leadB: [B], leadH: [H] });
       const E = this.embedDim;
-      const wShape = [B, f.averageWeights ? 1 : H, Lq, Lk];
+      const wShape = [B, f.averageWeights ? 1 : H, Lq, LkAll];
       const nW = f.needWeights ? checkElements(where, "the weights [B,H,Lq,Lk] (query's and key's lengths; needWeights: false skips them)", wShape) : 0;
       checkElements(where, "the projected query [B,Lq,3·embedDim] (query's B and Lq)", [B, Lq, 3 * E]);
-      checkBytes(where, [tq.data.length, tk.data.length, tv.data.length, 3 * B * Lq * E, 3 * B * Lk * E, B * Lq * E, nW, Lk * (2 * E / H + 64)],
+      checkBytes(where, [tq.data.length, tk.data.length, tv.data.length, 3 * B * Lq * E, 3 * B * Lk * E, B * Lq * E, nW, LkAll * (2 * E / H + 64)],
         () => `query ${shapeString(tq.shape)}, key ${shapeString(tk.shape)}, value ${shapeString(tv.shape)} (embedDim ${E})${f.needWeights ? ` and the weights ${shapeString(wShape)}` : ''}`);
       return {
-        obj, unbatched, f,
+        obj, unbatched, f, cache,
         p: {
-          where, batch: B, lq: Lq, lk: Lk, embedDim: E, numHeads: H,
+          where, batch: B, lq: Lq, lk: Lk, lkTotal: LkAll, embedDim: E, numHeads: H,
           query: tq.data, key: tk.data, value: tv.data, mask,
           needWeights: f.needWeights, averageWeights: f.averageWeights,
+          cache: cache ? cache._obj : null,
         },
       };
     }
 
+    _checkCache(where, cache, B, Lk) {
+      if (!(cache instanceof KVCache)) {
+        throw typeError(where, `kvCache must be a cache from this layer's createKVCache(), got ${describe(cache)}`);
+      }
+      if (cache._mha !== this) {
+        throw rangeError(where, 'kvCache belongs to another multiHeadAttention; use one created by this layer\'s createKVCache()');
+      }
+      if (!cache._obj) throw new Error(`${where}: kvCache has been disposed; create a new one with createKVCache()`);
+      if (cache._busy) {
+        throw new Error(`${where}: kvCache is in use by a forward that has not finished; await it before the next step`);
+      }
+      if (cache.batch !== B) {
+        throw rangeError(where, `kvCache holds batch ${cache.batch} but the inputs have batch B = ${B}`);
+      }
+      if (cache._length + Lk > cache.maxLength) {
+        throw rangeError(where, `kvCache: ${Lk} new key(s) do not fit: it holds ${cache._length} of at most ${cache.maxLength} positions; reset() it or create a larger one`);
+      }
+      return cache;
+    }
+
     _finish(prep, r) {
       const { unbatched, f, p } = prep;
+      if (prep.cache) prep.cache._length = p.lkTotal;
       const bs = (...d) => (unbatched ? d : [p.batch, ...d]);
       const out = {
         output: makeTensor(r.output, bs(p.lq, p.embedDim)),
-        weights: r.weights ? makeTensor(r.weights, f.averageWeights ? bs(p.lq, p.lk) : bs(p.numHeads, p.lq, p.lk)) : null,
+        weights: r.weights ? makeTensor(r.weights, f.averageWeights ? bs(p.lq, p.lkTotal) : bs(p.numHeads, p.lq, p.lkTotal)) : null,
       };
       if (f.trace) {
-        out.trace = buildTrace({ batch: p.batch, lq: p.lq, lk: p.lk, embedDim: p.embedDim, numHeads: p.numHeads, kdim: this.kdim, vdim: this.vdim, mask: p.mask.given, unbatched });
+        out.trace = buildTrace({ batch: p.batch, lq: p.lq, lk: p.lkTotal, embedDim: p.embedDim, numHeads: p.numHeads, kdim: this.kdim, vdim: this.vdim, mask: p.mask.given, unbatched });
       }
       return out;
     }
@@ -425,7 +450,72 @@ export function createLab(backend) {
     /** Forward pass; always returns a Promise. */
     async forward(query, key, value, options) {
       const prep = this._prepare(query, key, value, options);
-      return this._finish(prep, await backend.mhaForward(prep.obj, prep.p));
+      if (!prep.cache) return this._finish(prep, await backend.mhaForward(prep.obj, prep.p));
+      prep.cache._busy = true;
+      try {
+        return this._finish(prep, await backend.mhaForward(prep.obj, prep.p));
+      } finally {
+        prep.cache._busy = false;
+      }
+    }
+
+    /**
+     * A key/value cache for incremental decoding with this layer: pass it as
+     * `forward(x, x, x, { kvCache, mask: { kind: 'causal' } })` with only the new
+     * token(s); their K and V are appended and attention covers every cached
+     * position. Holds 2·batch·maxLength·embedDim floats.
+     */
+    createKVCache(options) {
+      const where = `${this._where}.createKVCache`;
+      const obj = this._live('createKVCache');
+      const opts = checkOptions(where, 'options', options);
+      if (opts.maxLength === undefined) throw typeError(where, 'options.maxLength is missing: the most positions the cache will hold');
+      const maxLength = checkInt(where, 'maxLength', opts.maxLength, 1);
+      const batch = checkInt(where, 'batch', opts.batch ?? 1, 1);
+      checkElements(where, 'the key cache [batch, maxLength, embedDim]', [batch, maxLength, this.embedDim]);
+      checkBytes(where, [2 * batch * maxLength * this.embedDim],
+        () => `the key and value caches [${batch}, ${maxLength}, ${this.embedDim}]`);
+      return new KVCache(this, backend.createKvCache(obj, batch, maxLength), batch, maxLength);
+    }
+  }
+
+  /** Keys and values of the positions a MultiHeadAttention has seen (see createKVCache). */
+  class KVCache {
+    constructor(mha, obj, batch, maxLength) {
+      this._mha = mha;
+      this._obj = obj;
+      this._length = 0;
+      this._busy = false;
+      this.batch = batch;
+      this.maxLength = maxLength;
+      this._token = {};
+      if (registry) registry.register(this, () => backend.kvCacheDestroy(obj), this._token);
+    }
+    /** Positions held (grows by the new keys of every forward that uses the cache). */
+    get length() {
+      return this._length;
+    }
+    get disposed() {
+      return this._obj === null;
+    }
+    /** Forgets every position (length 0), keeping the memory for the next sequence. */
+    reset() {
+      if (!this._obj) throw new Error('kvCache.reset: this cache has been disposed; create a new one with createKVCache()');
+      if (this._busy) throw new Error('kvCache.reset: a forward using this cache has not finished; await it first');
+      backend.kvCacheReset(this._obj);
+      this._length = 0;
+    }
+    /** Bytes held by the cached keys and values. */
+    heldBytes() {
+      if (!this._obj) return 0;
+      return backend.kvCacheHeldBytes(this._obj);
+    }
+    /** Frees the cache. Safe to call more than once. */
+    dispose() {
+      if (!this._obj) return;
+      if (registry) registry.unregister(this._token);
+      backend.kvCacheDestroy(this._obj);
+      this._obj = null;
     }
   }
 
@@ -464,6 +554,9 @@ export function createLab(backend) {
       const [B, L, E] = unbatched ? [1, ...t.shape] : t.shape;
       if (E !== this.embedDim) throw rangeError(where, `x's last dim must be embedDim (${this.embedDim}), got x ${shapeString(t.shape)}`);
       const f = forwardOptions(where, options);
+      if (f.opts.kvCache !== undefined) {
+        throw rangeError(where, 'kvCache is an option of multiHeadAttention().forward; a selfAttentionLayer has no key/value cache');
+      }
       const training = checkBool(where, 'training', f.opts.training ?? false);
       let dropoutSeed;
       if (f.opts.dropoutSeed !== undefined) {

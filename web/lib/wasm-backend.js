@@ -163,20 +163,39 @@ export function createWasmBackend(Module, name) {
       });
     },
 
-    // p: { batch, lq, lk, embedDim, numHeads, query, key, value, mask, needWeights, averageWeights }
+    // p: { batch, lq, lk, lkTotal, embedDim, numHeads, query, key, value, mask, needWeights, averageWeights, cache }
+    // (cache: a createKvCache object or null; lkTotal = cached + new keys)
     mhaForward(obj, p) {
       return run(p.where, (arena) => {
         const q = arena.fromF32(p.query);
         const k = p.key === p.query ? q : arena.fromF32(p.key);
         const v = p.value === p.key ? k : arena.fromF32(p.value);
         const nOut = p.batch * p.lq * p.embedDim;
-        const nW = p.batch * (p.averageWeights ? 1 : p.numHeads) * p.lq * p.lk;
+        const nW = p.batch * (p.averageWeights ? 1 : p.numHeads) * p.lq * (p.lkTotal ?? p.lk);
         const out = arena.f32(nOut);
         const weights = p.needWeights ? arena.f32(nW) : 0;
         check(p.where, Module.mhaForward(obj.handle, p.batch, p.lq, p.lk, q, k, v,
-          ...maskArgs(arena, p.mask), out, weights, p.averageWeights));
+          ...maskArgs(arena, p.mask), out, weights, p.averageWeights, p.cache ? p.cache.handle : 0));
         return { output: arena.read(out, nOut), weights: weights ? arena.read(weights, nW) : null };
       });
+    },
+
+    // ---- key/value cache of an MHA (incremental decoding) ------------------
+    createKvCache(obj, batch, maxLength) {
+      const h = Module.kvCacheCreate(obj.handle, batch, maxLength);
+      if (!h) throw new RangeError(`multiHeadAttention.createKVCache: ${Module.lastError()}`);
+      return { kind: 'kvcache', handle: h };
+    },
+    kvCacheReset(c) {
+      Module.kvCacheReset(c.handle);
+    },
+    kvCacheHeldBytes(c) {
+      return Module.kvCacheHeldBytes(c.handle);
+    },
+    kvCacheDestroy(c) {
+      if (!c.handle) return;
+      Module.kvCacheDestroy(c.handle);
+      c.handle = 0;
     },
 
     // p: { batch, seqLen, embedDim, numHeads, x, mask, training, dropoutSeed, needWeights, averageWeights }

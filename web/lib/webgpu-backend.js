@@ -91,20 +91,35 @@ function makeBackend(rt, info, fallbackFactory) {
   const adapterLabel = [adapterInfo.vendor, adapterInfo.architecture, adapterInfo.device, adapterInfo.description]
     .filter(Boolean).join(' ') || 'unknown adapter';
   const events = new EventTarget();
-  const state = { lost: false, lostInfo: null, fallback: null, fallbackPromise: null };
+  const state = { lost: false, lostInfo: null, fallback: null, fallbackPromise: null, wasm: null, wasmPromise: null };
   // Calls answered by the wasm fallback, and GPU calls cut short by the loss and rerun there.
   const fallbackCounters = { fallbackCalls: 0, reruns: 0 };
   const emit = (type, detail) => events.dispatchEvent(makeEvent(type, detail));
 
-  function ensureFallback() {
-    if (state.fallbackPromise) return state.fallbackPromise;
+  // The wasm backend, loaded once: it answers every call after a device loss
+  // (ensureFallback) and, before one, the decode steps that use a KV cache,
+  // whose cache lives in wasm memory (`state.wasm` holds it once loaded).
+  function loadWasm(why) {
+    if (state.wasmPromise) return state.wasmPromise;
     const p = Promise.resolve()
       .then(() => {
-        if (typeof fallbackFactory !== 'function') {
-          throw new Error('webgpu: the GPU device was lost and no wasm fallback was configured');
-        }
+        if (typeof fallbackFactory !== 'function') throw new Error(`webgpu: ${why} and no wasm fallback was configured`);
         return fallbackFactory();
       })
+      .then((fb) => {
+        state.wasm = fb;
+        return fb;
+      });
+    p.catch(() => {
+      if (state.wasmPromise === p) state.wasmPromise = null;
+    });
+    state.wasmPromise = p;
+    return p;
+  }
+
+  function ensureFallback() {
+    if (state.fallbackPromise) return state.fallbackPromise;
+    const p = loadWasm('the GPU device was lost')
       .then((fb) => {
         state.fallback = fb;
         emit('backendchange', { from: 'webgpu', to: fb.name, reason: state.lostInfo?.reason ?? 'unknown' });
@@ -401,7 +416,7 @@ function makeBackend(rt, info, fallbackFactory) {
       obj.disposed = true;
       if (obj.gpu) for (const entry of Object.values(obj.gpu)) rt.destroyPersistent(entry);
       obj.gpu = null;
-      if (obj.wasm && state.fallback) state.fallback.destroy(obj.wasm);
+      if (obj.wasm && state.wasm) state.wasm.destroy(obj.wasm);
       obj.wasm = null;
     },
     heldBytes(obj) {
@@ -409,7 +424,7 @@ function makeBackend(rt, info, fallbackFactory) {
       for (const data of Object.values(obj.w)) bytes += data.byteLength;
       if (obj.kind === 'layer') bytes += obj.gamma.byteLength + obj.beta.byteLength;
       if (obj.gpu) for (const entry of Object.values(obj.gpu)) bytes += entry.size;
-      if (obj.wasm && state.fallback) bytes += state.fallback.heldBytes(obj.wasm);
+      if (obj.wasm && state.wasm) bytes += state.wasm.heldBytes(obj.wasm);
       return bytes;
     },
     setWeight(obj, key, data, layout) {
@@ -417,7 +432,7 @@ function makeBackend(rt, info, fallbackFactory) {
       const keras = key[0] === 'b' ? Float32Array.from(data) : toKeras(data, cfg.embedDim, inDim(cfg, key), layout);
       obj.w[key] = keras;
       if (obj.gpu && !state.lost) rt.writePersistent(obj.gpu[key], keras);
-      if (obj.wasm) state.fallback.setWeight(obj.wasm, key, keras, 'keras');
+      if (obj.wasm) state.wasm.setWeight(obj.wasm, key, keras, 'keras');
     },
     getWeight(obj, key, layout) {
       const { cfg } = obj;
@@ -431,14 +446,40 @@ function makeBackend(rt, info, fallbackFactory) {
         rt.writePersistent(obj.gpu.gamma, obj.gamma);
         rt.writePersistent(obj.gpu.beta, obj.beta);
       }
-      if (obj.wasm) state.fallback.setNorm(obj.wasm, obj.gamma, obj.beta);
+      if (obj.wasm) state.wasm.setNorm(obj.wasm, obj.gamma, obj.beta);
     },
     getNorm(obj) {
       return { gamma: obj.gamma.slice(), beta: obj.beta.slice() };
     },
 
-    // p: { batch, lq, lk, embedDim, numHeads, query, key, value, mask, needWeights, averageWeights }
+    // ---- key/value cache: kept in wasm memory ------------------------------
+    // A decode step projects one token and reads the whole cache: small,
+    // latency-bound work that wasm answers without a GPU round trip. The
+    // cache and a wasm copy of the layer are made on first use.
+    createKvCache(obj, batch, maxLength) {
+      return { kind: 'kvcache', batch, maxLength, wasm: null };
+    },
+    kvCacheReset(c) {
+      if (c.wasm) state.wasm.kvCacheReset(c.wasm);
+    },
+    kvCacheHeldBytes(c) {
+      return c.wasm ? state.wasm.kvCacheHeldBytes(c.wasm) : 0;
+    },
+    kvCacheDestroy(c) {
+      if (c.wasm) state.wasm.kvCacheDestroy(c.wasm);
+      c.wasm = null;
+    },
+
+    // p: { batch, lq, lk, lkTotal, embedDim, numHeads, query, key, value, mask, needWeights, averageWeights, cache }
     mhaForward(obj, p) {
+      if (p.cache) {
+        const c = p.cache;
+        return loadWasm('a KV-cache forward needs the wasm backend').then((fb) => {
+          const mha = wasmObject(fb, obj);
+          if (!c.wasm) c.wasm = fb.createKvCache(mha, c.batch, c.maxLength);
+          return fb.mhaForward(mha, { ...p, cache: c.wasm });
+        });
+      }
       return run(async () => {
         const { cfg } = obj;
         const E = cfg.embedDim;
