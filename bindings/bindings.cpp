@@ -158,6 +158,9 @@ uintptr_t KvCacheCreate(uintptr_t h, double batch, double max_length) {
 
 void KvCacheDestroy(uintptr_t c) { delete Ptr<attnlab::KvCache>(c); }
 void KvCacheReset(uintptr_t c) { Ptr<attnlab::KvCache>(c)->Reset(); }
+int KvCacheTruncate(uintptr_t c, double length) {
+  return Report(Ptr<attnlab::KvCache>(c)->Truncate(static_cast<int64_t>(length)));
+}
 double KvCacheLength(uintptr_t c) {
   return static_cast<double>(Ptr<attnlab::KvCache>(c)->length());
 }
@@ -289,6 +292,7 @@ EMSCRIPTEN_BINDINGS(attention_lab) {
   function("kvCacheCreate", &KvCacheCreate);
   function("kvCacheDestroy", &KvCacheDestroy);
   function("kvCacheReset", &KvCacheReset);
+  function("kvCacheTruncate", &KvCacheTruncate);
   function("kvCacheLength", &KvCacheLength);
   function("kvCacheHeldBytes", &KvCacheHeldBytes);
   function("benchGemm", &BenchGemm);

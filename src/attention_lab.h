@@ -228,6 +228,9 @@ class KvCache {
   int64_t max_length() const;  // capacity
   // Forgets every position (length 0); keeps the memory.
   void Reset();
+  // Keeps the first `length` positions (0 <= length <= length()): rolls back
+  // steps, or returns to a shared prefix such as a prompt.
+  Status Truncate(int64_t length);
   int64_t HeldBytes() const;
 
  private:

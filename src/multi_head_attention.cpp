@@ -95,6 +95,16 @@ int64_t KvCache::batch() const { return impl_->batch; }
 int64_t KvCache::length() const { return impl_->length; }
 int64_t KvCache::max_length() const { return impl_->max_length; }
 void KvCache::Reset() { impl_->length = 0; }
+Status KvCache::Truncate(int64_t length) {
+  if (length < 0 || length > impl_->length) {
+    std::ostringstream os;
+    os << "truncate: length must be in [0, " << impl_->length
+       << "] (the positions held), got " << length;
+    return Status::Invalid(os.str());
+  }
+  impl_->length = length;
+  return Status::Ok();
+}
 int64_t KvCache::HeldBytes() const { return impl_->k.bytes() + impl_->v.bytes(); }
 
 namespace {

@@ -114,6 +114,34 @@ export interface ForwardOptions {
   trace?: boolean;
 }
 
+export interface MhaForwardOptions extends ForwardOptions {
+  /**
+   * Incremental decoding: `key`/`value` are only the new positions; their K
+   * and V are appended to the cache and attention covers every cached
+   * position (Lk_total = kvCache.length + Lk). Causal masking is then
+   * bottom-right aligned (query i sees keys j <= Lk_total - Lq + i); tensor
+   * masks and weights cover [.., Lq, Lk_total].
+   */
+  kvCache?: KVCache;
+}
+
+/** Keys and values of the positions a MultiHeadAttention has seen (from createKVCache). */
+export interface KVCache {
+  readonly batch: number;
+  readonly maxLength: number;
+  /** Positions held. */
+  readonly length: number;
+  readonly disposed: boolean;
+  /** Forgets every position (length 0), keeping the memory. */
+  reset(): void;
+  /** Keeps the first `length` positions (0..length): rolls back steps or returns to a prompt. */
+  truncate(length: number): void;
+  /** Bytes held by the cached keys and values. */
+  heldBytes(): number;
+  /** Frees the cache; safe to call twice. */
+  dispose(): void;
+}
+
 export interface MultiHeadAttention {
   readonly embedDim: number;
   readonly numHeads: number;
@@ -127,9 +155,15 @@ export interface MultiHeadAttention {
   setWeights(weights: MhaWeights, options?: { layout?: WeightLayout }): this;
   getWeights(options?: { layout?: WeightLayout }): Record<'wq' | 'wk' | 'wv' | 'wo', Tensor> & Partial<Record<'bq' | 'bk' | 'bv' | 'bo', Tensor>>;
   /** query [B,Lq,E] (or [Lq,E]); key [B,Lk,kdim] (default query); value [B,Lk,vdim] (default key). */
-  forward(query: TensorLike, key?: TensorLike, value?: TensorLike, options?: ForwardOptions): Promise<ForwardResult>;
+  forward(query: TensorLike, key?: TensorLike, value?: TensorLike, options?: MhaForwardOptions): Promise<ForwardResult>;
   /** Synchronous forward (wasm backends only). */
-  forwardSync(query: TensorLike, key?: TensorLike, value?: TensorLike, options?: ForwardOptions): ForwardResult;
+  forwardSync(query: TensorLike, key?: TensorLike, value?: TensorLike, options?: MhaForwardOptions): ForwardResult;
+  /**
+   * A key/value cache of `batch` (default 1) sequences of up to `maxLength`
+   * positions (2·batch·maxLength·embedDim floats). On webgpu, cached steps run
+   * on wasm.
+   */
+  createKVCache(options: { maxLength: number; batch?: number }): KVCache;
   /** Bytes held in wasm memory by weights and reusable buffers. */
   heldBytes(): number;
   /** Frees the weights and buffers; safe to call twice. */

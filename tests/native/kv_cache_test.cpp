@@ -278,8 +278,52 @@ TEST(KvCacheErrors, RefusedCallsLeaveTheCacheUnchanged) {
   EXPECT_EQ(m->CreateKvCache(1 << 20, 1 << 20, &cs), nullptr);
   EXPECT_NE(cs.code, StatusCode::kOk);
 
+  // Truncate within [0, length] only.
+  EXPECT_EQ(cache->Truncate(5).code, StatusCode::kInvalidArgument);
+  EXPECT_EQ(cache->Truncate(-1).code, StatusCode::kInvalidArgument);
+  EXPECT_TRUE(cache->Truncate(2).ok());
+  EXPECT_EQ(cache->length(), 2);
+
   cache->Reset();
   EXPECT_EQ(cache->length(), 0);
+}
+
+// Truncate back to a prompt, then continue with other tokens: the result is
+// that of the prompt followed by the new tokens.
+TEST_P(KvCacheTest, TruncateToPromptThenContinue) {
+  Rng rng(900);
+  const int64_t B = 1, E = 16, H = 4, P = 5, N = 3;
+  const MhaWeights w = RandomMhaWeights(rng, E, E, E, true);
+  auto m = MakeMha(E, H, 0, 0, w);
+  auto cache = MakeCache(*m, B, P + N);
+  ASSERT_TRUE(m && cache);
+  const std::vector<float> prompt = rng.Vector(P * E), first = rng.Vector(N * E),
+                           second = rng.Vector(N * E);
+  auto step = [&](const std::vector<float>& x, int64_t n, std::vector<float>* out) {
+    out->assign(static_cast<size_t>(n * E), std::nanf(""));
+    MhaForwardArgs a;
+    a.lq = a.lk = n;
+    a.query = a.key = a.value = x.data();
+    a.mask.causal = true;
+    a.output = out->data();
+    a.cache = cache.get();
+    const Status s = m->Forward(a);
+    EXPECT_TRUE(s.ok()) << s.message;
+  };
+  std::vector<float> out;
+  step(prompt, P, &out);
+  step(first, N, &out);
+  ASSERT_TRUE(cache->Truncate(P).ok());
+  step(second, N, &out);
+  std::vector<float> seq(prompt);
+  seq.insert(seq.end(), second.begin(), second.end());
+  RefMask causal;
+  causal.causal = true;
+  std::vector<double> want, want_w, want_avg;
+  RefMha(B, P + N, P + N, E, H, E, E, seq.data(), seq.data(), seq.data(), w, causal, &want,
+         &want_w, &want_avg);
+  ExpectAllClose(out, std::vector<double>(want.begin() + P * E, want.end()), kOutAbs, kOutRel,
+                 "output after truncate");
 }
 
 INSTANTIATE_TEST_SUITE_P(KernelSets, KvCacheTest, ::testing::Bool(),

@@ -1,5 +1,5 @@
 // Compile-only check of the public type declarations (tsc --noEmit).
-import { init, simdSupported, type Tensor, type AttentionLab } from '../../web/index.js';
+import { init, simdSupported, type Tensor, type AttentionLab, type KVCache } from '../../web/index.js';
 
 async function main(): Promise<void> {
   const lab: AttentionLab = await init({ backend: 'auto' });
@@ -20,12 +20,18 @@ async function main(): Promise<void> {
   const r = await mha.forward(x, x, x, { mask: { kind: 'causal' }, needWeights: true, averageWeights: false, trace: true });
   const steps: string[] = (r.trace ?? []).map((s) => `${s.step} ${s.shape.join('x')}`);
   const sync = mha.forwardSync(x);
+  const cache: KVCache = mha.createKVCache({ maxLength: 64, batch: 2 });
+  const step = await mha.forward({ data: new Float32Array(2 * 512), shape: [2, 1, 512] }, undefined, undefined, { kvCache: cache, mask: { kind: 'causal' } });
+  const held: number = cache.length + cache.maxLength + cache.heldBytes() + step.output.shape[1];
+  cache.truncate(0);
+  cache.reset();
+  cache.dispose();
   mha.dispose();
   const layer = lab.selfAttentionLayer({ embedDim: 512, numHeads: 8, dropout: 0.1, seed: 2 });
   const lr = await layer.forward(x, { training: true, dropoutSeed: 7 });
   const seed: number = lr.dropoutSeed;
   layer.dispose();
   const trace = lab.shapeTrace({ batch: 2, lq: 5, embedDim: 512, numHeads: 8, mask: true });
-  console.log(backend, w, sdpa.output.shape, wq.shape, steps, sync.output, seed, trace.length, simdSupported());
+  console.log(backend, w, sdpa.output.shape, wq.shape, steps, sync.output, held, seed, trace.length, simdSupported());
 }
 void main();

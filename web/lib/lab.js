@@ -505,6 +505,18 @@ export function createLab(backend) {
       backend.kvCacheReset(this._obj);
       this._length = 0;
     }
+    /**
+     * Keeps the first `length` positions: rolls back decode steps, or returns
+     * to a shared prefix (a prompt) for the next continuation.
+     */
+    truncate(length) {
+      const where = 'kvCache.truncate';
+      if (!this._obj) throw new Error(`${where}: this cache has been disposed; create a new one with createKVCache()`);
+      if (this._busy) throw new Error(`${where}: a forward using this cache has not finished; await it first`);
+      const n = checkInt(where, 'length', length, 0, this._length);
+      backend.kvCacheTruncate(this._obj, n);
+      this._length = n;
+    }
     /** Bytes held by the cached keys and values. */
     heldBytes() {
       if (!this._obj) return 0;

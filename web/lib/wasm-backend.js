@@ -189,6 +189,9 @@ export function createWasmBackend(Module, name) {
     kvCacheReset(c) {
       Module.kvCacheReset(c.handle);
     },
+    kvCacheTruncate(c, length) {
+      check('kvCache.truncate', Module.kvCacheTruncate(c.handle, length));
+    },
     kvCacheHeldBytes(c) {
       return Module.kvCacheHeldBytes(c.handle);
     },

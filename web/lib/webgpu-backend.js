@@ -462,6 +462,9 @@ function makeBackend(rt, info, fallbackFactory) {
     kvCacheReset(c) {
       if (c.wasm) state.wasm.kvCacheReset(c.wasm);
     },
+    kvCacheTruncate(c, length) {
+      if (c.wasm) state.wasm.kvCacheTruncate(c.wasm, length);
+    },
     kvCacheHeldBytes(c) {
       return c.wasm ? state.wasm.kvCacheHeldBytes(c.wasm) : 0;
     },
