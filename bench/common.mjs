@@ -36,6 +36,8 @@ export function caseInputs(c) {
       return c.lq === c.lk
         ? { x: rand(c.B * c.lq * c.E, 11, -1, 1) }
         : { q: rand(c.B * c.lq * c.E, 12, -1, 1), kv: rand(c.B * c.lk * c.E, 13, -1, 1) };
+    case 'kvdecode':
+      return { xPast: rand(c.B * c.past * c.E, 17, -1, 1), x: rand(c.B * c.E, 18, -1, 1) };
     case 'sdpa':
       return {
         q: rand(c.B * c.H * c.lq * c.D, 14, -1, 1),
@@ -51,6 +53,38 @@ export function caseInputs(c) {
     default:
       return {};
   }
+}
+
+/**
+ * The cached keys and values of a kvdecode case, [B, H, past, D] each: the K
+ * and V projections (keras weights, with bias) of its `xPast` tokens,
+ * computed in float64 and rounded once. The peers are handed these; ours
+ * builds its cache by projecting the same tokens.
+ */
+export function pastKV(c) {
+  const { B, E, H, past } = c;
+  const D = E / H;
+  const W = mhaWeights(E);
+  const { xPast } = caseInputs(c);
+  const out = { k: new Float32Array(B * H * past * D), v: new Float32Array(B * H * past * D) };
+  const row = new Float64Array(E);
+  for (const [name, w, bias] of [['k', W.wk, W.bk], ['v', W.wv, W.bv]]) {
+    for (let b = 0; b < B; b++) {
+      for (let t = 0; t < past; t++) {
+        row.fill(0);
+        const x = xPast.subarray((b * past + t) * E, (b * past + t + 1) * E);
+        for (let i = 0; i < E; i++) {
+          const xi = x[i];
+          for (let j = 0; j < E; j++) row[j] += xi * w[i * E + j];
+        }
+        for (let j = 0; j < E; j++) {
+          const h = Math.floor(j / D);
+          out[name][((b * H + h) * past + t) * D + (j % D)] = row[j] + bias[j];
+        }
+      }
+    }
+  }
+  return out;
 }
 
 /** 1/base^(2i/d) for i < ceil(d/2), rounded to float32 (fed to the peers). */
@@ -82,8 +116,12 @@ export const CASES = [
   mha(1, 128, 512, 8, true, { quick: false }),
   mha(1, 512, 768, 12, true, { quick: false }),
   {
+    id: 'decode-kv-1x512h8-p511', kind: 'kvdecode', B: 1, past: 511, E: 512, H: 8,
+    label: 'MHA decode step with KV cache: 1 new token + 511 cached (Lk=512) E512 H8',
+  },
+  {
     id: 'decode-1x1x512h8-k512', kind: 'mha', B: 1, lq: 1, lk: 512, E: 512, H: 8, causal: false, needWeights: false,
-    label: 'MHA decode Lq=1 Lk=512 E512 H8',
+    label: 'MHA Lq=1 over Lk=512 keys projected in every call (no cache) E512 H8',
   },
   {
     id: 'sdpa-decode-h8-k512', kind: 'sdpa', B: 1, H: 8, lq: 1, lk: 512, D: 64, causal: false, needWeights: false,
@@ -116,6 +154,8 @@ export function caseFlops(c) {
       if (c.causal) pairs = Array.from({ length: c.lq }, (_, i) => Math.min(i + 1, c.lk)).reduce((a, b) => a + b, 0);
       return proj + 2 * 2 * c.B * pairs * c.E; // QKᵀ and P·V over all heads
     }
+    case 'kvdecode': // Q, K, V, O of one token; QKᵀ and P·V over past + 1 keys
+      return 2 * c.B * 4 * c.E * c.E + 2 * 2 * c.B * (c.past + 1) * c.E;
     case 'sdpa':
       return 2 * 2 * c.B * c.H * c.lq * c.lk * c.D;
     case 'gemm':
@@ -140,6 +180,8 @@ export function implsFor(c, { browser = false } = {}) {
       if (c.lq !== c.lk) return [...ours, 'ort-mha', 'ort-attn23', 'ort-ops', 'tfjs'];
       if (c.needWeights) return [...ours, 'ort-attn23', 'ort-ops', 'tfjs'];
       return [...ours, 'ort-attn', 'ort-mha', 'ort-attn23', 'ort-ops', 'tfjs'];
+    case 'kvdecode':
+      return [...ours, 'ort-mha', 'tfjs'];
     case 'sdpa':
       return [...ours, 'ort-mha', 'ort-attn23', 'ort-ops', 'tfjs'];
     case 'gemm':

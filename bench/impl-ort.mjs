@@ -1,7 +1,7 @@
 // Peer: onnxruntime-web, wasm execution provider, numThreads = 1, its .wasm
 // from its own npm package (env.wasm.wasmPaths). Models from onnx-models.mjs.
 // Node child: node bench/impl-ort.mjs '<spec json>' (see node-env.mjs).
-import { caseInputs, caseFlops } from './common.mjs';
+import { caseInputs, caseFlops, pastKV } from './common.mjs';
 
 export async function prepare(c, impl, env) {
   const ort = await env.loadOrt();
@@ -21,6 +21,18 @@ export async function prepare(c, impl, env) {
         ? { x: T(inp.x, [c.B, c.lq, c.E]) }
         : { q: T(inp.q, [c.B, c.lq, c.E]), kv: T(inp.kv, [c.B, c.lk, c.E]) };
       break;
+    case 'kvdecode': {
+      // The decoder's loop feeds present_* back as past_*; here the same
+      // 511-position past every call, so each call is the same step.
+      const kv = pastKV(c);
+      const D = c.E / c.H;
+      feeds = {
+        x: T(inp.x, [c.B, 1, c.E]),
+        past_key: T(kv.k, [c.B, c.H, c.past, D]),
+        past_value: T(kv.v, [c.B, c.H, c.past, D]),
+      };
+      break;
+    }
     case 'sdpa':
       feeds = {
         q: impl === 'ort-mha' ? T(inp.q, [c.B, c.lq, c.H * c.D]) : T(inp.q, [c.B, c.H, c.lq, c.D]),

@@ -52,6 +52,35 @@ export async function prepare(c, impl, env) {
     };
   }
 
+  if (c.kind === 'kvdecode') {
+    // A cache filled by projecting the 511 past tokens once; each call is one
+    // decode step (project the token, append, attend over 512, project out),
+    // then truncate(511) rolls the cache back so every call is the same step.
+    const { B, E, H, past } = c;
+    const mha = lab.multiHeadAttention({ embedDim: E, numHeads: H, seed: 1 });
+    const W = mhaWeights(E);
+    const t = (data, n) => ({ data, shape: n === 1 ? [E] : [E, E] });
+    mha.setWeights({
+      wq: t(W.wq), bq: t(W.bq, 1), wk: t(W.wk), bk: t(W.bk, 1), wv: t(W.wv), bv: t(W.bv, 1), wo: t(W.wo), bo: t(W.bo, 1),
+    }, { layout: 'keras' });
+    const cache = mha.createKVCache({ maxLength: past + 1, batch: B });
+    const xPast = { data: inp.xPast, shape: [B, past, E] };
+    const x = { data: inp.x, shape: [B, 1, E] };
+    const opts = { kvCache: cache, needWeights: false };
+    await mha.forward(xPast, xPast, xPast, opts);
+    let last;
+    const sync = typeof mha.forwardSync === 'function' && lab.backend !== 'webgpu';
+    return {
+      flops: caseFlops(c),
+      call: sync
+        ? () => { last = mha.forwardSync(x, x, x, opts); cache.truncate(past); }
+        : async () => { last = await mha.forward(x, x, x, opts); cache.truncate(past); },
+      outputs: () => ({ output: last.output.data }),
+      info,
+      after: memory,
+    };
+  }
+
   if (c.kind === 'sdpa') {
     const sh = (L) => [c.B, c.H, L, c.D];
     const q = { data: inp.q, shape: sh(c.lq) };

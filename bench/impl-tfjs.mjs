@@ -3,7 +3,7 @@
 // tensors from the Float32Arrays (copy in), runs the ops and reads the result
 // with dataSync (copy out), like ours and ORT.
 // Node child: node bench/impl-tfjs.mjs '<spec json>' (see node-env.mjs).
-import { caseInputs, caseFlops, mhaWeights, peInvFreq, LN_EPS } from './common.mjs';
+import { caseInputs, caseFlops, mhaWeights, pastKV, peInvFreq, LN_EPS } from './common.mjs';
 
 function causalMask(lq, lk) {
   const m = new Float32Array(lq * lk);
@@ -42,6 +42,31 @@ export async function prepare(c, impl, env) {
       const o = tf.reshape(tf.transpose(tf.matMul(p, v), [0, 2, 1, 3]), [B * lq, E]);
       const y = lin(o, 'wo', 'bo');
       return c.needWeights ? [y, p] : [y];
+    };
+  } else if (c.kind === 'kvdecode') {
+    // The cache as kept tensors [B, H, P, D]; a step projects the token,
+    // concatenates its K and V to the cache (as a tfjs decoder does) and
+    // attends over all P + 1 positions.
+    const { B, E, H, past } = c;
+    const D = E / H;
+    const W = mhaWeights(E);
+    const w = (k) => keep(tf.tensor2d(W[k], [E, E]));
+    const b = (k) => keep(tf.tensor1d(W[k]));
+    const P = { wq: w('wq'), bq: b('bq'), wk: w('wk'), bk: b('bk'), wv: w('wv'), bv: b('bv'), wo: w('wo'), bo: b('bo') };
+    const kv = pastKV(c);
+    const pastK = keep(tf.tensor4d(kv.k, [B, H, past, D]));
+    const pastV = keep(tf.tensor4d(kv.v, [B, H, past, D]));
+    const scale = keep(tf.scalar(1 / Math.sqrt(D)));
+    fn = () => {
+      const x = tf.tensor2d(inp.x, [B, E]);
+      const lin = (t, wk, bk) => tf.add(tf.matMul(t, P[wk]), P[bk]);
+      const heads = (t) => tf.reshape(t, [B, H, 1, D]);
+      const q = heads(lin(x, 'wq', 'bq'));
+      const k = tf.concat([pastK, heads(lin(x, 'wk', 'bk'))], 2);
+      const v = tf.concat([pastV, heads(lin(x, 'wv', 'bv'))], 2);
+      const p = tf.softmax(tf.mul(tf.matMul(q, k, false, true), scale));
+      const o = tf.reshape(tf.matMul(p, v), [B, E]);
+      return [lin(o, 'wo', 'bo')];
     };
   } else if (c.kind === 'sdpa') {
     const { B, H, lq, lk, D } = c;

@@ -215,6 +215,32 @@ function sdpaModel(c, variant) {
   return g.bytes(variant === 'ort-attn23' ? 23 : 17);
 }
 
+// A decoder step over a KV cache: x [B, 1, E] is projected, ORT's contrib
+// MultiHeadAttention appends K and V to past_key/past_value [B, H, P, D] and
+// returns present_key/present_value [B, H, P+1, D] for the next step.
+function kvDecodeModel(c, variant) {
+  if (variant !== 'ort-mha') throw new Error(`no ONNX model for ${variant} (kvdecode)`);
+  const { B, E, H, past } = c;
+  const D = E / H;
+  const g = new Graph();
+  g.W = mhaWeights(E);
+  const x = g.input('x', [B, 1, E]);
+  g.input('past_key', [B, H, past, D]);
+  g.input('past_value', [B, H, past, D]);
+  const q = g.linear(x, 'wq', E);
+  const k = g.linear(x, 'wk', E);
+  const v = g.linear(x, 'wv', E);
+  const outs = g.op('MultiHeadAttention', [q, k, v, '', '', '', 'past_key', 'past_value'], { num_heads: H },
+    { domain: 'com.microsoft', outputs: 3 });
+  g.nodes.at(-1).output = [outs[0], 'present_key', 'present_value'];
+  g.linear(outs[0], 'wo', E);
+  g.nodes.at(-1).output = ['y'];
+  g.output('y', [B, 1, E]);
+  g.output('present_key', [B, H, past + 1, D]);
+  g.output('present_value', [B, H, past + 1, D]);
+  return g.bytes(17);
+}
+
 function gemmModel(c) {
   const g = new Graph();
   const { b } = caseInputs(c);
@@ -257,6 +283,8 @@ export function buildModel(c, variant) {
       return mhaModel(c, variant);
     case 'sdpa':
       return sdpaModel(c, variant);
+    case 'kvdecode':
+      return kvDecodeModel(c, variant);
     case 'gemm':
       return gemmModel(c);
     case 'layernorm':
