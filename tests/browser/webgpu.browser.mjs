@@ -196,6 +196,23 @@ export default function (t) {
     assert.deepEqual(problems, []);
   }, { timeout: 60000 });
 
+  t.test('webgpu: KV-cache decoding answers from wasm and equals one causal forward on the GPU', async (h) => {
+    const { result: r, problems } = await onPage(h, 'kvCache');
+    for (const d of r.diffs) {
+      within(`${d.label} output`, d.output, TOL.output);
+      assert.deepEqual(d.weightsShape.slice(0, 2), [2, 4]);
+    }
+    assert.deepEqual(r.diffs.map((d) => d.weightsShape[3]), [4, 5, 6, 7]);
+    assert.equal(r.length, 7);
+    assert.ok(r.held >= 2 * 2 * 7 * 16 * 4, `heldBytes ${r.held}`);
+    assert.equal(r.afterTruncate, 4);
+    assert.equal(r.backend, 'webgpu');
+    assert.deepEqual(r.events, [], 'a backendchange event fired');
+    assert.equal(r.fallbackCalls, 0, 'cached steps were counted as device-loss fallback calls');
+    assert.match(r.forwardSyncError, /forwardSync is not available on the 'webgpu' backend/);
+    assert.deepEqual(problems, []);
+  }, { timeout: 60000 });
+
   t.test('webgpu: MHA [1,8192,512] H8 without weights completes with no L·L buffer', async (h) => {
     const { result: r, problems } = await onPage(h, 'longSequence', [8192, 200]);
     assert.deepEqual(r.shape, [1, 8192, 512]);

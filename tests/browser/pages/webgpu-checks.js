@@ -481,3 +481,46 @@ export async function gpuError() {
     unhandled,
   };
 }
+
+/**
+ * Incremental decoding with a KV cache on the webgpu backend: the cached steps
+ * run on the wasm backend (the cache lives in wasm memory) and must equal the
+ * rows of one causal forward on the GPU; weights set after the cache was made
+ * reach the wasm copy; the backend stays 'webgpu' and no backendchange fires.
+ */
+export async function kvCache(seed = 7) {
+  const r = rng(seed);
+  const { gpu, backend } = await labs();
+  const events = [];
+  gpu.addEventListener('backendchange', (e) => events.push(e.detail));
+  const E = 16, H = 4, L = 7, B = 2;
+  const m = gpu.multiHeadAttention({ embedDim: E, numHeads: H, seed: 5 });
+  const cache = m.createKVCache({ maxLength: L, batch: B });
+  m.setWeights(randomWeights(r, E, E, E, true, 'torch'));
+  const x = randomData(r, B * L * E);
+  const full = await m.forward({ data: x, shape: [B, L, E] }, undefined, undefined, { mask: { kind: 'causal' } });
+  const rowsOf = (data, t0, n) => {
+    const out = new Float32Array(B * n * E);
+    for (let b = 0; b < B; b++) out.set(data.subarray((b * L + t0) * E, (b * L + t0 + n) * E), b * n * E);
+    return out;
+  };
+  const diffs = [];
+  let t0 = 0;
+  for (const n of [4, 1, 1, 1]) {
+    const xt = { data: rowsOf(x, t0, n), shape: [B, n, E] };
+    const got = await m.forward(xt, undefined, undefined, { mask: { kind: 'causal' }, kvCache: cache });
+    diffs.push({ label: `rows ${t0}..${t0 + n - 1}`, output: maxDiff(got.output.data, rowsOf(full.output.data, t0, n)), weightsShape: got.weights.shape });
+    t0 += n;
+  }
+  const length = cache.length;
+  const held = cache.heldBytes();
+  cache.truncate(4);
+  const afterTruncate = cache.length;
+  cache.dispose();
+  return {
+    diffs, length, held, afterTruncate, events,
+    backend: gpu.backend,
+    forwardSyncError: (() => { try { m.forwardSync({ data: x.slice(0, B * E), shape: [B, 1, E] }); return null; } catch (e) { return String(e); } })(),
+    fallbackCalls: backend.counters().fallbackCalls,
+  };
+}
