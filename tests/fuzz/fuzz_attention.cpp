@@ -524,6 +524,91 @@ bool FuzzWeights(Reader& r, attnlab::MultiHeadAttention& m) {
   return tame;
 }
 
+// Incremental decoding through a KvCache of fuzzed size: steps of fuzzed
+// shapes (with or without a causal mask and weights) and truncations. Refused
+// calls leave the cache length and the outputs as they were; accepted steps
+// advance the length by Lk and give finite outputs and weights rows that sum
+// to 1 for tame inputs.
+void FuzzKvCache(Reader& r, attnlab::MultiHeadAttention& m, bool tame) {
+  const int64_t e = m.config().embed_dim, h = m.config().num_heads;
+  const int64_t kd = m.config().kdim, vd = m.config().vdim;
+  const int64_t batch = r.Dim(), max_len = r.Dim();
+  const int64_t cache_floats = Count({batch, max_len, e});
+  Status cs;
+  if (cache_floats <= 0 || cache_floats > kRunCap) {
+    auto c = m.CreateKvCache(batch, max_len, &cs);
+    if (batch < 1 || max_len < 1 || cache_floats < 0) {
+      CHECK(c == nullptr && !cs.ok(), "CreateKvCache accepted invalid sizes");
+    }
+    return;
+  }
+  auto c = m.CreateKvCache(batch, max_len, &cs);
+  if (!c) Fail("CreateKvCache refused valid sizes:", cs.message.c_str());
+  // False once a step with wild inputs has put its K/V into the cache.
+  bool cache_tame = true;
+  const int steps = 1 + r.U8() % 5;
+  for (int step = 0; step < steps; ++step) {
+    const uint8_t flags = r.U8();
+    const int64_t before = c->length();
+    if (flags & 32) {
+      const int64_t t = (flags & 64) ? r.Dim() : before - static_cast<int64_t>(r.U8() % 3);
+      const Status s = c->Truncate(t);
+      CHECK(s.ok() == (t >= 0 && t <= before), "Truncate accepted / refused wrongly");
+      CHECK(c->length() == (s.ok() ? t : before), "Truncate set the wrong length");
+      if (c->length() == 0) cache_tame = true;
+      continue;
+    }
+    attnlab::MhaForwardArgs a;
+    a.batch = (flags & 1) ? batch : r.Dim();
+    a.lq = (flags & 2) ? 1 : r.Dim();
+    a.lk = (flags & 4) ? a.lq : r.Dim();
+    a.mask.causal = (flags & 8) != 0;
+    const bool want_weights = (flags & 16) != 0;
+    const bool same = (flags & 128) != 0 && a.lq == a.lk && kd == e && vd == e;
+    const int64_t total = a.lk >= 1 && before <= kMaxElements - a.lk ? before + a.lk : -1;
+    const int64_t nq = Count({a.batch, a.lq, e});
+    const int64_t nk = Count({a.batch, a.lk, kd});
+    const int64_t nv = Count({a.batch, a.lk, vd});
+    const int64_t nw = want_weights ? Count({a.batch, h, a.lq, total}) : 0;
+    const bool small = nq > 0 && nk > 0 && nv > 0 && nw >= 0 && total > 0 &&
+                       Count({a.batch, a.lq, 3 * e}) > 0 && Count({a.batch, a.lq, 3 * e}) <= kRunCap &&
+                       nk <= kRunCap && nv <= kRunCap && Count({a.batch, a.lk, e}) <= kRunCap &&
+                       Count({a.batch, h, a.lq, total}) > 0 && Count({a.batch, h, a.lq, total}) <= kRunCap &&
+                       Count({a.batch, a.lq, total}) * 2 * e <= kWorkCap;
+    if (!small) continue;
+    std::vector<float> q(static_cast<size_t>(nq)), k, v;
+    bool call_tame = Fill(r, q) && tame;
+    if (!same) {
+      k.resize(static_cast<size_t>(nk));
+      v.resize(static_cast<size_t>(nv));
+      call_tame = Fill(r, k) && call_tame;
+      call_tame = Fill(r, v) && call_tame;
+    }
+    std::vector<float> out(static_cast<size_t>(nq), kSentinel), w(static_cast<size_t>(nw), kSentinel);
+    a.query = q.data();
+    a.key = same ? q.data() : k.data();
+    a.value = same ? q.data() : v.data();
+    a.output = out.data();
+    a.weights = want_weights ? w.data() : nullptr;
+    a.cache = c.get();
+    const Status s = m.Forward(a);
+    if (a.batch != batch || total > max_len) {
+      CHECK(!s.ok(), "Forward accepted a step that does not fit the cache");
+      CHECK(c->length() == before, "a refused step changed the cache length");
+      CHECK(Untouched(out) && Untouched(w), "Forward wrote on error");
+      continue;
+    }
+    if (!s.ok()) Fail("Forward with a cache refused valid arguments:", s.message.c_str());
+    CHECK(c->length() == total, "the cache length did not advance by Lk");
+    if (before == 0) cache_tame = true;
+    cache_tame = cache_tame && call_tame;
+    if (!cache_tame) continue;
+    CHECK(AllFinite(out.data(), nq), "non-finite MHA output with a cache from finite inputs");
+    if (want_weights) CheckWeights(w.data(), nw / total, total);
+  }
+  CHECK(c->HeldBytes() >= 2 * cache_floats * 4, "KvCache HeldBytes");
+}
+
 void FuzzMha(Reader& r) {
   const MhaPlan plan = PlanMha(r);
   Status cs;
@@ -609,6 +694,8 @@ void FuzzMha(Reader& r) {
     if (want_weights) CHECK(Agree(w.data(), w2.data(), nw, tol.weights, 0.0f), "SIMD and scalar MHA weights differ");
   }
   CHECK(m->HeldBytes() > 0, "HeldBytes");
+  // Read last, so inputs that end earlier exercise the paths above unchanged.
+  if (r.Bool()) FuzzKvCache(r, *m, tame);
 }
 
 void FuzzLayer(Reader& r) {
