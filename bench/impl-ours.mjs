@@ -26,14 +26,20 @@ export async function prepare(c, impl, env) {
   const memory = () => (lab._backend?.memoryBytes ? { wasmMemoryBytes: lab._backend.memoryBytes() } : {});
   const inp = caseInputs(c);
 
-  if (c.kind === 'mha') {
-    const { B, lq, lk, E, H } = c;
+  // An MHA holding the shared weights (common.mjs), in keras layout.
+  const makeMha = (E, H) => {
     const mha = lab.multiHeadAttention({ embedDim: E, numHeads: H, seed: 1 });
     const W = mhaWeights(E);
     const t = (data, n) => ({ data, shape: n === 1 ? [E] : [E, E] });
     mha.setWeights({
       wq: t(W.wq), bq: t(W.bq, 1), wk: t(W.wk), bk: t(W.bk, 1), wv: t(W.wv), bv: t(W.bv, 1), wo: t(W.wo), bo: t(W.bo, 1),
     }, { layout: 'keras' });
+    return { mha, W };
+  };
+
+  if (c.kind === 'mha') {
+    const { B, lq, lk, E, H } = c;
+    const { mha, W } = makeMha(E, H);
     const back = mha.getWeights({ layout: 'keras' }); // the weights it really holds
     const roundTrip = Math.max(...Object.keys(W).map((k) => maxAbsDiff(back[k].data, W[k])));
     if (roundTrip !== 0) throw new Error(`setWeights/getWeights round trip differs by ${roundTrip}`);
@@ -57,12 +63,7 @@ export async function prepare(c, impl, env) {
     // decode step (project the token, append, attend over 512, project out),
     // then truncate(511) rolls the cache back so every call is the same step.
     const { B, E, H, past } = c;
-    const mha = lab.multiHeadAttention({ embedDim: E, numHeads: H, seed: 1 });
-    const W = mhaWeights(E);
-    const t = (data, n) => ({ data, shape: n === 1 ? [E] : [E, E] });
-    mha.setWeights({
-      wq: t(W.wq), bq: t(W.bq, 1), wk: t(W.wk), bk: t(W.bk, 1), wv: t(W.wv), bv: t(W.bv, 1), wo: t(W.wo), bo: t(W.bo, 1),
-    }, { layout: 'keras' });
+    const { mha } = makeMha(E, H);
     const cache = mha.createKVCache({ maxLength: past + 1, batch: B });
     const xPast = { data: inp.xPast, shape: [B, past, E] };
     const x = { data: inp.x, shape: [B, 1, E] };

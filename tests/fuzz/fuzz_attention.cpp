@@ -524,6 +524,34 @@ bool FuzzWeights(Reader& r, attnlab::MultiHeadAttention& m) {
   return tame;
 }
 
+// The buffers of one MHA call, filled from the input (query, then key and
+// value unless `same`), with output and weights set to the sentinel; `a`
+// points at them. `tame`: the inputs are finite and bounded.
+struct MhaCall {
+  std::vector<float> q, k, v, out, w;
+  bool tame = true;
+};
+MhaCall FillMhaCall(Reader& r, int64_t nq, int64_t nk, int64_t nv, int64_t nw,
+                    bool same, bool want_weights, attnlab::MhaForwardArgs* a) {
+  MhaCall c;
+  c.q.resize(static_cast<size_t>(nq));
+  c.tame = Fill(r, c.q);
+  if (!same) {
+    c.k.resize(static_cast<size_t>(nk));
+    c.v.resize(static_cast<size_t>(nv));
+    c.tame = Fill(r, c.k) && c.tame;
+    c.tame = Fill(r, c.v) && c.tame;
+  }
+  c.out.assign(static_cast<size_t>(nq), kSentinel);
+  c.w.assign(static_cast<size_t>(nw), kSentinel);
+  a->query = c.q.data();
+  a->key = same ? c.q.data() : c.k.data();
+  a->value = same ? c.q.data() : c.v.data();
+  a->output = c.out.data();
+  a->weights = want_weights ? c.w.data() : nullptr;
+  return c;
+}
+
 // Incremental decoding through a KvCache of fuzzed size: steps of fuzzed
 // shapes (with or without a causal mask and weights) and truncations. Refused
 // calls leave the cache length and the outputs as they were; accepted steps
@@ -576,20 +604,9 @@ void FuzzKvCache(Reader& r, attnlab::MultiHeadAttention& m, bool tame) {
                        Count({a.batch, h, a.lq, total}) > 0 && Count({a.batch, h, a.lq, total}) <= kRunCap &&
                        Count({a.batch, a.lq, total}) * 2 * e <= kWorkCap;
     if (!small) continue;
-    std::vector<float> q(static_cast<size_t>(nq)), k, v;
-    bool call_tame = Fill(r, q) && tame;
-    if (!same) {
-      k.resize(static_cast<size_t>(nk));
-      v.resize(static_cast<size_t>(nv));
-      call_tame = Fill(r, k) && call_tame;
-      call_tame = Fill(r, v) && call_tame;
-    }
-    std::vector<float> out(static_cast<size_t>(nq), kSentinel), w(static_cast<size_t>(nw), kSentinel);
-    a.query = q.data();
-    a.key = same ? q.data() : k.data();
-    a.value = same ? q.data() : v.data();
-    a.output = out.data();
-    a.weights = want_weights ? w.data() : nullptr;
+    MhaCall call_buf = FillMhaCall(r, nq, nk, nv, nw, same, want_weights, &a);
+    const std::vector<float>&out = call_buf.out, &w = call_buf.w;
+    const bool call_tame = call_buf.tame && tame;
     a.cache = c.get();
     const Status s = m.Forward(a);
     if (a.batch != batch || total > max_len) {
@@ -658,20 +675,10 @@ void FuzzMha(Reader& r) {
       continue;
     }
     if (mask.too_big) continue;
-    std::vector<float> q(static_cast<size_t>(nq)), k, v;
-    bool call_tame = Fill(r, q) && tame;
-    if (!same) {
-      k.resize(static_cast<size_t>(nk));
-      v.resize(static_cast<size_t>(nv));
-      call_tame = Fill(r, k) && call_tame;
-      call_tame = Fill(r, v) && call_tame;
-    }
-    std::vector<float> out(static_cast<size_t>(nq), kSentinel), w(static_cast<size_t>(nw), kSentinel);
-    a.query = q.data();
-    a.key = same ? q.data() : k.data();
-    a.value = same ? q.data() : v.data();
-    a.output = out.data();
-    a.weights = want_weights ? w.data() : nullptr;
+    MhaCall call_buf = FillMhaCall(r, nq, nk, nv, nw, same, want_weights, &a);
+    const std::vector<float>&q = call_buf.q, &k = call_buf.k, &v = call_buf.v;
+    std::vector<float>&out = call_buf.out, &w = call_buf.w;
+    const bool call_tame = call_buf.tame && tame;
     a.mask = mask.spec;
     const Status s = m->Forward(a);
     if (!mask.valid) {
