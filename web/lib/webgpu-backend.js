@@ -478,6 +478,8 @@ function makeBackend(rt, info, fallbackFactory) {
       if (p.cache) {
         const c = p.cache;
         return loadWasm('a KV-cache forward needs the wasm backend').then((fb) => {
+          // Disposed while the wasm backend loaded: make no wasm copy to leak.
+          if (obj.disposed) throw new Error(`${p.where}: this object has been disposed; create a new one`);
           const mha = wasmObject(fb, obj);
           if (!c.wasm) c.wasm = fb.createKvCache(mha, c.batch, c.maxLength);
           return fb.mhaForward(mha, { ...p, cache: c.wasm });
