@@ -7,7 +7,9 @@
 // by its file name without the extension, and the fields of its
 // `struct Params { … }` uniform (scalars u32/i32/f32 only, in order) become
 // `WGSL_PARAMS[name]`, so the host packs uniforms from the shader's own
-// declaration. The output is committed, so the package works without a build;
+// declaration. A line `// #include NAME` is replaced by web/webgpu/include/
+// NAME.wgsl (WGSL has no includes; pieces shared by kernels live there once).
+// The output is committed, so the package works without a build;
 // scripts/build.sh regenerates it. --check exits 1 when the file is stale.
 import fs from 'node:fs';
 import path from 'node:path';
@@ -16,6 +18,16 @@ import { fileURLToPath } from 'node:url';
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const SRC_DIR = path.join(ROOT, 'web', 'webgpu');
 const OUT = path.join(ROOT, 'web', 'lib', 'wgsl-sources.js');
+const INCLUDE_DIR = path.join(SRC_DIR, 'include');
+
+// Replaces each `// #include NAME` line with web/webgpu/include/NAME.wgsl.
+function expandIncludes(file, source) {
+  return source.replace(/^\/\/ #include ([a-z][a-z0-9_]*)$/gm, (_, name) => {
+    const inc = path.join(INCLUDE_DIR, `${name}.wgsl`);
+    if (!fs.existsSync(inc)) throw new Error(`${file}: #include ${name}: no ${path.relative(ROOT, inc)}`);
+    return fs.readFileSync(inc, 'utf8').replace(/\n$/, '');
+  });
+}
 
 function paramsOf(name, source) {
   const m = /struct\s+Params\s*\{([^}]*)\}/.exec(source);
@@ -39,7 +51,7 @@ export function generate() {
   for (const file of files) {
     const name = file.slice(0, -'.wgsl'.length);
     if (!/^[a-z][a-z0-9_]*$/.test(name)) throw new Error(`${file}: kernel files are snake_case`);
-    const source = fs.readFileSync(path.join(SRC_DIR, file), 'utf8');
+    const source = expandIncludes(file, fs.readFileSync(path.join(SRC_DIR, file), 'utf8'));
     sources.push(`  ${name}: ${JSON.stringify(source)},`);
     params.push(`  ${name}: ${JSON.stringify(paramsOf(name, source))},`);
   }
