@@ -225,23 +225,31 @@ const cpuNow = typeof process !== 'undefined' && process.cpuUsage
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
- * Times `call` (sync or async): warm-up for ~15% of the budget or `warmupMs`,
- * whichever is longer (at least `warmup` calls), then samples until the
- * budget is spent and minRuns are in. `idleMs`: a pause after the first half
- * of the warm-up, so that an engine's background compilation of optimized
- * code gets the (pinned) core; calls before it finishes run slower code.
+ * Runs `run` (sync or async) for `forMs` (at least `minCalls` times; at most
+ * 50 calls unless `longWarmup`; one call when it alone outlasts `budgetMs`).
+ * `idleMs`: a pause halfway, so that an engine's background compilation of
+ * optimized code gets the (pinned) core; calls before it finishes run slower
+ * code.
  */
-export async function measure(call, { budgetMs = 1500, minRuns = 5, maxRuns = 500, warmup = 2, warmupMs = 0, idleMs = 0 } = {}) {
-  const warmFor = Math.max(budgetMs * 0.15, warmupMs);
+async function warmUp(run, { forMs, minCalls, budgetMs, idleMs, longWarmup }) {
   for (const part of idleMs > 0 ? [0.5, 0.5] : [1]) {
     const tw = now();
-    for (let i = 0; i < warmup || (now() - tw < warmFor * part && (i < 50 || warmupMs > 0)); i++) {
-      const r = call();
+    for (let i = 0; i < minCalls || (now() - tw < forMs * part && (i < 50 || longWarmup)); i++) {
+      const r = run();
       if (r && typeof r.then === 'function') await r;
       if (i === 0 && now() - tw > budgetMs) break; // a slow call: one warm-up is enough
     }
-    if (part === 0.5 && idleMs > 0) await sleep(idleMs), (idleMs = 0);
+    if (part === 0.5) await sleep(idleMs);
   }
+}
+
+/**
+ * Times `call` (sync or async): warm-up for ~15% of the budget or `warmupMs`,
+ * whichever is longer (at least `warmup` calls; `idleMs` as in warmUp), then
+ * samples until the budget is spent and minRuns are in.
+ */
+export async function measure(call, { budgetMs = 1500, minRuns = 5, maxRuns = 500, warmup = 2, warmupMs = 0, idleMs = 0 } = {}) {
+  await warmUp(call, { forMs: Math.max(budgetMs * 0.15, warmupMs), minCalls: warmup, budgetMs, idleMs, longWarmup: warmupMs > 0 });
   const times = [];
   const cpu = [];
   const t0 = now();
@@ -314,13 +322,7 @@ export async function runOne(prepare, spec, env) {
 // For implementations that time themselves (benchGemm, the ceiling): each
 // sample() returns milliseconds per call.
 async function measureSamples(sample, { budgetMs, minRuns, maxRuns, warmupMs = 0, idleMs = 0 }) {
-  let tw = now();
-  do await sample(); while (now() - tw < warmupMs / 2);
-  if (idleMs > 0) {
-    await sleep(idleMs);
-    tw = now();
-    do await sample(); while (now() - tw < warmupMs / 2);
-  }
+  await warmUp(sample, { forMs: warmupMs, minCalls: 1, budgetMs, idleMs, longWarmup: true });
   const times = [];
   const cpu = [];
   const t0 = now();
