@@ -41,8 +41,8 @@ function splitLabel(page) {
 
 async function screenshotChapters(page, prefix) {
   await page.evaluate(() => { document.documentElement.dataset.screenshot = '1'; });
-  for (let k = 1; k <= 9; k++) {
-    await page.locator(`#ch${k}`).screenshot({ path: path.join(ARTIFACTS, `${prefix}-ch${k}.png`) });
+  for (const id of await page.evaluate(() => window.__attentionLab.chapters)) {
+    await page.locator(`#${id}`).screenshot({ path: path.join(ARTIFACTS, `${prefix}-${id}.png`) });
   }
   await page.evaluate(() => { delete document.documentElement.dataset.screenshot; });
 }
@@ -54,6 +54,8 @@ export default function (t) {
       const r = await page.evaluate(() => {
         const nav = performance.getEntriesByType('navigation')[0];
         return {
+          registered: window.__attentionLab.chapters,
+          toc: [...document.querySelectorAll('.toc a')].map((a) => a.getAttribute('href')),
           chapters: [...document.querySelectorAll('section.chapter')].map((s) => ({ id: s.id, rendered: s.dataset.rendered, state: s.dataset.state, canvases: s.querySelectorAll('canvas').length, heading: s.querySelector('h2').textContent.trim() })),
           backend: document.documentElement.dataset.backend,
           domInteractive: nav.domInteractive,
@@ -64,7 +66,10 @@ export default function (t) {
           preloaded: [...document.querySelectorAll('link[rel="modulepreload"]')].map((l) => new URL(l.href).pathname),
         };
       });
-      assert.equal(r.chapters.length, 9);
+      // One section and one TOC entry per registered chapter, in registry order.
+      assert.deepEqual(r.chapters.map((c) => c.id), r.registered);
+      assert.deepEqual(r.toc, r.registered.map((id) => `#${id}`));
+      for (let k = 1; k <= 9; k++) assert.ok(r.registered.includes(`ch${k}`), `ch${k} registered`);
       for (const c of r.chapters) {
         assert.equal(c.rendered, 'true', `${c.id} rendered`);
         assert.equal(c.state, 'ok', `${c.id} state`);

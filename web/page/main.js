@@ -12,24 +12,17 @@ import { DEFAULTS, createStore, decodeHash, encodeHash } from './lib/state.js';
 import { buildControls } from './lib/controls.js';
 import { TextRegistry, errorBox } from './lib/ui.js';
 import { ObjectCache, deriveTokens } from './lib/model.js';
-import ch1 from './chapters/ch1-self-attention.js';
-import ch2 from './chapters/ch2-qkv.js';
-import ch3 from './chapters/ch3-scaled-dot-product.js';
-import ch4 from './chapters/ch4-multi-head.js';
-import ch5 from './chapters/ch5-masks.js';
-import ch6 from './chapters/ch6-positional-encoding.js';
-import ch7 from './chapters/ch7-layer.js';
-import ch8 from './chapters/ch8-shape-flow.js';
-import ch9 from './chapters/ch9-faq.js';
+import { CHAPTERS, chapterMessages, checkRegistry, titleKey } from './chapters/registry.js';
 
-const CHAPTERS = [ch1, ch2, ch3, ch4, ch5, ch6, ch7, ch8, ch9];
+checkRegistry(CHAPTERS);
+const CATALOGUES = [chapterMessages(CHAPTERS), PAGE_MESSAGES];
 const $ = (id) => document.getElementById(id);
 const root = document.documentElement;
 
 // ---- state ---------------------------------------------------------------
 function initialState() {
   const hash = location.hash;
-  const isAnchor = /^#[\w-]+$/.test(hash) && !hash.includes('=') && document.getElementById(hash.slice(1));
+  const isAnchor = /^#[\w-]+$/.test(hash) && !hash.includes('=') && (CHAPTERS.some((c) => c.id === hash.slice(1)) || document.getElementById(hash.slice(1)));
   const r = !hash || hash === '#' || isAnchor ? { state: { ...DEFAULTS } } : decodeHash(hash);
   const state = r.state ?? { ...DEFAULTS };
   if (!/(^|[#&])lang=/.test(hash)) state.lang = normalizeLang(navigator.language);
@@ -40,7 +33,7 @@ let hashError = initial.error;
 const startState = initial.state;
 const store = createStore(startState);
 
-let t = translator(store.get().lang, PAGE_MESSAGES);
+let t = translator(store.get().lang, ...CATALOGUES);
 const getT = () => t;
 const texts = new TextRegistry(getT);
 const heatmaps = new Set();
@@ -98,15 +91,23 @@ const ctx = {
 adoptWidgetStyles(document);
 const form = $('controls-form');
 const controls = buildControls(form, store, getT);
-const sections = [];
-const runners = CHAPTERS.map((ch, k) => {
-  const section = $(`ch${k + 1}`);
-  const body = section.querySelector('.chapter-body');
+// Each registered chapter gets a table-of-contents entry and a <section>
+// (numbered in registry order), built here rather than written in index.html.
+const tocList = $('toc-list');
+const mainEl = $('main');
+const runners = CHAPTERS.map((c, k) => {
+  const key = titleKey(c.id);
+  tocList.append(h('li', null, h('a', { href: `#${c.id}`, 'data-i18n': key })));
+  const body = h('div', { class: 'chapter-body' });
+  const section = h('section', { class: 'chapter', id: c.id, 'aria-labelledby': `${c.id}-title` },
+    h('h2', { id: `${c.id}-title`, tabindex: '-1' }, h('span', { class: 'ch-num' }, String(k + 1)), h('span', { 'data-i18n': key })),
+    body);
+  mainEl.append(section);
   const err = errorBox();
   body.before(err.el);
+  const ch = c.module;
   const inst = ch.mount(ctx, body, section);
-  sections.push(section);
-  return { ch, inst, section, err, dirty: true, running: null, visible: false };
+  return { id: c.id, ch, inst, section, err, dirty: true, running: null, visible: false };
 });
 
 if (typeof IntersectionObserver === 'function') {
@@ -122,7 +123,7 @@ if (typeof IntersectionObserver === 'function') {
 
 function applyLanguage() {
   const lang = store.get().lang;
-  t = translator(lang, PAGE_MESSAGES);
+  t = translator(lang, ...CATALOGUES);
   root.lang = lang === 'zh' ? 'zh-CN' : 'en';
   document.title = t('page.title');
   texts.applyAll();
@@ -322,14 +323,21 @@ $('lang').addEventListener('change', (e) => store.set({ lang: e.target.value }))
 $('theme').addEventListener('change', (e) => store.set({ theme: e.target.value }));
 
 // TOC: scroll without replacing the settings hash.
-for (const a of document.querySelectorAll('.toc a[href^="#ch"]')) {
+for (const a of tocList.querySelectorAll('a')) {
   a.addEventListener('click', (e) => {
     e.preventDefault();
-    const sec = document.querySelector(a.getAttribute('href'));
+    const id = a.getAttribute('href').slice(1);
+    const sec = document.getElementById(id);
     sec.scrollIntoView({ behavior: reducedMotion() ? 'auto' : 'smooth', block: 'start' });
     sec.querySelector('h2')?.focus({ preventScroll: true });
-    store.set({ ch: Number(a.getAttribute('href').slice(3)) });
+    store.set({ ch: id });
   });
+}
+
+/** The section a permalink's `ch` names: a chapter id, or (older links) its number. */
+function chapterSection(ch) {
+  const id = /^\d+$/.test(ch) ? CHAPTERS[Number(ch) - 1]?.id : ch;
+  return id && CHAPTERS.some((c) => c.id === id) ? document.getElementById(id) : null;
 }
 
 // ---- store → page ----------------------------------------------------------
@@ -391,7 +399,8 @@ async function start() {
   root.dataset.backend = currentLab.backend;
   renderStatus();
   schedule();
-  if (store.get().ch > 0) $(`ch${store.get().ch}`)?.scrollIntoView({ block: 'start' });
+  const anchor = /^#[\w-]+$/.test(location.hash) ? chapterSection(location.hash.slice(1)) : null;
+  if (store.get().ch || anchor) (anchor ?? chapterSection(store.get().ch))?.scrollIntoView({ block: 'start' });
   // Other backends, for the comparison and the switch: loaded after the first
   // paint. WebGPU joins the comparison once the reader has selected it (its
   // first forward compiles pipelines, which is slow on software adapters).
@@ -424,7 +433,7 @@ async function bench({ B = 1, L = 32, E = 128, H = 4, frames = 60, backend = 'wa
   currentLab = lab;
   const words = 'the quick brown fox jumps over the lazy dog while attention heads look at every word in the sentence and mix their values into new vectors for each token here'.split(' ');
   const base = { ...store.get(), B, L, E, H, text: words.slice(0, L).join(' '), backend };
-  const r4 = runners[3];
+  const r4 = runners.find((r) => r.id === 'ch4');
   const times = [];
   try {
     await r4.inst.update(ctx, base);
@@ -453,6 +462,6 @@ async function bench({ B = 1, L = 32, E = 128, H = 4, frames = 60, backend = 'wa
 }
 
 window.__attentionLabBench = bench;
-window.__attentionLab = { store, settled, motionStats, reducedMotion, fmt, runners };
+window.__attentionLab = { store, settled, motionStats, reducedMotion, fmt, runners, chapters: CHAPTERS.map((c) => c.id) };
 
 start();

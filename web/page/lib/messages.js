@@ -7,7 +7,7 @@ export const PAGE_MESSAGES = {
   en: {
     'page.title': 'attention-lab — attention, step by step',
     'page.tagline': 'Self-attention, multi-head attention and positional encoding, computed live by a SIMD C++ library compiled to WebAssembly.',
-    'page.lede': 'Nine short chapters follow the tutorials this library was built from: bare self-attention, Q/K/V projections, scaled dot-product attention, multi-head attention, masks, positional encoding, the full layer, every tensor shape of the pipeline, and the questions readers ask. Every number on this page is computed in your browser; nothing leaves it.',
+    'page.lede': 'Short chapters follow the tutorials this library was built from: bare self-attention, Q/K/V projections, scaled dot-product attention, multi-head attention, masks, positional encoding, the full layer, every tensor shape of the pipeline, and the questions readers ask. Every number on this page is computed in your browser; nothing leaves it.',
     'page.skip': 'Skip to the content',
     'page.loading': 'Loading the WebAssembly module…',
     'page.ready': 'Ready: {backend} backend ({arch} kernels).',
@@ -75,7 +75,6 @@ export const PAGE_MESSAGES = {
     'err.twice': '"{key}" is given twice',
     'err.chapter': 'This chapter could not be computed with these settings:',
 
-    'ch1.title': 'Self-attention without projections',
     'ch1.p1': 'Self-attention lets every token of a sequence look at every other token and build its new representation as a weighted mix of them. Start with the barest form, with no learned matrices at all. Each token is one row of `X` [L, d]. The scores are the dot products `X·Xᵀ`, scaled by `1/√d`; a softmax over each row turns them into weights, and the output mixes the rows of `X` with those weights.',
     'ch1.p2': 'Edit the sentence: words are split on spaces, and Chinese, Japanese or Korean text one character per token. Each token gets a seeded pseudo-random embedding: the same word always gets the same vector, and the seed changes them all.',
     'ch1.d': 'Width d in this chapter (the tutorial uses a [4, 8] input)',
@@ -88,7 +87,6 @@ export const PAGE_MESSAGES = {
     'ch1.try2': 'Raise d to 64. The diagonal takes over: without projections a token is always most similar to itself, the over-focus on its own position that tutorial 3 warns about.',
     'ch1.try3': 'Type Chinese, e.g. 我爱自然语言处理: each character becomes a token.',
 
-    'ch2.title': 'Q, K and V: three projections',
     'ch2.p1': 'Bare self-attention can only compare raw embeddings. A Transformer first projects the input three ways with learnable matrices. The **query** says what a token is looking for, the **key** what it offers to the others, and the **value** what it passes on once chosen.',
     'ch2.p2': 'Q and K are compared by dot products, so they must share the width d_k; V may have its own width d_v. The tutorial projects d_model = 64 down to d_k = d_v = 32.',
     'ch2.th.matrix': 'Matrix',
@@ -108,7 +106,6 @@ export const PAGE_MESSAGES = {
     'ch2.try1': 'Set E = 64 and d_k = d_v = 32, the tutorial’s example, and watch the blocks narrow.',
     'ch2.try2': 'Give d_v a different value from d_k: only V’s block changes, and chapter 3’s output takes its width.',
 
-    'ch3.title': 'Scaled dot-product attention',
     'ch3.p1': 'Scaled dot-product attention is four operations in a row. The dot products `Q·Kᵀ` give raw scores; dividing by `√d_k` scales them; a softmax turns each row into a probability distribution; and the weights take a weighted sum of the rows of `V`. It returns both the output and the weights.',
     'ch3.p2': 'Why scale? The dot product of two random d_k-dimensional vectors has variance d_k. Without the scaling, a large d_k spreads the scores far apart, the softmax saturates into an almost one-hot row and its gradients vanish. Dividing by √d_k brings the variance back to about 1. A temperature T divides the scores once more: T < 1 sharpens, T > 1 flattens.',
     'ch3.op1': '1 · Dot products Q·Kᵀ',
@@ -126,7 +123,6 @@ export const PAGE_MESSAGES = {
     'ch3.try1': 'Turn the √d_k scaling off and raise d_k to 256: the rows saturate and the entropies collapse towards 0.',
     'ch3.try2': 'Drag the temperature below 0.3 to sharpen the weights, or above 3 to flatten them towards uniform (entropy ln L).',
 
-    'ch4.title': 'Multi-head attention',
     'ch4.p1': 'Multi-head attention runs H attentions in parallel, each in its own subspace of D = E/H dimensions, then concatenates the heads and mixes them with W_O. Each head has its own slice of the Q, K and V projections (the tutorial uses nn.Linear layers with bias), so each can learn a different relation.',
     'ch4.p2': 'The split is a reshape and a transpose: `view` [B, L, E] → [B, L, H, D], then `permute` → [B, H, L, D], so that one batched matrix product serves every head of every batch item. The merge undoes it.',
     'ch4.splitTitle': 'Split and merge of the heads (batch dimension included)',
@@ -141,7 +137,6 @@ export const PAGE_MESSAGES = {
     'ch4.try2': 'Set H to 3 with E = 512: the library refuses, because E must be divisible by H. Set it back and the page carries on.',
     'ch4.try3': 'Hover a cell: the same query and key light up in every head, so you can compare what each head does.',
 
-    'ch5.title': 'Masks',
     'ch5.p1': 'A mask stops some queries from seeing some keys. Before the softmax, the blocked scores are replaced by −1e9; since exp(−1e9) is 0, after the softmax those weights are exactly zero and every row still sums to 1.',
     'ch5.padding': '**Padding**: the sentences of a batch have different lengths, so the shorter ones are padded to L with <pad> tokens, which no query may attend to.',
     'ch5.causal': '**Causal**: a decoder may not look ahead, so query i sees only keys j ≤ i and the upper triangle is blocked.',
@@ -163,7 +158,6 @@ export const PAGE_MESSAGES = {
     'ch5.try1': 'Choose “causal + padding” with B = 2: batch item 1 is blocked both above the diagonal and in its padded columns.',
     'ch5.try2': 'Shorten sentence 2 to one word: a fully padded query row still gets uniform weights, never NaN.',
 
-    'ch6.title': 'Positional encoding',
     'ch6.p1': 'Attention by itself ignores order: permute the tokens and the output is permuted the same way. The Transformer therefore adds a fixed pattern per position to the embeddings, built from sines and cosines of geometrically spaced frequencies.',
     'ch6.p2': 'Low dimensions oscillate quickly and high ones slowly, so each position gets a distinct code, and PE(pos + k) is a linear function of PE(pos), which makes relative offsets easy to learn. The formula extends to any length (the tutorial precomputes max_len = 5000). Learned positional embeddings, as in BERT or GPT-2, are instead a trained [max_len, E] table: more flexible, but undefined beyond max_len.',
     'ch6.base': 'Base',
@@ -177,7 +171,6 @@ export const PAGE_MESSAGES = {
     'ch6.try1': 'Lower the base to 100: the patterns repeat sooner, and distant positions start to look alike in PE·PEᵀ.',
     'ch6.try2': 'Plot dims 0 and 1 (a sin/cos pair), then a dimension close to d_model: the fast and the slow end of the spectrum.',
 
-    'ch7.title': 'The full self-attention layer',
     'ch7.p1': 'The tutorial’s SelfAttentionLayer puts it together: `y = LayerNorm(x + Dropout(MHA(x, x, x)))`. Dropout (p = 0.1) zeroes random elements in training and scales the rest by 1/(1 − p); in evaluation it does nothing. The residual connection adds the input back, and LayerNorm rescales each token’s vector to mean 0 and variance 1 (then γ, β).',
     'ch7.mode': 'Mode',
     'ch7.train': 'train',
@@ -195,13 +188,11 @@ export const PAGE_MESSAGES = {
     'ch7.try1': 'Switch to train mode with p = 0.5 and press “New dropout sample”: the dropped elements show as zeros in the third map.',
     'ch7.try2': 'Back in eval mode the output is the same on every run: dropout is the identity.',
 
-    'ch8.title': 'Dimensions in one take',
     'ch8.p1': 'The whole layer at the current settings, step by step. The shapes come from the library’s own trace, `layer.forward(x, { trace: true })`; nothing here is hard-coded. Play, pause or step, and click any block to see its values, recomputed on this page from the layer’s weights.',
     'ch8.check': 'The page’s recomputation matches the library: max |Δ| = {diff} on the output.',
     'ch8.try1': 'Set B = 2, L = 5, E = 512, H = 8, the tutorial’s example, and step through: [2,5,512] → [2,8,5,64] → [2,8,5,5] → [2,5,512].',
     'ch8.try2': 'Turn a mask on: a mask step appears between scores and softmax.',
 
-    'ch9.title': 'FAQ',
     'ch9.q1': 'Why several heads?',
     'ch9.a1': 'Like the several kernels of a convolution layer, each head can learn a different kind of relation: one may follow syntax, another meaning, another position. One head has to put all of that in a single distribution, and tends to over-focus on the token itself.',
     'ch9.d1': 'Self-focus (mean weight on the diagonal) and entropy per head, for the current sentence and settings:',
@@ -232,7 +223,7 @@ export const PAGE_MESSAGES = {
   zh: {
     'page.title': 'attention-lab —— 一步一步理解注意力',
     'page.tagline': '自注意力、多头注意力与位置编码，由编译为 WebAssembly 的 SIMD C++ 库实时计算。',
-    'page.lede': '九个小章节，沿着本库所依据的教程展开：无投影的自注意力、Q/K/V 投影、缩放点积注意力、多头注意力、掩码、位置编码、完整的注意力层、整条流水线的张量形状，以及常见问题。页面上的每个数字都在你的浏览器中计算，不会发送到任何地方。',
+    'page.lede': '一组小章节，沿着本库所依据的教程展开：无投影的自注意力、Q/K/V 投影、缩放点积注意力、多头注意力、掩码、位置编码、完整的注意力层、整条流水线的张量形状，以及常见问题。页面上的每个数字都在你的浏览器中计算，不会发送到任何地方。',
     'page.skip': '跳到正文',
     'page.loading': '正在加载 WebAssembly 模块…',
     'page.ready': '就绪：{backend} 后端（{arch} 内核）。',
@@ -300,7 +291,6 @@ export const PAGE_MESSAGES = {
     'err.twice': '“{key}”出现了两次',
     'err.chapter': '在这些设置下，本章无法计算：',
 
-    'ch1.title': '无投影的自注意力',
     'ch1.p1': '自注意力让序列中的每个词元都能看到所有其他词元，并把它们加权混合成自己的新表示。先从最简单的形式开始：完全没有可学习的矩阵。每个词元是 `X` [L, d] 的一行。分数是点积 `X·Xᵀ`，再乘以 `1/√d`；对每一行做 softmax 得到权重，输出就是用这些权重对 `X` 的各行加权求和。',
     'ch1.p2': '编辑句子：英文按空格切分为词，中文、日文、韩文每个字符一个词元。每个词元都有一个由种子决定的伪随机嵌入：同一个词总是得到同一个向量，改变种子会改变所有向量。',
     'ch1.d': '本章的维度 d（教程使用 [4, 8] 的输入）',
@@ -313,7 +303,6 @@ export const PAGE_MESSAGES = {
     'ch1.try2': '把 d 调到 64。对角线占了上风：没有投影时，词元总是与自己最相似——这正是教程 3 提到的“过度关注自身位置”。',
     'ch1.try3': '输入中文，例如“我爱自然语言处理”：每个字成为一个词元。',
 
-    'ch2.title': 'Q、K、V：三个投影',
     'ch2.p1': '无投影的自注意力只能比较原始嵌入。Transformer 先用可学习的矩阵把输入投影成三份。**查询**（Query）表示当前词元在寻找什么，**键**（Key）表示它向别人提供什么，**值**（Value）表示被选中后传递的内容。',
     'ch2.p2': 'Q 与 K 通过点积比较，所以宽度必须同为 d_k；V 可以有自己的宽度 d_v。教程中把 d_model = 64 投影到 d_k = d_v = 32。',
     'ch2.th.matrix': '矩阵',
@@ -333,7 +322,6 @@ export const PAGE_MESSAGES = {
     'ch2.try1': '设 E = 64、d_k = d_v = 32（教程中的例子），看矩阵块变窄。',
     'ch2.try2': '让 d_v 与 d_k 不同：只有 V 的块会变化，第 3 章的输出也随之改变宽度。',
 
-    'ch3.title': '缩放点积注意力',
     'ch3.p1': '缩放点积注意力由四个操作依次组成：点积 `Q·Kᵀ` 得到原始分数；除以 `√d_k` 进行缩放；softmax 把每一行变成概率分布；最后用这些权重对 `V` 的各行加权求和。它同时返回输出和权重。',
     'ch3.p2': '为什么要缩放？两个随机 d_k 维向量的点积方差为 d_k。不缩放时，d_k 较大会让分数相差悬殊，softmax 饱和成近乎 one-hot 的行，梯度随之消失。除以 √d_k 让方差回到约 1。温度 T 再把分数除一次：T < 1 更尖锐，T > 1 更平坦。',
     'ch3.op1': '1 · 点积 Q·Kᵀ',
@@ -351,7 +339,6 @@ export const PAGE_MESSAGES = {
     'ch3.try1': '关闭 √d_k 缩放，并把 d_k 调到 256：各行饱和，熵趋近于 0。',
     'ch3.try2': '把温度拖到 0.3 以下让权重更尖锐，或拖到 3 以上让它趋于均匀（熵为 ln L）。',
 
-    'ch4.title': '多头注意力',
     'ch4.p1': '多头注意力并行运行 H 个注意力，每个在自己的 D = E/H 维子空间中计算，然后把各头拼接起来，再用 W_O 混合。每个头有 Q、K、V 投影中属于自己的一部分（教程使用带偏置的 nn.Linear），因此可以学到不同的关系。',
     'ch4.p2': '拆分就是一次变形加一次转置：`view` [B, L, E] → [B, L, H, D]，再 `permute` → [B, H, L, D]，这样一次批量矩阵乘法就能同时处理每个批次样本的每个头。合并则是逆过程。',
     'ch4.splitTitle': '多头的拆分与合并（含批次维度）',
@@ -366,7 +353,6 @@ export const PAGE_MESSAGES = {
     'ch4.try2': '在 E = 512 时把 H 设为 3：库会拒绝，因为 E 必须能被 H 整除。改回来，页面照常工作。',
     'ch4.try3': '悬停在某个格子上：每个头中相同的查询和键都会高亮，便于比较各头的行为。',
 
-    'ch5.title': '掩码',
     'ch5.p1': '掩码阻止某些查询看到某些键。在 softmax 之前，被遮蔽的分数被替换为 −1e9；由于 exp(−1e9) 为 0，softmax 之后这些权重恰好为零，而每一行的和仍为 1。',
     'ch5.padding': '**填充**：同一批次中的句子长度不同，较短的句子用 <pad> 词元补齐到 L，任何查询都不能关注它们。',
     'ch5.causal': '**因果**：解码器不能看到后面的内容，所以查询 i 只能看到 j ≤ i 的键，上三角被遮蔽。',
@@ -388,7 +374,6 @@ export const PAGE_MESSAGES = {
     'ch5.try1': '在 B = 2 时选择“因果 + 填充”：批次样本 1 既在对角线上方被遮蔽，也在补齐的列中被遮蔽。',
     'ch5.try2': '把句子 2 缩短为一个词：完全被遮蔽的查询行仍然得到均匀权重，而不是 NaN。',
 
-    'ch6.title': '位置编码',
     'ch6.p1': '注意力本身不考虑顺序：打乱词元，输出也只是以同样的方式被打乱。因此 Transformer 给嵌入加上一个随位置固定的模式，由几何级数间隔频率的正弦和余弦构成。',
     'ch6.p2': '低维振荡快，高维振荡慢，所以每个位置都有独特的编码；而且 PE(pos + k) 是 PE(pos) 的线性函数，便于学习相对位置。公式可以延伸到任意长度（教程预先计算 max_len = 5000）。BERT、GPT-2 等使用的可学习位置嵌入则是一张训练出来的 [max_len, E] 表：更灵活，但超出 max_len 就没有定义。',
     'ch6.base': '底数',
@@ -402,7 +387,6 @@ export const PAGE_MESSAGES = {
     'ch6.try1': '把底数降到 100：模式更早重复，在 PE·PEᵀ 中相距很远的位置开始显得相似。',
     'ch6.try2': '绘制维度 0 和 1（一对 sin/cos），再选一个接近 d_model 的维度：频谱中快与慢的两端。',
 
-    'ch7.title': '完整的自注意力层',
     'ch7.p1': '教程中的 SelfAttentionLayer 把一切组合起来：`y = LayerNorm(x + Dropout(MHA(x, x, x)))`。训练时 Dropout（p = 0.1）随机把元素置零，并把其余元素乘以 1/(1 − p)；评估时它什么也不做。残差连接把输入加回来，LayerNorm 把每个词元的向量归一化为均值 0、方差 1（再乘 γ 加 β）。',
     'ch7.mode': '模式',
     'ch7.train': '训练',
@@ -420,13 +404,11 @@ export const PAGE_MESSAGES = {
     'ch7.try1': '切换到训练模式，设 p = 0.5，再点“重新采样 Dropout”：被丢弃的元素在第三张图中显示为零。',
     'ch7.try2': '回到评估模式，每次运行的输出都相同：Dropout 是恒等映射。',
 
-    'ch8.title': '维度变化一镜到底',
     'ch8.p1': '当前设置下的整个注意力层，一步一步展示。形状来自库自身的追踪 `layer.forward(x, { trace: true })`，没有任何硬编码。可以播放、暂停或单步；点击任意方块查看它的数值——由本页根据该层的权重重新计算。',
     'ch8.check': '本页的重新计算与库一致：输出的最大 |Δ| = {diff}。',
     'ch8.try1': '设 B = 2、L = 5、E = 512、H = 8（教程中的例子）并单步查看：[2,5,512] → [2,8,5,64] → [2,8,5,5] → [2,5,512]。',
     'ch8.try2': '打开掩码：在分数和 softmax 之间会出现一个掩码步骤。',
 
-    'ch9.title': '常见问题',
     'ch9.q1': '为什么需要多个头？',
     'ch9.a1': '就像卷积层中的多个卷积核，不同的头可以学到不同类型的关系：一个关注语法，一个关注语义，一个关注位置。单个头必须把这一切放进一个分布中，而且容易过度关注词元自身。',
     'ch9.d1': '当前句子和设置下，每个头的自我关注度（对角线上的平均权重）和熵：',

@@ -39,7 +39,7 @@ export const SCHEMA = {
   drop: num(0, 0.9),
   train: bool(),
   flow: int(0, 20),
-  ch: int(0, 9),
+  ch: str(40),
 };
 
 export const DEFAULTS = Object.freeze({
@@ -68,7 +68,7 @@ export const DEFAULTS = Object.freeze({
   drop: 0.1,
   train: false,
   flow: 0,
-  ch: 0,
+  ch: '',
 });
 
 /** Validates one value; returns { value } or { error }. Strings from the hash are parsed first. */
