@@ -1,5 +1,18 @@
-// Type declarations for attention-lab (browser and Node entries share them).
+// Type declarations for attention-lab (browser and Node entries share them;
+// CommonJS consumers get them through web/index.d.cts, which re-exports this
+// file, so nothing here needs copying there except new *value* exports).
 // Shape legend: B batch, Lq/Lk (L) sequence, E embed, H heads, D head dim (E = H·D).
+//
+// How to extend (one section per feature, appended at the end of the file):
+//   * new functions on the lab object: merge into the interface with the SAME
+//     type parameter line, and wrap results that the backend computes in
+//     `Returned<M, T>` (a value on wasm, a Promise on webgpu):
+//       export interface AttentionLab<M extends LabMode = 'either'> {
+//         myOp(x: TensorLike): Returned<M, Tensor>;
+//       }
+//   * new options: `export interface InitOptions { … }`, `ForwardOptions`, … merge the same way;
+//   * new value exports (functions, classes): declare them here AND add one
+//     line to web/index.d.cts (`export declare const name: typeof api.name;`).
 
 /** A dense float32 tensor, row-major. */
 export interface Tensor {
@@ -29,6 +42,19 @@ export interface InitOptions {
   /** The .wasm bytes of the selected variant, to skip fetching. */
   wasmBinary?: ArrayBuffer | Uint8Array;
 }
+
+/**
+ * How a lab's compute functions return their results:
+ * - 'sync': a value (the 'wasm' and 'wasm-scalar' backends);
+ * - 'async': a Promise (the 'webgpu' backend);
+ * - 'either': one or the other, decided at run time ('auto' picks webgpu or
+ *   wasm); `await` works for both.
+ */
+export type LabMode = 'sync' | 'async' | 'either';
+
+/** What a compute function of a lab in mode `M` returns for a result `T`. */
+export type Returned<M extends LabMode, T> =
+  M extends 'sync' ? T : M extends 'async' ? Promise<T> : T | Promise<T>;
 
 /** Causal mask: query i may see keys j ≤ i (top-left aligned when Lq ≠ Lk). */
 export interface CausalMask {
@@ -219,17 +245,26 @@ export interface ShapeTraceParams {
 /** A value, or a Promise of it on the 'webgpu' backend (`await` works for both). */
 export type MaybePromise<T> = T | Promise<T>;
 
-export interface AttentionLab {
-  /** The backend in use. */
-  readonly backend: BackendName;
+/**
+ * The API object `init` resolves to. `M` says how compute functions return
+ * (see LabMode): `init({ backend: 'wasm' })` gives `AttentionLab<'sync'>`, so
+ * `lab.selfAttention(x).output` type-checks; 'webgpu' gives
+ * `AttentionLab<'async'>`; 'auto' (the default) gives `AttentionLab<'either'>`.
+ */
+export interface AttentionLab<M extends LabMode = 'either'> {
+  /**
+   * The backend in use. A 'webgpu' lab reads 'wasm' after its device was lost
+   * (its calls keep returning Promises).
+   */
+  readonly backend: M extends 'sync' ? 'wasm' | 'wasm-scalar' : BackendName;
   /** The kernel set, e.g. 'sse4.1' (wasm SIMD128) or 'scalar'. */
   readonly kernelArch: string;
   /** Sinusoidal positional encoding [seqLen, dModel]. */
-  positionalEncoding(seqLen: number, dModel: number, options?: { base?: number }): MaybePromise<Tensor>;
+  positionalEncoding(seqLen: number, dModel: number, options?: { base?: number }): Returned<M, Tensor>;
   /** softmax(X·Xᵀ/√E)·X for x [L,E] or [B,L,E]. */
-  selfAttention(x: TensorLike, options?: { mask?: Mask; scale?: number }): MaybePromise<AttentionResult>;
+  selfAttention(x: TensorLike, options?: { mask?: Mask; scale?: number }): Returned<M, AttentionResult>;
   /** softmax(Q·Kᵀ·scale + mask)·V over any leading dims; scale defaults to 1/√D. */
-  scaledDotProductAttention(q: TensorLike, k: TensorLike, v: TensorLike, options?: { mask?: Mask; scale?: number; needWeights?: boolean }): MaybePromise<AttentionResult>;
+  scaledDotProductAttention(q: TensorLike, k: TensorLike, v: TensorLike, options?: { mask?: Mask; scale?: number; needWeights?: boolean }): Returned<M, AttentionResult>;
   multiHeadAttention(config: MhaConfig): MultiHeadAttention;
   selfAttentionLayer(config: LayerConfig): SelfAttentionLayer;
   /** The shape trace of a forward pass, without computing it. */
@@ -242,8 +277,14 @@ export interface AttentionLab {
   removeEventListener(type: 'devicelost' | 'backendchange', listener: (event: Event) => void): void;
 }
 
-/** Loads the library. Several calls with the same backend share one wasm instance. */
-export function init(options?: InitOptions): Promise<AttentionLab>;
+/**
+ * Loads the library. Several calls with the same backend share one wasm
+ * instance. The result's type follows the backend asked for: 'wasm' and
+ * 'wasm-scalar' return values, 'webgpu' Promises, 'auto' either (use `await`).
+ */
+export function init(options: InitOptions & { backend: 'wasm' | 'wasm-scalar' }): Promise<AttentionLab<'sync'>>;
+export function init(options: InitOptions & { backend: 'webgpu' }): Promise<AttentionLab<'async'>>;
+export function init(options?: InitOptions): Promise<AttentionLab<'either'>>;
 
 /** True when the engine validates a WebAssembly SIMD128 module. */
 export function simdSupported(): boolean;

@@ -1,4 +1,4 @@
-// Consumer builds: the package as users get it. `npm pack`, then the tarball
+// Consumer builds: the package as users get it. `npm run pack`, then the tarball
 // is installed (offline) into fresh temporary apps that run multi-head
 // attention in headless Chromium, each served from its own 127.0.0.1 server
 // under the strict CSP (no other network: the harness aborts and reports any
@@ -19,6 +19,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { REPO_ROOT } from './harness.mjs';
 import { startServer } from '../../scripts/serve.mjs';
+import { pack } from '../../scripts/pack.mjs';
 
 const E = 64;
 const H = 4;
@@ -73,8 +74,8 @@ process.on('exit', () => {
 async function setup() {
   if (tarball) return;
   workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'attention-lab-consumer-'));
-  const out = execFileSync('npm', ['pack', '--json', '--pack-destination', workDir], { cwd: REPO_ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
-  tarball = path.join(workDir, JSON.parse(out)[0].filename);
+  // Packed as published (scripts/pack.mjs: the manifest without repository-only fields).
+  tarball = path.join(workDir, pack({ destination: workDir, root: REPO_ROOT }).filename);
   // Expected values, computed in Node from the repository's own entry.
   const { init } = await import(pathToFileURL(path.join(REPO_ROOT, 'web/node.js')).href);
   const lab = await init({ backend: 'wasm-scalar' });

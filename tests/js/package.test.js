@@ -1,26 +1,29 @@
-// The packed tarball works from an empty folder: Node ESM import and CommonJS
-// require, offline, with no flags.
+// The packed tarball (scripts/pack.mjs, as published) works from an empty
+// folder: Node ESM import and CommonJS require, offline, with no flags; and
+// every js/ts code block of the shipped README compiles with tsc
+// (`strict: true`) and runs in empty ESM and CommonJS TypeScript projects.
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { pack } from '../../scripts/pack.mjs';
+import { ROOT, codeBlocks } from './readme-blocks.js';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const root = ROOT;
+const TSC = path.join(root, 'node_modules/typescript/bin/tsc');
 
 describe('npm pack', () => {
   let dir;
   let tarball;
   beforeAll(() => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'attention-lab-pack-'));
-    const out = execFileSync('npm', ['pack', '--json', '--pack-destination', dir], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
-    const info = JSON.parse(out)[0];
+    const info = pack({ destination: dir });
     tarball = path.join(dir, info.filename);
     const app = path.join(dir, 'app');
     fs.mkdirSync(app);
     fs.writeFileSync(path.join(app, 'package.json'), JSON.stringify({ name: 'app', version: '1.0.0', private: true }));
     execFileSync('npm', ['install', '--offline', '--no-audit', '--no-fund', '--ignore-scripts', tarball], { cwd: app, stdio: 'ignore' });
-  }, 120000);
+  }, 180000);
   afterAll(() => {
     if (dir) fs.rmSync(dir, { recursive: true, force: true });
   });
@@ -28,10 +31,20 @@ describe('npm pack', () => {
   test('the tarball holds the wasm files, glue, wrapper and types', () => {
     const list = execFileSync('tar', ['-tzf', tarball], { encoding: 'utf8' }).split('\n');
     for (const f of ['web/dist/attention_lab_simd.wasm', 'web/dist/attention_lab_scalar.wasm', 'web/dist/attention_lab_simd.mjs',
-      'web/dist/attention_lab_scalar.mjs', 'web/index.js', 'web/node.js', 'web/node.cjs', 'web/index.d.ts', 'web/lib/lab.js']) {
+      'web/dist/attention_lab_scalar.mjs', 'web/index.js', 'web/node.js', 'web/node.cjs', 'web/index.d.ts', 'web/index.d.cts',
+      'web/lib/lab.js', 'docs/js-api.md', 'README.md']) {
       expect(list).toContain(`package/${f}`);
     }
-    expect(list.some((f) => f.includes('/src/') || f.includes('/tests/'))).toBe(false);
+    expect(list.some((f) => f.includes('/src/') || f.includes('/tests/') || f.includes('/scripts/'))).toBe(false);
+  });
+
+  test('the installed package.json has no scripts and no dev-only fields', () => {
+    const pkg = JSON.parse(fs.readFileSync(path.join(dir, 'app/node_modules/attention-lab/package.json'), 'utf8'));
+    expect(pkg.scripts).toBeUndefined();
+    expect(pkg.devDependencies).toBeUndefined();
+    expect(pkg.jest).toBeUndefined();
+    expect(pkg.private).toBeUndefined();
+    expect(pkg.repository).toBeDefined();
   });
 
   test('ESM import works in an empty app', () => {
@@ -63,4 +76,72 @@ describe('npm pack', () => {
     expect(out.shape).toEqual([4, 6]);
     expect(out.v).toBeCloseTo(Math.sin(1), 6);
   });
+
+  // ---- the README's code blocks in TypeScript projects -------------------
+
+  /**
+   * Writes a TypeScript project (ESM or CommonJS) holding the README blocks,
+   * with the installed package, compiles it with strict tsc and returns the
+   * compiled files to run.
+   */
+  function tsProject(kind) {
+    const proj = path.join(dir, `ts-${kind}`);
+    fs.mkdirSync(proj);
+    fs.writeFileSync(path.join(proj, 'package.json'), JSON.stringify({ name: `ts-${kind}`, version: '1.0.0', private: true, ...(kind === 'esm' ? { type: 'module' } : {}) }));
+    fs.cpSync(path.join(dir, 'app/node_modules'), path.join(proj, 'node_modules'), { recursive: true });
+    fs.writeFileSync(path.join(proj, 'tsconfig.json'), JSON.stringify({
+      compilerOptions: {
+        target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true,
+        outDir: 'out', rootDir: '.', lib: ['ES2022', 'DOM'], allowJs: true, checkJs: true, skipLibCheck: false,
+        types: ['node'], typeRoots: [path.join(root, 'node_modules/@types')],
+      },
+      include: ['*.ts', '*.cjs'],
+    }, null, 2));
+    const run = [];
+    codeBlocks().forEach((b, i) => {
+      const name = `block${String(i).padStart(2, '0')}-line${b.line}`;
+      const usesRequire = /\brequire\(/.test(b.code);
+      if (usesRequire) {
+        // CommonJS JavaScript: checked (checkJs) and run in the CommonJS project.
+        if (kind !== 'cjs') return;
+        fs.writeFileSync(path.join(proj, `${name}.cjs`), b.code);
+        if (!b.compileOnly) run.push(`out/${name}.cjs`);
+        return;
+      }
+      let code = b.code;
+      if (kind === 'cjs') {
+        // CommonJS has no top-level await: imports stay on top, the rest runs in main().
+        const lines = code.split('\n');
+        const imports = lines.filter((l) => /^import\s.*from\s.*;\s*$/.test(l));
+        const body = lines.filter((l) => !imports.includes(l));
+        code = `${imports.join('\n')}\nasync function main(): Promise<void> {\n${body.join('\n')}\n}\nmain().catch((e) => { console.error(e); process.exitCode = 1; });\n`;
+      }
+      fs.writeFileSync(path.join(proj, `${name}.ts`), code);
+      if (!b.compileOnly) run.push(`out/${name}.js`);
+    });
+    let tscOut = '';
+    try {
+      execFileSync(process.execPath, [TSC, '-p', '.'], { cwd: proj, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    } catch (e) {
+      tscOut = `${e.stdout}${e.stderr}`;
+    }
+    return { proj, run, tscOut };
+  }
+
+  for (const kind of ['esm', 'cjs']) {
+    test(`every README code block compiles (strict) and runs in an empty ${kind === 'esm' ? 'ESM' : 'CommonJS'} TypeScript project`, () => {
+      const { proj, run, tscOut } = tsProject(kind);
+      expect(tscOut).toBe('');
+      expect(run.length).toBeGreaterThanOrEqual(6);
+      const failed = [];
+      for (const file of run) {
+        try {
+          execFileSync('node', [file], { cwd: proj, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 60000 });
+        } catch (e) {
+          failed.push(`${file}: ${e.stderr || e.message}`);
+        }
+      }
+      expect(failed).toEqual([]);
+    }, 180000);
+  }
 });
