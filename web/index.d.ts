@@ -288,3 +288,87 @@ export function init(options?: InitOptions): Promise<AttentionLab<'either'>>;
 
 /** True when the engine validates a WebAssembly SIMD128 module. */
 export function simdSupported(): boolean;
+
+// ---- Weight files (web/lib/io; docs/weights.md) ------------------------------
+
+/** Element types of weight files, by their safetensors names. */
+export type WeightDtype = 'F64' | 'F32' | 'F16' | 'BF16' | 'I64' | 'U64' | 'I32' | 'U32' | 'I16' | 'U16' | 'I8' | 'U8' | 'BOOL';
+/** Dtypes the writers produce. */
+export type WritableDtype = 'F32' | 'F16' | 'BF16' | 'F64' | 'I32' | 'I64';
+
+/**
+ * A tensor read from a file: float dtypes become a Float32Array (exactly for
+ * F16/BF16, rounded for F64), integer dtypes an Int32Array (values outside
+ * int32 are an error). `dtype` is the file's. The data may be a view over the
+ * input buffer (F32/I32 at an aligned offset) unless `copy: true`.
+ */
+export interface FileTensor {
+  data: Float32Array | Int32Array;
+  shape: number[];
+  dtype: WeightDtype;
+}
+
+/** A tensor to write; dtype defaults to 'I32' for an Int32Array, else 'F32'. */
+export interface WritableTensor {
+  data: Float32Array | Int32Array | ArrayLike<number>;
+  shape: number[];
+  dtype?: WritableDtype;
+}
+
+export interface SafetensorsReadOptions {
+  /** Read only these tensors (an error names one the file lacks). */
+  names?: string[];
+  /** Always copy the data instead of viewing the input buffer (default false). */
+  copy?: boolean;
+  /** Largest header accepted in bytes (default 100 000 000). */
+  maxHeaderBytes?: number;
+}
+
+export interface SafetensorsContents {
+  tensors: Record<string, FileTensor>;
+  /** The file's "__metadata__" (string → string), or null. */
+  metadata: Record<string, string> | null;
+}
+
+export interface SafetensorsEntry {
+  name: string;
+  dtype: WeightDtype;
+  shape: number[];
+  byteLength: number;
+}
+
+/** A safetensors file listed from its header; tensors are read on demand. */
+export interface OpenedSafetensors {
+  entries: SafetensorsEntry[];
+  metadata: Record<string, string> | null;
+  fileSize: number;
+  /** Reads the named tensors (default: all), each with one File.slice. */
+  read(names?: string[]): Promise<Record<string, FileTensor>>;
+}
+
+export interface WeightFileFunctions {
+  /** Reads a safetensors file held in memory. Bad files throw a RangeError naming the problem. */
+  readSafetensors(bytes: ArrayBuffer | ArrayBufferView, options?: SafetensorsReadOptions): SafetensorsContents;
+  /** Writes tensors and string metadata as safetensors (header padded to 8 bytes, data aligned). */
+  writeSafetensors(tensors: Record<string, WritableTensor>, metadata?: Record<string, string> | null): Uint8Array;
+  /** Lists a Blob/File (or bytes) by reading only its header; `read` fetches the tensors asked for. */
+  openSafetensors(source: Blob | ArrayBuffer | ArrayBufferView, options?: { maxHeaderBytes?: number }): Promise<OpenedSafetensors>;
+  /** Reads a .npy file (v1.0–3.0, either byte order, C or Fortran order). */
+  readNpy(bytes: ArrayBuffer | ArrayBufferView, options?: { copy?: boolean }): FileTensor;
+  /** Writes a .npy file (v1.0, little-endian, C order); .npy has no BF16. */
+  writeNpy(tensor: WritableTensor): Uint8Array;
+  /** Reads an .npz of stored members (numpy.savez); names lose '.npy'. Deflated members are refused. */
+  readNpz(bytes: ArrayBuffer | ArrayBufferView, options?: { copy?: boolean }): { tensors: Record<string, FileTensor> };
+  /** Writes an .npz of stored NAME.npy members. */
+  writeNpz(tensors: Record<string, WritableTensor>): Uint8Array;
+}
+
+export interface AttentionLab<M extends LabMode = 'either'> extends WeightFileFunctions {}
+
+export declare const readSafetensors: WeightFileFunctions['readSafetensors'];
+export declare const writeSafetensors: WeightFileFunctions['writeSafetensors'];
+export declare const openSafetensors: WeightFileFunctions['openSafetensors'];
+export declare const readNpy: WeightFileFunctions['readNpy'];
+export declare const writeNpy: WeightFileFunctions['writeNpy'];
+export declare const readNpz: WeightFileFunctions['readNpz'];
+export declare const writeNpz: WeightFileFunctions['writeNpz'];

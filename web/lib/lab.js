@@ -7,6 +7,7 @@ import { describe, typeError, rangeError, checkInt, checkNumber, checkBool, chec
 import { toTensor, makeTensor, shapeString, product, MAX_ELEMENTS } from './tensor.js';
 import { normalizeMask } from './mask.js';
 import { buildTrace } from './trace.js';
+import { IO_API } from './io/index.js';
 
 const WEIGHT_KEYS = ['wq', 'bq', 'wk', 'bk', 'wv', 'bv', 'wo', 'bo'];
 const MAX_CALL_BYTES = 1.5 * 2 ** 30;
@@ -77,6 +78,8 @@ function then(value, fn) {
  */
 export function createLab(backend) {
   const lab = {
+    // Weight files (safetensors, .npy, .npz) and state-dict mapping: pure JS, see io/.
+    ...IO_API,
     get backend() {
       return backend.name;
     },

@@ -1,0 +1,15 @@
+// Weight files in and out (safetensors, .npy, .npz) and the mapping of
+// framework state dicts onto this library's weights. Pure JS: usable without
+// init(), and also exposed on the lab object (lab.readSafetensors, …).
+export { readSafetensors, writeSafetensors, openSafetensors, MAX_HEADER_BYTES } from './safetensors.js';
+export { readNpy, writeNpy } from './npy.js';
+export { readNpz, writeNpz } from './npz.js';
+
+import { readSafetensors, writeSafetensors, openSafetensors } from './safetensors.js';
+import { readNpy, writeNpy } from './npy.js';
+import { readNpz, writeNpz } from './npz.js';
+
+/** The functions added to the lab object (see lab.js). */
+export const IO_API = Object.freeze({
+  readSafetensors, writeSafetensors, openSafetensors, readNpy, writeNpy, readNpz, writeNpz,
+});
