@@ -372,3 +372,63 @@ export declare const readNpy: WeightFileFunctions['readNpy'];
 export declare const writeNpy: WeightFileFunctions['writeNpy'];
 export declare const readNpz: WeightFileFunctions['readNpz'];
 export declare const writeNpz: WeightFileFunctions['writeNpz'];
+
+// ---- State dicts of other frameworks (web/lib/io/state-dict.js; docs/weights.md) ----
+
+export type StateDictFormat = 'torch' | 'hf-bert' | 'hf-gpt2' | 'hf-llama' | 'keras';
+
+/** One attention layer found in a state dict. */
+export interface AttentionLayerInfo {
+  /** The layer's own prefix, e.g. 'h.0.', 'bert.encoder.layer.3.', 'layers.0.self_attn.'. */
+  prefix: string;
+  format: StateDictFormat;
+  embedDim?: number;
+  kdim?: number;
+  vdim?: number;
+  /** null when the weights do not determine it (all but keras). */
+  numHeads?: number | null;
+  bias?: boolean;
+  /** A decoder layer meant to run with a causal mask (GPT-2, Llama). */
+  causal?: boolean;
+  /** Llama: rotary position embeddings; qDim/kvDim are the q_proj and k_proj rows. */
+  rope?: boolean;
+  qDim?: number;
+  kvDim?: number;
+  /** The norm that goes with the attention: 'post' = LayerNorm(x + attn(x)), 'pre' = x + attn(norm(x)). */
+  norm?: { placement: 'pre' | 'post'; kind: 'layer' | 'rms' } | null;
+  /** Why the layer cannot be loaded (e.g. torch add_bias_kv). */
+  error?: string;
+}
+
+export interface StateDictLayer {
+  format: StateDictFormat;
+  prefix: string;
+  config: { embedDim: number; numHeads: number | null; kdim: number; vdim: number; bias: boolean; causal?: boolean; eps?: number; numKvHeads?: number; headDim?: number; qDim?: number; kvDim?: number; rope?: { kind: 'rotate_half'; base: number } };
+  /** Torch layout (W [out, in]), ready for setWeights(weights, { layout: 'torch' }). */
+  weights: Record<'wq' | 'wk' | 'wv' | 'wo', Tensor> & Partial<Record<'bq' | 'bk' | 'bv' | 'bo', Tensor>>;
+  norm: { gamma: Tensor; beta: Tensor | null; eps: number; placement: 'pre' | 'post'; kind: 'layer' | 'rms' } | null;
+}
+
+export interface StateDictOptions {
+  /** Default: the only format found. */
+  format?: StateDictFormat;
+  /** Default: the only layer found. */
+  prefix?: string;
+}
+
+type StateDictInput = Record<string, { data?: ArrayLike<number>; shape: number[] }> | SafetensorsEntry[];
+
+export interface StateDictFunctions {
+  /** The attention layers of a state dict (tensors, or openSafetensors entries). */
+  listAttentionLayers(tensors: StateDictInput): AttentionLayerInfo[];
+  /** One layer's weights in torch layout, its config and its norm. `numHeads` splits Llama's GQA heads. */
+  fromStateDict(tensors: Record<string, { data: ArrayLike<number>; shape: number[] }>, options?: StateDictOptions & { numHeads?: number }): StateDictLayer;
+  /** A state dict of `format` from torch-layout weights (as getWeights() returns). */
+  toStateDict(weights: MhaWeights, options: { format: StateDictFormat; prefix?: string; config: { embedDim: number; numHeads: number; kdim?: number; vdim?: number; bias?: boolean }; norm?: { gamma: Tensor; beta?: Tensor | null } | null }): Record<string, Tensor>;
+}
+
+export interface AttentionLab<M extends LabMode = 'either'> extends StateDictFunctions {}
+
+export declare const listAttentionLayers: StateDictFunctions['listAttentionLayers'];
+export declare const fromStateDict: StateDictFunctions['fromStateDict'];
+export declare const toStateDict: StateDictFunctions['toStateDict'];

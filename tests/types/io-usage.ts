@@ -1,7 +1,11 @@
-import { init, readSafetensors, writeNpz, openSafetensors } from '../../web/index.js';
+import { init, readSafetensors, writeNpz, openSafetensors, listAttentionLayers } from '../../web/index.js';
 const lab = await init();
 const r = lab.readSafetensors(new Uint8Array(8));
 const t = readSafetensors(new ArrayBuffer(8), { names: ['a'] }).tensors.a;
 const b: Uint8Array = writeNpz({ x: { data: new Float32Array(1), shape: [1], dtype: 'F16' } });
 const f = await openSafetensors(new Blob([]));
 console.log(r.metadata, t.dtype, b, f.entries[0].byteLength, lab.backend);
+const layers = lab.listAttentionLayers(r.tensors);
+const one = lab.fromStateDict(r.tensors, { format: 'hf-gpt2', prefix: layers[0]?.prefix });
+const back: Record<string, { data: Float32Array; shape: number[] }> = lab.toStateDict(one.weights, { format: 'torch', config: { embedDim: 8, numHeads: 2 } });
+console.log(one.config.numHeads, one.norm?.placement, Object.keys(back), listAttentionLayers(f.entries).length);

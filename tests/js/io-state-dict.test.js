@@ -1,0 +1,185 @@
+// State-dict mapping: files written by tests/reference/make_weights.py
+// (numpy, by the format specs) are loaded into the library's layers, whose
+// outputs must equal the float64 outputs of each framework's semantics stored
+// beside them; state dicts written back are bit-exact.
+import { readFileSync } from 'node:fs';
+import { init } from '../../web/node.js';
+import { readSafetensors, readNpz, listAttentionLayers, fromStateDict, toStateDict, loadStateDict, moduleStateDict } from '../../web/lib/io/index.js';
+import { TOL, expectTensorClose } from './helpers.js';
+
+const DIR = new URL('../golden/weights/', import.meta.url);
+const bytes = (name) => readFileSync(new URL(name, DIR));
+const tensorsOf = (name) => (name.endsWith('.npz') ? readNpz(bytes(name)) : readSafetensors(bytes(name))).tensors;
+const exp = (name) => {
+  const j = JSON.parse(readFileSync(new URL(`${name}.expected.json`, DIR), 'utf8'));
+  for (const v of Object.values(j)) if (v.data) v.data = Float32Array.from(v.data);
+  return j;
+};
+const bitsEqual = (a, b) => Buffer.compare(Buffer.from(a.buffer, a.byteOffset, a.byteLength), Buffer.from(b.buffer, b.byteOffset, b.byteLength)) === 0;
+
+// Thin wrappers: the method form (mha.loadStateDict) when the classes have it.
+const load = (m, tensors, opts, layer = false) => (typeof m.loadStateDict === 'function'
+  ? m.loadStateDict(tensors, opts)
+  : loadStateDict(m, tensors, opts, { where: layer ? 'selfAttentionLayer.loadStateDict' : 'multiHeadAttention.loadStateDict', layer }));
+const save = (m, opts, layer = false) => (typeof m.stateDict === 'function'
+  ? m.stateDict(opts)
+  : moduleStateDict(m, opts, { where: layer ? 'selfAttentionLayer.stateDict' : 'multiHeadAttention.stateDict', layer }));
+
+let lab;
+beforeAll(async () => {
+  lab = await init({ backend: 'wasm' });
+});
+
+function expectRoundTrip(written, file) {
+  for (const [name, t] of Object.entries(written)) {
+    expect(file[name]).toBeDefined();
+    expect(t.shape).toEqual(file[name].shape);
+    if (!bitsEqual(Float32Array.from(t.data), file[name].data)) throw new Error(`${name}: not bit-exact`);
+  }
+}
+
+describe('each framework file → the layer equals the float64 reference', () => {
+  test('torch nn.MultiheadAttention (in_proj rows q, k, v; cross attention)', () => {
+    const st = tensorsOf('torch_mha.safetensors');
+    expect(listAttentionLayers(st)).toEqual([{ prefix: '', format: 'torch', embedDim: 8, kdim: 8, vdim: 8, numHeads: null, bias: true, causal: false, rope: false, norm: null }]);
+    const e = exp('torch_mha');
+    const mha = lab.multiHeadAttention({ embedDim: 8, numHeads: 2 });
+    load(mha, st, { format: 'torch' });
+    const r = mha.forwardSync(e.query, e.key, e.value);
+    expectTensorClose(r.output, e.output, TOL.attention, 'output');
+    expectTensorClose(r.weights, e.weights, TOL.attention, 'weights');
+    expectRoundTrip(save(mha, { format: 'torch' }), st);
+    mha.dispose();
+  });
+
+  test('torch with kdim/vdim ≠ E (q/k/v_proj_weight, from .npz)', () => {
+    const st = tensorsOf('torch_mha_kvdim.npz');
+    const e = exp('torch_mha_kvdim');
+    const mha = lab.multiHeadAttention({ embedDim: 8, numHeads: 2, kdim: 6, vdim: 5 });
+    load(mha, st, {});
+    expectTensorClose(mha.forwardSync(e.query, e.key, e.value).output, e.output, TOL.attention, 'output');
+    expectRoundTrip(save(mha, { format: 'torch' }), st);
+    mha.dispose();
+  });
+
+  test('torch add_bias_kv is refused with the reason', () => {
+    const st = tensorsOf('torch_mha_bias_kv.safetensors');
+    expect(listAttentionLayers(st)[0].error).toMatch(/bias_k\/bias_v/);
+    const mha = lab.multiHeadAttention({ embedDim: 8, numHeads: 2 });
+    expect(() => load(mha, st, { format: 'torch' })).toThrow(RangeError);
+    expect(() => load(mha, st, { format: 'torch' })).toThrow(/bias_k\/bias_v \(nn.MultiheadAttention\(add_bias_kv=True\)\), which append one learned key and value position .* add_bias_kv=False/);
+    mha.dispose();
+  });
+
+  test('torch nn.TransformerEncoderLayer: norm1(x + self_attn(x)) into selfAttentionLayer', () => {
+    const st = tensorsOf('torch_encoder.safetensors');
+    expect(listAttentionLayers(st).map((l) => [l.prefix, l.norm])).toEqual([['layers.0.self_attn.', { placement: 'post', kind: 'layer' }], ['layers.1.self_attn.', { placement: 'post', kind: 'layer' }]]);
+    const e = exp('torch_encoder');
+    const layer = lab.selfAttentionLayer({ embedDim: 8, numHeads: 2, dropout: 0 });
+    load(layer, st, { format: 'torch', prefix: 'layers.1.self_attn.' }, true);
+    const r = layer.forwardSync(e.x);
+    expectTensorClose(r.output, e.output, TOL.layer, 'output');
+    expectTensorClose(r.weights, e.weights, TOL.attention, 'weights');
+    expectRoundTrip(save(layer, { format: 'torch', prefix: 'layers.1.self_attn.' }, true), st);
+    layer.dispose();
+  });
+
+  test('HF BERT: self-attention + output dense + LayerNorm (eps 1e-12), padding mask', () => {
+    const st = tensorsOf('hf_bert.safetensors');
+    expect(listAttentionLayers(st).map((l) => `${l.format} ${l.prefix}`)).toEqual(['hf-bert bert.encoder.layer.0.', 'hf-bert bert.encoder.layer.1.']);
+    const e = exp('hf_bert');
+    const layer = lab.selfAttentionLayer({ embedDim: 8, numHeads: 2, dropout: 0, eps: 1e-12 });
+    load(layer, st, { format: 'hf-bert', prefix: 'bert.encoder.layer.1.' }, true);
+    const r = layer.forwardSync(e.x, { mask: { kind: 'padding', lengths: Array.from(e.lengths.data) } });
+    expectTensorClose(r.output, e.output, TOL.layer, 'output');
+    expectTensorClose(r.weights, e.weights, TOL.attention, 'weights');
+    expectRoundTrip(save(layer, { format: 'hf-bert', prefix: 'bert.encoder.layer.1.' }, true), st);
+    layer.dispose();
+  });
+
+  test.each(['hf_gpt2', 'hf_gpt2_f16'])('%s: Conv1D [E,3E] (y = x·W + b), causal; ln_1 is pre-LN', (name) => {
+    const st = tensorsOf(`${name}.safetensors`);
+    const layers = listAttentionLayers(st);
+    expect(layers.map((l) => [l.prefix, l.causal, l.norm])).toEqual([['h.0.', true, { placement: 'pre', kind: 'layer' }], ['h.1.', true, { placement: 'pre', kind: 'layer' }]]);
+    const e = exp(name);
+    const mha = lab.multiHeadAttention({ embedDim: 8, numHeads: 2 });
+    load(mha, st, { format: 'hf-gpt2', prefix: 'h.1.' });
+    const r = mha.forwardSync(e.ln_1, undefined, undefined, { mask: { kind: 'causal' } });
+    expectTensorClose(r.output, e.attn, TOL.attention, 'attn(ln_1(x))');
+    expectTensorClose(r.weights, e.weights, TOL.attention, 'weights');
+    const f = fromStateDict(st, { prefix: 'h.1.' });
+    expect(f.config).toEqual({ embedDim: 8, numHeads: null, kdim: 8, vdim: 8, bias: true, causal: true, eps: 1e-5 });
+    expect(f.norm.placement).toBe('pre');
+    expect(bitsEqual(f.norm.gamma.data, st['h.1.ln_1.weight'].data)).toBe(true);
+    expectRoundTrip(save(mha, { format: 'hf-gpt2', prefix: 'h.1.' }), st);
+    const layer = lab.selfAttentionLayer({ embedDim: 8, numHeads: 2 });
+    expect(() => load(layer, st, { format: 'hf-gpt2', prefix: 'h.1.' }, true)).toThrow(/is pre-norm \(x \+ attn\(LayerNorm\(x\)\)\), but selfAttentionLayer computes LayerNorm\(x \+ attn\(x\)\)/);
+    layer.dispose();
+    mha.dispose();
+  });
+
+  test('keras MultiHeadAttention: [in,H,D] kernels, [H,D,E] output (kdim 6, vdim 5, from .npz)', () => {
+    const st = tensorsOf('keras_mha.npz');
+    expect(listAttentionLayers(st)).toEqual([{ prefix: 'multi_head_attention/', format: 'keras', embedDim: 8, kdim: 6, vdim: 5, numHeads: 2, bias: true, causal: false, rope: false, norm: null }]);
+    const e = exp('keras_mha');
+    const mha = lab.multiHeadAttention({ embedDim: 8, numHeads: 2, kdim: 6, vdim: 5 });
+    load(mha, st, { format: 'keras' });
+    const r = mha.forwardSync(e.query, e.key, e.value);
+    expectTensorClose(r.output, e.output, TOL.attention, 'output');
+    expectTensorClose(r.weights, e.weights, TOL.attention, 'weights');
+    expectRoundTrip(save(mha, { format: 'keras', prefix: 'multi_head_attention/' }), st);
+    const wrongHeads = lab.multiHeadAttention({ embedDim: 8, numHeads: 4, kdim: 6, vdim: 5 });
+    expect(() => load(wrongHeads, st, { format: 'keras' })).toThrow(/has 2 heads \(its kernels say so\), but numHeads 4/);
+    wrongHeads.dispose();
+    mha.dispose();
+  });
+
+  test('HF Llama (BF16): listed with GQA sizes and RoPE; heads from numHeads', () => {
+    const st = tensorsOf('hf_llama_bf16.safetensors');
+    const l = listAttentionLayers(st);
+    expect(l.map((x) => x.prefix)).toEqual(['model.layers.0.', 'model.layers.1.']);
+    expect(l[1]).toMatchObject({ format: 'hf-llama', embedDim: 16, qDim: 16, kvDim: 8, rope: true, causal: true, bias: false, norm: { placement: 'pre', kind: 'rms' } });
+    const f = fromStateDict(st, { prefix: 'model.layers.1.', numHeads: 4 });
+    expect(f.config).toMatchObject({ numHeads: 4, numKvHeads: 2, headDim: 4, rope: { kind: 'rotate_half', base: 10000 } });
+    expect(f.weights.wk.shape).toEqual([8, 16]);
+    expectRoundTrip(toStateDict(f.weights, { format: 'hf-llama', prefix: 'model.layers.1.', config: f.config, norm: f.norm }), st);
+    const mha = lab.multiHeadAttention({ embedDim: 16, numHeads: 4, bias: false });
+    if (!mha.rope) {
+      expect(() => load(mha, st, { prefix: 'model.layers.1.' })).toThrow(/needs rotary position embeddings \(RoPE\) and grouped KV heads \(2 for 4 query heads\)/);
+    }
+    mha.dispose();
+  });
+});
+
+describe('mapping errors name what is wrong', () => {
+  const st = () => ({ ...tensorsOf('hf_gpt2.safetensors') });
+  test.each([
+    ['a missing tensor', (t) => { delete t['h.1.attn.c_proj.bias']; return [t, { format: 'hf-gpt2', prefix: 'h.1.' }]; }, /format 'hf-gpt2' needs the tensor "h.1.attn.c_proj.bias", which the file lacks/],
+    ['a prefix that is not there', (t) => [t, { format: 'hf-gpt2', prefix: 'h.7.' }], /needs the tensor "h.7.attn.c_attn.weight", which the file lacks \(attention layers found: 'h.0.' \(hf-gpt2\), 'h.1.' \(hf-gpt2\)\)/],
+    ['several layers, no prefix', (t) => [t, { format: 'hf-gpt2' }], /the file holds 2 attention layers; pass prefix to pick one/],
+    ['a format with no layer', (t) => [t, { format: 'hf-bert' }], /no 'hf-bert' attention layer in the file/],
+    ['an unknown format', (t) => [t, { format: 'onnx' }], /unknown format "onnx"; known: 'torch', 'hf-bert', 'hf-gpt2', 'hf-llama', 'keras'/],
+    ['a wrong shape', (t) => { t['h.0.attn.c_proj.weight'] = { data: new Float32Array(16), shape: [4, 4] }; return [t, { prefix: 'h.0.' }]; }, /"h.0.attn.c_proj.weight" has shape \[4,4\], but format 'hf-gpt2' needs \[8,8\]/],
+    ['an integer tensor', (t) => { t['h.0.attn.c_proj.bias'] = { data: new Int32Array(8), shape: [8], dtype: 'I64' }; return [t, { prefix: 'h.0.' }]; }, /"h.0.attn.c_proj.bias" holds integers \(I64\); weights must be a float dtype/],
+  ])('%s', (_, make, message) => {
+    const [t, opts] = make(st());
+    expect(() => fromStateDict(t, opts)).toThrow(RangeError);
+    expect(() => fromStateDict(t, opts)).toThrow(message);
+  });
+
+  test('a module that does not fit the file', () => {
+    const mha = lab.multiHeadAttention({ embedDim: 12, numHeads: 2 });
+    expect(() => load(mha, st(), { prefix: 'h.0.' })).toThrow(/has embedDim 8, kdim 8, vdim 8; this module has embedDim 12/);
+    const nob = lab.multiHeadAttention({ embedDim: 8, numHeads: 2, bias: false });
+    expect(() => load(nob, st(), { prefix: 'h.0.' })).toThrow(/has biases, but this module was created with bias: false; create it with bias: true/);
+    expect(() => load(nob, st(), { prefix: 'h.0.', nope: 1 })).toThrow(TypeError);
+    expect(() => save(nob, {})).toThrow(/options.format is missing/);
+    mha.dispose();
+    nob.dispose();
+  });
+
+  test('listing works from openSafetensors entries (shapes only)', async () => {
+    const f = await lab.openSafetensors(new Blob([bytes('hf_bert.safetensors')]));
+    expect(listAttentionLayers(f.entries).map((l) => l.prefix)).toEqual(['bert.encoder.layer.0.', 'bert.encoder.layer.1.']);
+  });
+});
