@@ -8,7 +8,9 @@
 #   4b. fuzz        scripts/fuzz.sh --short         (libFuzzer + ASan/UBSan, ~30 s from tests/fuzz/corpus)
 #   5. jest         Jest (tests/js)
 #   6. browser      node tests/browser/run.mjs      (when present)
-#   7. types        tsc -p tests/types/tsconfig.json (when present)
+#   7. types        npm run typecheck: tsc -p tests/types/tsconfig.json (the
+#                   public declarations) and tests/types/tsconfig.lib.json
+#                   (web/lib checked against the backend interface web/lib/backend.d.ts)
 #
 # Every part runs even when an earlier one failed (except setup: without the
 # prerequisites nothing else can run), then the script exits non-zero and
@@ -105,7 +107,7 @@ fi
 
 # 7. TypeScript declarations, checked against a usage file.
 if [[ -f tests/types/tsconfig.json ]]; then
-  section types "types: tsc -p tests/types/tsconfig.json" npx --no-install tsc -p tests/types/tsconfig.json
+  section types "types: tsc (declarations; web/lib against web/lib/backend.d.ts)" npm run --silent typecheck
 else
   skip types "types: tsc -p tests/types/tsconfig.json" "tests/types/tsconfig.json not found"
 fi

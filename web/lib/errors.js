@@ -9,7 +9,7 @@ export function describe(value) {
   if (typeof value === 'string') return JSON.stringify(value.length > 40 ? value.slice(0, 40) + '…' : value);
   if (typeof value === 'boolean' || typeof value === 'bigint') return String(value);
   if (Array.isArray(value)) return `an array of length ${value.length}`;
-  if (ArrayBuffer.isView(value)) return `a ${value.constructor.name} of length ${value.length}`;
+  if (ArrayBuffer.isView(value)) return `a ${value.constructor.name} of length ${/** @type {Uint8Array} */ (value).length}`;
   if (typeof value === 'function') return 'a function';
   return 'an object';
 }

@@ -16,10 +16,11 @@ function booleansToNumbers(value) {
 }
 
 /**
- * @param where   function name for messages
- * @param mask    undefined | spec | spec[]
- * @param dims    { batch, heads, lq, lk, leadB?, leadH? } — leadB: the leading dims of
- *                the scores that fold into B (default [batch]); leadH: [H] or [].
+ * @param {string} where function name for messages
+ * @param {any} mask undefined | spec | spec[]
+ * @param {{ batch: number, heads: number, lq: number, lk: number, leadB?: number[], leadH?: number[] }} dims
+ *   leadB: the leading dims of the scores that fold into B (default [batch]); leadH: [H] or [].
+ * @returns {import('./backend.js').MaskArgs}
  */
 export function normalizeMask(where, mask, dims) {
   if (mask === undefined || mask === null || mask === false) return NO_MASK;
@@ -64,6 +65,7 @@ export function normalizeMask(where, mask, dims) {
   return out;
 }
 
+/** @param {string} where @param {string} name @param {ArrayLike<number>} lengths @param {{ batch: number, lk: number }} dims */
 function normalizeLengths(where, name, lengths, dims) {
   if (!Array.isArray(lengths) && !ArrayBuffer.isView(lengths)) {
     throw typeError(where, `${name} must be an array of ${dims.batch} integer(s) (one per batch row), got ${describe(lengths)}`);

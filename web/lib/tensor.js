@@ -71,7 +71,7 @@ function toFloat32(where, name, data) {
     if (typeof data[0] === 'bigint') {
       throw typeError(where, `${name}.data must hold numbers, got a ${data.constructor.name}`);
     }
-    return Float32Array.from(data);
+    return Float32Array.from(/** @type {ArrayLike<number>} */ (/** @type {unknown} */ (data)));
   }
   if (Array.isArray(data)) {
     const out = new Float32Array(data.length);
@@ -91,6 +91,11 @@ function toFloat32(where, name, data) {
  * Normalises a tensor argument to { data: Float32Array, shape }.
  * Accepts { data, shape } (any numeric typed array or number array; converted
  * to float32) or a nested number array whose shape is inferred.
+ * @param {string} where
+ * @param {string} name
+ * @param {any} value
+ * @param {{ ranks?: number[] }} [options]
+ * @returns {{ data: Float32Array, shape: number[] }}
  */
 export function toTensor(where, name, value, { ranks } = {}) {
   let tensor;

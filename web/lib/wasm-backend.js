@@ -1,12 +1,21 @@
 // The wasm backends ('wasm' = SIMD128 kernels, 'wasm-scalar' = plain loops).
 // Everything Emscripten-specific lives here: the heap, pointers, handles and
-// status codes. Arguments arrive validated and normalised by lab.js; each call
+// status codes. It implements the Backend interface of backend.d.ts (checked
+// by tsc). Arguments arrive validated and normalised by the wrapper; each call
 // copies its inputs into wasm memory once, runs, copies the results out once
 // (`slice`, so they belong to JS) and frees what it allocated, also on error.
 
 const WEIGHT_IDS = { wq: 0, bq: 1, wk: 2, bk: 3, wv: 4, bv: 5, wo: 6, bo: 7 };
 const LAYOUTS = { torch: 0, keras: 1 };
 
+/** @typedef {{ kind: 'mha' | 'layer', handle: number, mha?: number }} WasmHandle */
+/** @typedef {{ kind: 'kvcache', handle: number }} WasmCache */
+
+/**
+ * @param {any} Module the instantiated Emscripten module
+ * @param {'wasm'|'wasm-scalar'} name
+ * @returns {import('./backend.js').WasmBackend<WasmHandle, WasmCache>}
+ */
 export function createWasmBackend(Module, name) {
   // One scope of allocations per call.
   class Arena {
@@ -84,7 +93,6 @@ export function createWasmBackend(Module, name) {
       });
     },
 
-    // p: { batch, heads, lq, lk, d, dv, q, k, v, scale?, mask, needWeights }
     sdpa(p) {
       return run(p.where, (arena) => {
         const q = arena.fromF32(p.q);
@@ -163,15 +171,13 @@ export function createWasmBackend(Module, name) {
       });
     },
 
-    // p: { batch, lq, lk, lkTotal, embedDim, numHeads, query, key, value, mask, needWeights, averageWeights, cache }
-    // (cache: a createKvCache object or null; lkTotal = cached + new keys)
     mhaForward(obj, p) {
       return run(p.where, (arena) => {
         const q = arena.fromF32(p.query);
         const k = p.key === p.query ? q : arena.fromF32(p.key);
         const v = p.value === p.key ? k : arena.fromF32(p.value);
         const nOut = p.batch * p.lq * p.embedDim;
-        const nW = p.batch * (p.averageWeights ? 1 : p.numHeads) * p.lq * (p.lkTotal ?? p.lk);
+        const nW = p.batch * (p.averageWeights ? 1 : p.numHeads) * p.lq * p.lkTotal;
         const out = arena.f32(nOut);
         const weights = p.needWeights ? arena.f32(nW) : 0;
         check(p.where, Module.mhaForward(obj.handle, p.batch, p.lq, p.lk, q, k, v,
@@ -201,7 +207,6 @@ export function createWasmBackend(Module, name) {
       c.handle = 0;
     },
 
-    // p: { batch, seqLen, embedDim, numHeads, x, mask, training, dropoutSeed, needWeights, averageWeights }
     layerForward(obj, p) {
       return run(p.where, (arena) => {
         const x = arena.fromF32(p.x);

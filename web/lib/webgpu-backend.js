@@ -1,28 +1,20 @@
-// The webgpu backend: the interface of wasm-backend.js (same methods,
-// arguments and return shapes) computed with the WGSL kernels of
-// web/webgpu/. Methods that compute return Promises (`async: true`); lab.js
-// awaits them. Weights live in GPU buffers (keras layout [in, out]) with a
-// CPU copy that answers getWeights and seeds the wasm fallback.
-//
-// Device loss: when `device.lost` resolves (driver reset, tab in background
-// too long, simulateDeviceLoss()), the backend loads the wasm backend through
-// `fallback()` and every later call — including calls in flight, which are
-// rerun — is answered by it; `name` then reports the wasm backend's name.
-// Listeners get 'devicelost' (detail { reason, message }) and then
-// 'backendchange' (detail { from: 'webgpu', to, reason }). A WebGPU
-// validation error (an internal failure: arguments are validated before any
-// GPU work) also moves the backend to wasm, with 'backendchange' only
-// (reason 'gpu-error'). No rejection escapes unhandled: a failing fallback
-// rejects the calls that need it.
+// The webgpu backend: the Backend interface of backend.d.ts (same methods,
+// argument bags and return shapes as wasm-backend.js) computed with the WGSL
+// kernels of web/webgpu/. Methods that compute return Promises (`async:
+// true`); the wrapper awaits them. Four parts:
+//   - setup (createWebGpuBackend, below): adapter, device, runtime;
+//   - the device-loss state machine and wasm fallback: webgpu-device-loss.js;
+//   - weight mirroring (module objects, KV caches): webgpu-modules.js;
+//   - op composition (this file): each op recorded as kernels into a job
+//     (webgpu-ops.js), run on the GPU, or on wasm once the device is lost.
 //
 // Shape legend: B batch, Lq/Lk (L) sequence, E embed, H heads, D head dim,
 // Dv value head dim.
 import { GpuRuntime } from './webgpu-runtime.js';
 import * as ops from './webgpu-ops.js';
-import {
-  WEIGHT_KEYS, defaultWeights, inDim, toKeras, fromKeras, dropoutUniform, keepScale,
-  defaultScale, maskStrides, peFrequencies,
-} from './webgpu-host.js';
+import { dropoutUniform, keepScale, defaultScale, maskStrides, peFrequencies } from './webgpu-host.js';
+import { createDeviceLoss } from './webgpu-device-loss.js';
+import { createGpuModules } from './webgpu-modules.js';
 
 /**
  * Creates the webgpu backend, or resolves to null when WebGPU is unavailable
@@ -39,7 +31,7 @@ import {
  */
 export async function createWebGpuBackend(options = {}) {
   const { fallback = null, limits = {}, powerPreference, allowFallbackAdapter = true } = options ?? {};
-  const gpu = globalThis.navigator && globalThis.navigator.gpu;
+  const gpu = globalThis.navigator && /** @type {any} */ (globalThis.navigator).gpu;
   if (!gpu) return null;
   let device;
   let info;
@@ -71,15 +63,12 @@ export async function createWebGpuBackend(options = {}) {
   return makeBackend(rt, info ?? {}, fallback);
 }
 
-function makeEvent(type, detail) {
-  if (typeof CustomEvent === 'function') return new CustomEvent(type, { detail });
-  const ev = new Event(type);
-  Object.defineProperty(ev, 'detail', { value: detail });
-  return ev;
-}
-
-const delay = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-
+/**
+ * @param {GpuRuntime} rt
+ * @param {object} info the adapter info
+ * @param {(() => Promise<import('./backend.js').Backend>) | null} fallbackFactory
+ * @returns {import('./backend.js').WebGpuBackend<import('./webgpu-modules.js').GpuModule, import('./webgpu-modules.js').GpuCache>}
+ */
 function makeBackend(rt, info, fallbackFactory) {
   const adapterInfo = Object.freeze({
     vendor: info.vendor ?? '',
@@ -90,93 +79,10 @@ function makeBackend(rt, info, fallbackFactory) {
   });
   const adapterLabel = [adapterInfo.vendor, adapterInfo.architecture, adapterInfo.device, adapterInfo.description]
     .filter(Boolean).join(' ') || 'unknown adapter';
-  const events = new EventTarget();
-  const state = { lost: false, lostInfo: null, fallback: null, fallbackPromise: null, wasm: null, wasmPromise: null };
-  // Calls answered by the wasm fallback, and GPU calls cut short by the loss and rerun there.
-  const fallbackCounters = { fallbackCalls: 0, reruns: 0 };
-  const emit = (type, detail) => events.dispatchEvent(makeEvent(type, detail));
-
-  // The wasm backend, loaded once: it answers every call after a device loss
-  // (ensureFallback) and, before one, the decode steps that use a KV cache,
-  // whose cache lives in wasm memory (`state.wasm` holds it once loaded).
-  function loadWasm(why) {
-    if (state.wasmPromise) return state.wasmPromise;
-    const p = Promise.resolve()
-      .then(() => {
-        if (typeof fallbackFactory !== 'function') throw new Error(`webgpu: ${why} and no wasm fallback was configured`);
-        return fallbackFactory();
-      })
-      .then((fb) => {
-        state.wasm = fb;
-        return fb;
-      });
-    p.catch(() => {
-      if (state.wasmPromise === p) state.wasmPromise = null;
-    });
-    state.wasmPromise = p;
-    return p;
-  }
-
-  function ensureFallback() {
-    if (state.fallbackPromise) return state.fallbackPromise;
-    const p = loadWasm('the GPU device was lost')
-      .then((fb) => {
-        state.fallback = fb;
-        emit('backendchange', { from: 'webgpu', to: fb.name, reason: state.lostInfo?.reason ?? 'unknown' });
-        return fb;
-      });
-    // Whoever needs the fallback awaits p and sees its error; this handler
-    // only keeps a failure from being an unhandled rejection (and allows a retry).
-    p.catch(() => {
-      if (state.fallbackPromise === p) state.fallbackPromise = null;
-    });
-    state.fallbackPromise = p;
-    return p;
-  }
-
-  const lostHandled = rt.device.lost.then((lostInfo) => {
-    const info = { reason: lostInfo?.reason ?? 'unknown', message: lostInfo?.message ?? '' };
-    if (!state.lost) {
-      state.lost = true;
-      state.lostInfo = info;
-    }
-    try {
-      rt.pool.destroyAll();
-    } catch {
-      // the device is gone; nothing to free
-    }
-    emit('devicelost', info);
-    ensureFallback();
-  });
-
-  // A WebGPU validation error is internal (arguments are checked before any
-  // GPU work): stop using the device and answer from wasm, as after a loss.
-  function giveUpGpu(err) {
-    if (state.lost) return;
-    state.lost = true;
-    state.lostInfo = { reason: 'gpu-error', message: err.message };
-    rt.pool.destroyAll();
-    ensureFallback();
-  }
-
-  // Runs a call on the GPU, or on the wasm fallback once the device is lost
-  // (also when it is lost while the call is in flight) or has failed.
-  async function run(gpuCall, wasmCall) {
-    if (!state.lost) {
-      try {
-        return await gpuCall();
-      } catch (err) {
-        if (err && err.gpuValidation) giveUpGpu(err);
-        if (!state.lost && !(err && err.gpuFailure)) throw err;
-        if (!state.lost) await Promise.race([lostHandled, delay(200)]);
-        if (!state.lost) throw err;
-        fallbackCounters.reruns++;
-      }
-    }
-    const fb = await ensureFallback();
-    fallbackCounters.fallbackCalls++;
-    return wasmCall(fb);
-  }
+  const dl = createDeviceLoss(rt, fallbackFactory);
+  const { state, events, run, loadWasm } = dl;
+  const modules = createGpuModules(rt, dl);
+  const { wasmObject } = modules;
 
   // Builds a job synchronously (so its error scopes hold only its own work), then submits it.
   function runJob(where, build) {
@@ -188,34 +94,6 @@ function makeBackend(rt, info, fallbackFactory) {
       throw err;
     }
     return job.submit();
-  }
-
-  // ---- modules (MHA, layer): CPU copy of the weights + GPU buffers ---------
-  function checkWeights(where, cfg) {
-    const E = cfg.embedDim;
-    for (const key of ['wq', 'wk', 'wv', 'wo']) {
-      rt.checkBuffer(where, key, [inDim(cfg, key), E], inDim(cfg, key) * E * 4);
-    }
-  }
-
-  function upload(obj) {
-    if (state.lost) return;
-    const gpu = {};
-    for (const key of WEIGHT_KEYS) if (obj.w[key]) gpu[key] = rt.createPersistent(key, obj.w[key]);
-    if (obj.kind === 'layer') {
-      gpu.gamma = rt.createPersistent('gamma', obj.gamma);
-      gpu.beta = rt.createPersistent('beta', obj.beta);
-    }
-    obj.gpu = gpu;
-  }
-
-  function wasmObject(fb, obj) {
-    if (!obj.wasm) {
-      obj.wasm = obj.kind === 'mha' ? fb.createMha(obj.cfg) : fb.createLayer(obj.cfg);
-      for (const key of WEIGHT_KEYS) if (obj.w[key]) fb.setWeight(obj.wasm, key, obj.w[key], 'keras');
-      if (obj.kind === 'layer') fb.setNorm(obj.wasm, obj.gamma, obj.beta);
-    }
-    return obj.wasm;
   }
 
   // Q/K/V projections, attention (heads split and merged by strides) and the
@@ -304,7 +182,7 @@ function makeBackend(rt, info, fallbackFactory) {
     },
     /** { jobs, submissions, dispatches, readbacks, readbackBytes, fallbackCalls, reruns } since creation. */
     counters() {
-      return { ...rt.counters, ...fallbackCounters };
+      return { ...rt.counters, ...dl.counters };
     },
     memoryBytes() {
       return rt.pool.bytesAllocated + rt.persistentBytes;
@@ -316,7 +194,7 @@ function makeBackend(rt, info, fallbackFactory) {
     /** Destroys the device as a driver reset would; resolves once the loss is handled. */
     simulateDeviceLoss() {
       rt.device.destroy();
-      return lostHandled;
+      return dl.lostHandled;
     },
 
     // ---- the backend interface (see wasm-backend.js) -----------------------
@@ -332,7 +210,6 @@ function makeBackend(rt, info, fallbackFactory) {
       }, (fb) => fb.positionalEncoding(seqLen, dModel, base));
     },
 
-    // p: { batch, heads, lq, lk, d, dv, q, k, v, scale?, mask, needWeights }
     sdpa(p) {
       return run(async () => {
         const { batch: B, heads: H, lq: Lq, lk: Lk, d: D, dv: Dv } = p;
@@ -395,85 +272,8 @@ function makeBackend(rt, info, fallbackFactory) {
       }, () => x.map((v, i) => (dropoutUniform(seed, i) < pf ? 0 : Math.fround(v * scale))));
     },
 
-    createMha(cfg) {
-      checkWeights('multiHeadAttention', cfg);
-      const obj = { kind: 'mha', cfg: { ...cfg }, w: defaultWeights(cfg), gpu: null, wasm: null, disposed: false };
-      upload(obj);
-      return obj;
-    },
-    createLayer(cfg) {
-      checkWeights('selfAttentionLayer', cfg);
-      const E = cfg.embedDim;
-      const obj = {
-        kind: 'layer', cfg: { ...cfg }, w: defaultWeights(cfg), gamma: new Float32Array(E).fill(1), beta: new Float32Array(E),
-        gpu: null, wasm: null, disposed: false,
-      };
-      upload(obj);
-      return obj;
-    },
-    destroy(obj) {
-      if (obj.disposed) return;
-      obj.disposed = true;
-      if (obj.gpu) for (const entry of Object.values(obj.gpu)) rt.destroyPersistent(entry);
-      obj.gpu = null;
-      if (obj.wasm && state.wasm) state.wasm.destroy(obj.wasm);
-      obj.wasm = null;
-    },
-    heldBytes(obj) {
-      let bytes = 0;
-      for (const data of Object.values(obj.w)) bytes += data.byteLength;
-      if (obj.kind === 'layer') bytes += obj.gamma.byteLength + obj.beta.byteLength;
-      if (obj.gpu) for (const entry of Object.values(obj.gpu)) bytes += entry.size;
-      if (obj.wasm && state.wasm) bytes += state.wasm.heldBytes(obj.wasm);
-      return bytes;
-    },
-    setWeight(obj, key, data, layout) {
-      const { cfg } = obj;
-      const keras = key[0] === 'b' ? Float32Array.from(data) : toKeras(data, cfg.embedDim, inDim(cfg, key), layout);
-      obj.w[key] = keras;
-      if (obj.gpu && !state.lost) rt.writePersistent(obj.gpu[key], keras);
-      if (obj.wasm) state.wasm.setWeight(obj.wasm, key, keras, 'keras');
-    },
-    getWeight(obj, key, layout) {
-      const { cfg } = obj;
-      const w = obj.w[key];
-      return key[0] === 'b' ? w.slice() : fromKeras(w, cfg.embedDim, inDim(cfg, key), layout);
-    },
-    setNorm(obj, gamma, beta) {
-      if (gamma) obj.gamma = Float32Array.from(gamma);
-      if (beta) obj.beta = Float32Array.from(beta);
-      if (obj.gpu && !state.lost) {
-        rt.writePersistent(obj.gpu.gamma, obj.gamma);
-        rt.writePersistent(obj.gpu.beta, obj.beta);
-      }
-      if (obj.wasm) state.wasm.setNorm(obj.wasm, obj.gamma, obj.beta);
-    },
-    getNorm(obj) {
-      return { gamma: obj.gamma.slice(), beta: obj.beta.slice() };
-    },
+    ...modules.methods,
 
-    // ---- key/value cache: kept in wasm memory ------------------------------
-    // A decode step projects one token and reads the whole cache: small,
-    // latency-bound work that wasm answers without a GPU round trip. The
-    // cache and a wasm copy of the layer are made on first use.
-    createKvCache(obj, batch, maxLength) {
-      return { kind: 'kvcache', batch, maxLength, wasm: null };
-    },
-    kvCacheReset(c) {
-      if (c.wasm) state.wasm.kvCacheReset(c.wasm);
-    },
-    kvCacheTruncate(c, length) {
-      if (c.wasm) state.wasm.kvCacheTruncate(c.wasm, length);
-    },
-    kvCacheHeldBytes(c) {
-      return c.wasm ? state.wasm.kvCacheHeldBytes(c.wasm) : 0;
-    },
-    kvCacheDestroy(c) {
-      if (c.wasm) state.wasm.kvCacheDestroy(c.wasm);
-      c.wasm = null;
-    },
-
-    // p: { batch, lq, lk, lkTotal, embedDim, numHeads, query, key, value, mask, needWeights, averageWeights, cache }
     mhaForward(obj, p) {
       if (p.cache) {
         const c = p.cache;
@@ -501,7 +301,6 @@ function makeBackend(rt, info, fallbackFactory) {
       }, (fb) => fb.mhaForward(wasmObject(fb, obj), p));
     },
 
-    // p: { batch, seqLen, embedDim, numHeads, x, mask, training, dropoutSeed, needWeights, averageWeights }
     layerForward(obj, p) {
       return run(async () => {
         const { cfg } = obj;

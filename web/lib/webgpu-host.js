@@ -69,6 +69,7 @@ export function inDim(cfg, key) {
 export function defaultWeights(cfg) {
   const E = cfg.embedDim;
   const rng = splitMix(cfg.seed);
+  /** @type {Record<string, Float32Array>} */
   const w = {};
   for (const key of WEIGHT_KEYS) {
     if (key[0] === 'b') {

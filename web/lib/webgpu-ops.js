@@ -10,6 +10,8 @@ const HINT_WEIGHTS = 'pass needWeights: false to skip the [B,H,Lq,Lk] weights (t
 /**
  * Y [M, N] = X [M, K] · W [K, N] + b (W keras layout [in, out]).
  * x/y offsets and row strides are in floats.
+ * @param {any} job
+ * @param {{ x: any, xOffset?: number, xStride?: number, m: number, k: number, w: any, bias: any, n: number, y: any, yOffset?: number, yStride?: number }} args
  */
 export function linear(job, { x, xOffset = 0, xStride, m, k, w, bias, n, y, yOffset = 0, yStride }) {
   const tilesN = Math.ceil(n / 64);

@@ -1,0 +1,152 @@
+// The base of MultiHeadAttention and SelfAttentionLayer: a backend handle
+// that holds weights, its lifetime (dispose, FinalizationRegistry), and the
+// weight accessors (setWeights / getWeights in 'torch' or 'keras' layout).
+// Classes live at module scope and take their backend through the
+// constructor, so `instanceof` holds across labs.
+import { describe, typeError, rangeError, checkOptions } from './errors.js';
+import { toTensor, makeTensor, shapeString, product } from './tensor.js';
+import { WEIGHT_KEYS, checkLayout } from './validate.js';
+
+/** Frees backend objects that were garbage-collected without dispose(). */
+export const registry = typeof FinalizationRegistry === 'function'
+  ? new FinalizationRegistry((release) => /** @type {() => void} */ (release)())
+  : null;
+
+export class AttentionModule {
+  /**
+   * @param {import('./backend.js').Backend} backend
+   * @param {string} where the public name, for messages ('multiHeadAttention', …)
+   * @param {import('./backend.js').MhaConfigArgs} c validated configuration
+   */
+  constructor(backend, where, c) {
+    /** @type {import('./backend.js').Backend} */
+    this._backend = backend;
+    this._where = where;
+    this._obj = null;
+    this._token = {};
+    /** E */
+    this.embedDim = c.embedDim;
+    /** H */
+    this.numHeads = c.numHeads;
+    this.kdim = c.kdim;
+    this.vdim = c.vdim;
+    this.bias = c.bias;
+    this.seed = c.seed;
+    /** D = E / H */
+    this.headDim = c.embedDim / c.numHeads;
+  }
+
+  _track(obj) {
+    this._obj = obj;
+    const backend = this._backend;
+    const release = () => backend.destroy(obj);
+    if (registry) registry.register(this, release, this._token);
+  }
+
+  _live(method) {
+    if (!this._obj) {
+      throw new Error(`${this._where}.${method}: this object has been disposed; create a new one`);
+    }
+    return this._obj;
+  }
+
+  /** Frees the weights and buffers. Safe to call more than once. */
+  dispose() {
+    if (!this._obj) return;
+    if (registry) registry.unregister(this._token);
+    this._backend.destroy(this._obj);
+    this._obj = null;
+  }
+
+  get disposed() {
+    return this._obj === null;
+  }
+
+  /** Bytes held by weights and reusable buffers. */
+  heldBytes() {
+    return this._backend.heldBytes(this._live('heldBytes'));
+  }
+
+  /** The shape of weight `key` in `layout`. */
+  _weightShape(key, layout) {
+    const E = this.embedDim;
+    if (key[0] === 'b') return [E];
+    const inDim = key === 'wk' ? this.kdim : key === 'wv' ? this.vdim : E;
+    return layout === 'torch' ? [E, inDim] : [inDim, E];
+  }
+
+  /** Weight keys beyond the MHA's (the layer's gamma, beta). */
+  _extraWeightKeys() {
+    return [];
+  }
+
+  setWeights(weights, options) {
+    const where = `${this._where}.setWeights`;
+    const obj = this._live('setWeights');
+    if (weights === null || typeof weights !== 'object' || Array.isArray(weights)) {
+      throw typeError(where, `weights must be an object such as { wq, bq, wk, bk, wv, bv, wo, bo }, got ${describe(weights)}`);
+    }
+    const opts = checkOptions(where, 'options', options);
+    const layout = checkLayout(where, opts);
+    const extra = this._extraWeightKeys();
+    /** @type {string[]} */
+    const keys = WEIGHT_KEYS;
+    for (const key of Object.keys(weights)) {
+      if (!keys.includes(key) && !extra.includes(key)) {
+        throw rangeError(where, `unknown weight ${JSON.stringify(key)}; allowed: ${[...WEIGHT_KEYS, ...extra].join(', ')}`);
+      }
+    }
+    // Validate everything before changing anything.
+    const staged = [];
+    for (const key of [...WEIGHT_KEYS, ...extra]) {
+      if (weights[key] === undefined) continue;
+      if (key[0] === 'b' && key.length === 2 && !this.bias) {
+        throw rangeError(where, `${key}: this layer was created with bias: false, so it has no biases`);
+      }
+      const shape = this._weightShape(key, layout);
+      const value = weights[key];
+      let t;
+      if (Array.isArray(value) && !Array.isArray(value[0])) {
+        t = toTensor(where, key, { data: value, shape: [value.length] });
+      } else if (ArrayBuffer.isView(value)) {
+        t = toTensor(where, key, { data: value, shape: [/** @type {Float32Array} */ (value).length] });
+      } else {
+        t = toTensor(where, key, value);
+      }
+      const flatOk = t.shape.length === 1 && t.shape[0] === product(shape);
+      const shapeOk = t.shape.length === shape.length && t.shape.every((d, i) => d === shape[i]);
+      if (!flatOk && !shapeOk) {
+        throw rangeError(where, `${key} must have shape ${shapeString(shape)} in '${layout}' layout, got ${shapeString(t.shape)}`);
+      }
+      staged.push([key, t.data]);
+    }
+    let gamma = null;
+    let beta = null;
+    for (const [key, data] of staged) {
+      if (key === 'gamma') gamma = data;
+      else if (key === 'beta') beta = data;
+      else this._backend.setWeight(obj, key, data, layout);
+    }
+    if (gamma || beta) this._backend.setNorm(obj, gamma, beta);
+    return this;
+  }
+
+  getWeights(options) {
+    const where = `${this._where}.getWeights`;
+    const obj = this._live('getWeights');
+    const opts = checkOptions(where, 'options', options);
+    const layout = checkLayout(where, opts);
+    const out = {};
+    for (const key of WEIGHT_KEYS) {
+      if (key[0] === 'b' && !this.bias) continue;
+      const shape = this._weightShape(key, layout);
+      out[key] = makeTensor(this._backend.getWeight(obj, key, layout, product(shape)), shape);
+    }
+    return out;
+  }
+}
+
+/** fn(value), or value.then(fn) when the backend answered with a Promise. */
+export function then(value, fn) {
+  return value && typeof value.then === 'function' ? value.then(fn) : fn(value);
+}

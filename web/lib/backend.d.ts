@@ -1,0 +1,212 @@
+// The backend interface: every operation a backend (wasm-backend.js,
+// webgpu-backend.js) implements, and each argument bag written ONCE.
+// `tsc -p web/lib/tsconfig.json` (part of `npm run typecheck`, run by
+// `npm test`) checks web/lib against it: a missing or misnamed field fails
+// the type check, not a run.
+//
+// The public API (lab.js and the module classes) validates and normalises
+// every argument before a backend sees it: backends receive plain
+// Float32Arrays, integer sizes and a normalised mask, and never re-validate
+// user input. Wasm backends answer synchronously, the webgpu backend with
+// Promises (`async` says which).
+//
+// Adding an op: add its bag here, implement it in both backends (the type
+// check then lists what is missing), call it from the wrapper.
+// Adding an option to an existing op: add an optional field to its bag.
+//
+// Shape legend: B batch, Lq/Lk (L) sequence, E embed, H heads, D head dim,
+// Dv value head dim.
+
+export type MaybePromise<T> = T | Promise<T>;
+
+export type WeightKey = 'wq' | 'bq' | 'wk' | 'bk' | 'wv' | 'bv' | 'wo' | 'bo';
+export type WeightLayout = 'torch' | 'keras';
+
+/**
+ * A mask after lib/mask.js normalizeMask: what every backend consumes.
+ * kind: 0 none, 1 keep (0 = masked), 2 block (1 = masked), 3 additive.
+ * shape4: the tensor mask folded to [mB, mH, mLq, mLk] (1 = broadcast).
+ */
+export interface MaskArgs {
+  causal: boolean;
+  /** Padding: per batch row, keys j >= lengths[b] are masked. */
+  lengths: Int32Array | null;
+  kind: number;
+  data: Float32Array | null;
+  shape4: number[];
+  /** Whether the caller gave any mask (for the shape trace). */
+  given: boolean;
+}
+
+/** Configuration of a MultiHeadAttention (validated by validate.js readConfig). */
+export interface MhaConfigArgs {
+  embedDim: number;
+  numHeads: number;
+  kdim: number;
+  vdim: number;
+  bias: boolean;
+  /** uint32 seed of the Xavier-uniform default weights. */
+  seed: number;
+}
+
+/** Configuration of a SelfAttentionLayer (kdim = vdim = embedDim). */
+export interface LayerConfigArgs extends MhaConfigArgs {
+  /** Dropout probability in [0, 1). */
+  dropout: number;
+  /** LayerNorm epsilon > 0. */
+  eps: number;
+}
+
+/** Scaled dot-product attention over [B, H, L, D] row-major inputs. */
+export interface SdpaArgs {
+  /** Function name for error messages. */
+  where: string;
+  batch: number;
+  heads: number;
+  lq: number;
+  lk: number;
+  d: number;
+  dv: number;
+  /** [B, H, Lq, D] */
+  q: Float32Array;
+  /** [B, H, Lk, D]; may be the same array as q (self-attention). */
+  k: Float32Array;
+  /** [B, H, Lk, Dv]; may be the same array as k. */
+  v: Float32Array;
+  /** undefined: 1/√D. */
+  scale: number | undefined;
+  mask: MaskArgs;
+  needWeights: boolean;
+}
+
+/** Forward pass of a MultiHeadAttention. */
+export interface MhaForwardArgs<C = any> {
+  where: string;
+  batch: number;
+  lq: number;
+  /** New keys of this call. */
+  lk: number;
+  /** Keys attended over: cached + new (= lk without a cache). */
+  lkTotal: number;
+  embedDim: number;
+  numHeads: number;
+  /** [B, Lq, E] */
+  query: Float32Array;
+  /** [B, Lk, kdim]; may be the same array as query. */
+  key: Float32Array;
+  /** [B, Lk, vdim]; may be the same array as key or query. */
+  value: Float32Array;
+  mask: MaskArgs;
+  needWeights: boolean;
+  /** Weights averaged over heads: [B, Lq, LkTotal] instead of [B, H, Lq, LkTotal]. */
+  averageWeights: boolean;
+  /** A createKvCache() handle, or null. */
+  cache: C | null;
+}
+
+/** Forward pass of a SelfAttentionLayer (x is query, key and value). */
+export interface LayerForwardArgs {
+  where: string;
+  batch: number;
+  seqLen: number;
+  embedDim: number;
+  numHeads: number;
+  /** [B, L, E] */
+  x: Float32Array;
+  mask: MaskArgs;
+  training: boolean;
+  /** uint32 seed of the dropout hash (0 in eval mode). */
+  dropoutSeed: number;
+  needWeights: boolean;
+  averageWeights: boolean;
+}
+
+/** What sdpa, mhaForward and layerForward return. */
+export interface ForwardOut {
+  output: Float32Array;
+  /** null when needWeights is false. */
+  weights: Float32Array | null;
+}
+
+/**
+ * Every backend. M: the backend's handle of an MHA or a layer; C: its handle
+ * of a KV cache (both opaque to the wrapper).
+ */
+export interface Backend<M = any, C = any> {
+  /** 'wasm' | 'wasm-scalar' | 'webgpu' (webgpu reports the fallback's name after a device loss). */
+  readonly name: string;
+  /** true: computing methods return Promises. */
+  readonly async: boolean;
+  readonly kernelArch: string;
+
+  addEventListener?(type: string, listener: any, options?: any): void;
+  removeEventListener?(type: string, listener: any, options?: any): void;
+
+  /** The [seqLen, dModel] sinusoidal encoding. */
+  positionalEncoding(seqLen: number, dModel: number, base: number): MaybePromise<Float32Array>;
+  sdpa(p: SdpaArgs): MaybePromise<ForwardOut>;
+  /** y [rows, dim] = LayerNorm(x + residual)·gamma + beta (residual, gamma, beta may be null). */
+  addLayerNorm(rows: number, dim: number, x: Float32Array, residual: Float32Array | null,
+    gamma: Float32Array | null, beta: Float32Array | null, eps: number): MaybePromise<Float32Array>;
+  /** The dropout hash: the uniform in [0, 1) of element i under seed. */
+  dropoutUniform(seed: number, i: number): number;
+
+  // ---- modules: opaque handles holding weights ----------------------------
+  createMha(cfg: MhaConfigArgs): M;
+  createLayer(cfg: LayerConfigArgs): M;
+  destroy(obj: M): void;
+  heldBytes(obj: M): number;
+  setWeight(obj: M, key: WeightKey, data: Float32Array, layout: WeightLayout): void;
+  getWeight(obj: M, key: WeightKey, layout: WeightLayout, count: number): Float32Array;
+  setNorm(obj: M, gamma: Float32Array | null, beta: Float32Array | null): void;
+  getNorm(obj: M, dim: number): { gamma: Float32Array; beta: Float32Array };
+  mhaForward(obj: M, p: MhaForwardArgs<C>): MaybePromise<ForwardOut>;
+  layerForward(obj: M, p: LayerForwardArgs): MaybePromise<ForwardOut>;
+
+  // ---- key/value cache of an MHA ------------------------------------------
+  createKvCache(obj: M, batch: number, maxLength: number): C;
+  kvCacheReset(c: C): void;
+  kvCacheTruncate(c: C, length: number): void;
+  kvCacheHeldBytes(c: C): number;
+  kvCacheDestroy(c: C): void;
+
+  /** Bytes of backend memory (wasm: the linear memory; webgpu: pooled + persistent buffers). */
+  memoryBytes?(): number;
+}
+
+/** The wasm backends' extras (tests and the bench). */
+export interface WasmBackend<M = any, C = any> extends Backend<M, C> {
+  async: false;
+  memoryBytes(): number;
+  /** Bytes currently allocated by malloc (leak tests). */
+  heapBytesInUse(): number;
+  /** Benchmark hook: ms per call of the packed GEMM C[m,n] = A[m,k]·B[k,n]. */
+  gemmBench?(m: number, n: number, k: number, iterations: number): number;
+}
+
+export interface AdapterInfo {
+  vendor: string;
+  architecture: string;
+  device: string;
+  description: string;
+  isFallbackAdapter: boolean;
+}
+
+/** The webgpu backend's extras (diagnostics, tests, device loss). */
+export interface WebGpuBackend<M = any, C = any> extends Backend<M, C> {
+  readonly adapterInfo: AdapterInfo;
+  readonly limits: Record<string, number>;
+  /** True once calls go to the wasm fallback (device lost or failed). */
+  readonly deviceLost: boolean;
+  /** { reason, message } of the loss or failure, else null. */
+  readonly lostInfo: { reason: string; message: string } | null;
+  poolStats(): Record<string, number>;
+  resetPoolStats(): void;
+  trimPool(): void;
+  counters(): Record<string, number>;
+  memoryBytes(): number;
+  warmUp(): Promise<void>;
+  simulateDeviceLoss(): Promise<void>;
+  /** Inverted dropout of x (a copy) on the GPU. */
+  dropout(x: Float32Array, p: number, seed: number): Promise<Float32Array>;
+}

@@ -1,0 +1,91 @@
+// The functional attention ops of the public API: scaledDotProductAttention
+// and selfAttention (SDPA with q = k = v = x). Both validate their tensors,
+// fold the leading dims to [B, H] and call the backend's sdpa.
+// Shape legend: B batch, H heads, Lq/Lk sequence, D, Dv head dims.
+import { rangeError, checkBool, checkOptions } from './errors.js';
+import { toTensor, makeTensor, shapeString, product } from './tensor.js';
+import { normalizeMask } from './mask.js';
+import { then } from './attention-module.js';
+import { checkElements, checkBytes, checkScale } from './validate.js';
+
+/**
+ * @param {import('./backend.js').Backend} backend
+ * @param {any} x [L, E] or [B, L, E]
+ * @param {any} [options]
+ */
+export function selfAttention(backend, x, options) {
+  const where = 'selfAttention';
+  const t = toTensor(where, 'x', x, { ranks: [2, 3] });
+  const opts = checkOptions(where, 'options', options);
+  const unbatched = t.shape.length === 2;
+  const [B, L, E] = unbatched ? [1, ...t.shape] : t.shape;
+  const lead = unbatched ? [] : [B];
+  return sdpaCore(backend, where, { lead, leadB: lead, leadH: [], batch: B, heads: 1, lq: L, lk: L, d: E, dv: E, q: t.data, k: t.data, v: t.data }, opts);
+}
+
+/**
+ * @param {import('./backend.js').Backend} backend
+ * @param {any} q [..., Lq, D]
+ * @param {any} k [..., Lk, D]
+ * @param {any} v [..., Lk, Dv]
+ * @param {any} [options]
+ */
+export function scaledDotProductAttention(backend, q, k, v, options) {
+  const where = 'scaledDotProductAttention';
+  const tq = toTensor(where, 'q', q);
+  const tk = toTensor(where, 'k', k);
+  const tv = toTensor(where, 'v', v);
+  const opts = checkOptions(where, 'options', options);
+  const r = tq.shape.length;
+  if (r < 2) throw rangeError(where, `q must have rank >= 2 ([..., Lq, D]), got shape ${shapeString(tq.shape)}`);
+  if (tk.shape.length !== r || tv.shape.length !== r) {
+    throw rangeError(where, `q, k and v must have the same rank: got q ${shapeString(tq.shape)}, k ${shapeString(tk.shape)}, v ${shapeString(tv.shape)}`);
+  }
+  const lead = tq.shape.slice(0, r - 2);
+  for (const [name, t] of /** @type {[string, { shape: number[] }][]} */ ([['k', tk], ['v', tv]])) {
+    if (t.shape.slice(0, r - 2).some((d, i) => d !== lead[i])) {
+      throw rangeError(where, `${name} must have the same leading dims as q ${shapeString(lead)}: got q ${shapeString(tq.shape)}, ${name} ${shapeString(t.shape)}`);
+    }
+  }
+  const [Lq, D] = tq.shape.slice(r - 2);
+  const [Lk, Dk] = tk.shape.slice(r - 2);
+  const [Lv, Dv] = tv.shape.slice(r - 2);
+  if (Dk !== D) throw rangeError(where, `k's last dim (${Dk}) must equal q's last dim D (${D}): got q ${shapeString(tq.shape)}, k ${shapeString(tk.shape)}`);
+  if (Lv !== Lk) throw rangeError(where, `v's length (${Lv}) must equal k's length Lk (${Lk}): got k ${shapeString(tk.shape)}, v ${shapeString(tv.shape)}`);
+  // Leading dims fold to [B, H]: rank 3 → [B], rank 4 → [B, H], rank >4 → [B..., H].
+  let leadB;
+  let leadH;
+  if (lead.length <= 1) {
+    leadB = lead;
+    leadH = [];
+  } else {
+    leadB = lead.slice(0, -1);
+    leadH = lead.slice(-1);
+  }
+  const B = product(leadB);
+  const H = product(leadH);
+  return sdpaCore(backend, where, { lead, leadB, leadH, batch: B, heads: H, lq: Lq, lk: Lk, d: D, dv: Dv, q: tq.data, k: tk.data, v: tv.data }, opts);
+}
+
+// p: the folded call { lead, leadB, leadH, batch, heads, lq, lk, d, dv, q, k, v }.
+function sdpaCore(backend, where, p, opts) {
+  const needWeights = opts.needWeights ?? true;
+  checkBool(where, 'needWeights', needWeights);
+  const scale = checkScale(where, opts.scale);
+  const mask = normalizeMask(where, opts.mask, p);
+  const outShape = [...p.lead, p.lq, p.dv];
+  const wShape = [...p.lead, p.lq, p.lk];
+  const nOut = checkElements(where, "the output [..., Lq, Dv] (q's length, v's width)", outShape);
+  const nW = needWeights ? checkElements(where, "the weights [..., Lq, Lk] (q's and k's lengths; needWeights: false skips them)", wShape) : 0;
+  checkBytes(where, [p.q.length, p.k.length, p.v.length, nOut, nW, p.lk * (p.d + p.dv + 64)],
+    () => `q ${shapeString([...p.lead, p.lq, p.d])}, k ${shapeString([...p.lead, p.lk, p.d])}, v ${shapeString([...p.lead, p.lk, p.dv])}, the output ${shapeString(outShape)}${needWeights ? ` and the weights ${shapeString(wShape)}` : ''}`);
+  /** @type {import('./backend.js').SdpaArgs} */
+  const args = {
+    where, batch: p.batch, heads: p.heads, lq: p.lq, lk: p.lk, d: p.d, dv: p.dv,
+    q: p.q, k: p.k, v: p.v, scale, mask, needWeights,
+  };
+  return then(backend.sdpa(args), (r) => ({
+    output: makeTensor(r.output, outShape),
+    weights: r.weights ? makeTensor(r.weights, wShape) : null,
+  }));
+}

@@ -1,0 +1,125 @@
+// Validation shared by the public API (lab.js and the module classes): the
+// configuration of a module, the forward options, the weight layout and the
+// size budgets. The argument checks of single values (checkInt, checkBool, …)
+// live in errors.js; tensors in tensor.js; masks in mask.js.
+//
+// Extending: a new config key goes into readConfig (and MhaConfigArgs in
+// backend.d.ts); a new forward option into forwardOptions (and the op's bag).
+import { describe, typeError, rangeError, checkInt, checkNumber, checkBool, checkOptions } from './errors.js';
+import { shapeString, product, MAX_ELEMENTS } from './tensor.js';
+
+/** The weight keys of an MHA, in the order of the C++ core's weight ids. */
+export const WEIGHT_KEYS = /** @type {import('./backend.js').WeightKey[]} */ (['wq', 'bq', 'wk', 'bk', 'wv', 'bv', 'wo', 'bo']);
+
+/** Most bytes of buffers one call may need (wasm memory is limited to 2 GiB). */
+export const MAX_CALL_BYTES = 1.5 * 2 ** 30;
+
+/** The scale is used as a float32: larger magnitudes would become ±Infinity. */
+export const FLOAT32_MAX = 3.4028234663852886e38;
+
+/** 'torch' (default) or 'keras'. */
+export function checkLayout(where, opts) {
+  const layout = opts.layout ?? 'torch';
+  if (layout !== 'torch' && layout !== 'keras') {
+    throw rangeError(where, `layout must be 'torch' ([out, in], y = x·Wᵀ + b) or 'keras' ([in, out], y = x·W + b), got ${describe(layout)}`);
+  }
+  return /** @type {import('./backend.js').WeightLayout} */ (layout);
+}
+
+/**
+ * Refuses calls whose buffers add up to more than MAX_CALL_BYTES.
+ * @param {string} where
+ * @param {number[]} counts float counts of the buffers
+ * @param {() => string} what describes the arguments whose sizes add up,
+ *   e.g. "q [2,4,8], k …"; called only on failure (this check runs on every call)
+ */
+export function checkBytes(where, counts, what) {
+  let floats = 0;
+  for (const n of counts) floats += n;
+  const bytes = floats * 4;
+  if (bytes > MAX_CALL_BYTES) {
+    throw rangeError(where, `${what()} need about ${(bytes / 2 ** 20).toFixed(0)} MiB of buffers in one call; at most ${MAX_CALL_BYTES / 2 ** 20} MiB are allowed per call (wasm memory is limited to 2 GiB). Use smaller sizes, or needWeights: false to skip the [B,H,Lq,Lk] weights`);
+  }
+}
+
+/** Refuses a tensor of more than MAX_ELEMENTS elements; returns its element count. */
+export function checkElements(where, name, shape) {
+  const n = product(shape);
+  if (n > MAX_ELEMENTS) {
+    throw rangeError(where, `${name} would have shape ${shapeString(shape)} = ${n} elements; at most ${MAX_ELEMENTS} are allowed`);
+  }
+  return n;
+}
+
+// The weights, their packed copies and the fused [E, 3E] panel (with its
+// temporary copy) live in wasm memory for the object's lifetime; refuse sizes
+// that cannot fit before anything is allocated (the C++ core checks the exact
+// packed sizes again).
+export function checkWeightBytes(where, c) {
+  const E = c.embedDim;
+  const perCopy = 2 * E * E + (c.kdim + c.vdim) * E;
+  const fused = c.kdim === E && c.vdim === E ? 6 * E * E : 0;
+  const bytes = (2 * perCopy + fused + 7 * E) * 4;
+  if (bytes > MAX_CALL_BYTES) {
+    throw rangeError(where, `embedDim ${E} (kdim ${c.kdim}, vdim ${c.vdim}) needs about ${(bytes / 2 ** 20).toFixed(0)} MiB of wasm memory for the weights and their packed copies; at most ${MAX_CALL_BYTES / 2 ** 20} MiB are allowed (wasm memory is limited to 2 GiB)`);
+  }
+}
+
+/**
+ * The configuration of a multiHeadAttention (layer: false) or a
+ * selfAttentionLayer (layer: true), validated, with defaults filled in.
+ * @returns {import('./backend.js').LayerConfigArgs} (dropout and eps only for a layer)
+ */
+export function readConfig(where, config, { layer }) {
+  const c = checkOptions(where, 'config', config);
+  if (config === undefined || config === null) throw typeError(where, 'config is missing: expected { embedDim, numHeads, … }');
+  if (c.embedDim === undefined) throw typeError(where, 'config.embedDim is missing (the model width E)');
+  if (c.numHeads === undefined) throw typeError(where, 'config.numHeads is missing (the number of heads H)');
+  const embedDim = checkInt(where, 'embedDim', c.embedDim, 1, 65536);
+  const numHeads = checkInt(where, 'numHeads', c.numHeads, 1, 65536);
+  if (embedDim % numHeads !== 0) {
+    throw rangeError(where, `embedDim (${embedDim}) must be divisible by numHeads (${numHeads}): head_dim = embedDim / numHeads must be an integer`);
+  }
+  const out = /** @type {import('./backend.js').LayerConfigArgs} */ ({
+    embedDim,
+    numHeads,
+    kdim: checkInt(where, 'kdim', c.kdim ?? embedDim, 1, 65536),
+    vdim: checkInt(where, 'vdim', c.vdim ?? embedDim, 1, 65536),
+    bias: checkBool(where, 'bias', c.bias ?? true),
+    seed: checkInt(where, 'seed', c.seed ?? 0, 0, 2 ** 32 - 1),
+  });
+  checkElements(where, 'the projection weight [max(embedDim, kdim, vdim), 3·embedDim]', [Math.max(out.embedDim, out.kdim, out.vdim), 3 * out.embedDim]);
+  checkWeightBytes(where, out);
+  if (layer) {
+    if (c.kdim !== undefined || c.vdim !== undefined) {
+      if (out.kdim !== embedDim || out.vdim !== embedDim) {
+        throw rangeError(where, 'kdim and vdim must equal embedDim in a self-attention layer');
+      }
+    }
+    out.dropout = checkNumber(where, 'dropout', c.dropout ?? 0.1, { min: 0, max: 1, maxExclusive: true });
+    out.eps = checkNumber(where, 'eps', c.eps ?? 1e-5, { min: 0, minExclusive: true });
+  }
+  return out;
+}
+
+/** The options every forward takes (each op reads its own extras from `opts`). */
+export function forwardOptions(where, options) {
+  const opts = checkOptions(where, 'options', options);
+  return {
+    opts,
+    needWeights: checkBool(where, 'needWeights', opts.needWeights ?? true),
+    averageWeights: checkBool(where, 'averageWeights', opts.averageWeights ?? false),
+    trace: checkBool(where, 'trace', opts.trace ?? false),
+  };
+}
+
+/** The optional scale of an SDPA call (a finite float32), or undefined. */
+export function checkScale(where, scale) {
+  if (scale === undefined) return undefined;
+  return checkNumber(where, 'scale', scale, { min: -FLOAT32_MAX, max: FLOAT32_MAX });
+}
+
+/** A uint32 seed (dropoutSeed, seed). */
+export function checkSeed(where, name, value) {
+  return checkInt(where, name, value, 0, 2 ** 32 - 1);
+}
