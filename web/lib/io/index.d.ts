@@ -1,0 +1,5 @@
+// What the wrapper's type check (tests/types/tsconfig.lib.json) sees of
+// web/lib/io: lab.js spreads IO_API onto the lab object. The io modules
+// themselves are excluded from that check until their JSDoc passes it; the
+// public types of these functions are in web/index.d.ts.
+export declare const IO_API: Readonly<Record<string, (...args: any[]) => any>>;
