@@ -344,6 +344,19 @@ def case_dtypes():
     np.savez_compressed(os.path.join(OUT, 'compressed.npz'), a=a.astype(np.float32))
 
 
+def case_attention_arrays():
+    """Attention arrays for <attention-lab-model-view> (softmax rows, causal)."""
+    layers, heads, n = 2, 3, 6
+    s = rng.standard_normal((layers, heads, n, n)) * 2 + causal_add(n, n)
+    p = softmax(s).astype(np.float32)
+    np.save(os.path.join(OUT, 'attentions_2x3x6.npy'), p)
+    tokens = ['the', 'cat', 'sat', 'on', 'a', 'mat']
+    # As transformers returns them: one [B, H, L, L] array per layer.
+    write_safetensors('attentions_per_layer.safetensors',
+                      [(f'attentions.{i}', 'F32', p[i][None]) for i in range(layers)],
+                      {'tokens': json.dumps(tokens)})
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     np.seterr(over='ignore')  # float16 casts of 70000 and 1e300 overflow on purpose
@@ -356,6 +369,7 @@ def main():
     case_hf_llama()
     case_keras()
     case_dtypes()
+    case_attention_arrays()
     total = sum(os.path.getsize(os.path.join(OUT, f)) for f in os.listdir(OUT))
     print(f'wrote {len(os.listdir(OUT))} files, {total} bytes, to {os.path.normpath(OUT)}')
 

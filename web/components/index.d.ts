@@ -96,6 +96,47 @@ export declare class AttentionLabExplorer extends AttentionLabElement {
   readonly result: { output: Tensor; weights: Tensor; trace: TraceRecord[]; tokens: string[] } | null;
 }
 
+/**
+ * Attention of a whole model: a list of per-layer tensors [B, H, Lq, Lk] or
+ * [H, Lq, Lk] (transformers' `output_attentions=True`), or one tensor
+ * [layers, H, Lq, Lk] (also [layers, B, H, Lq, Lk], [H, Lq, Lk], [Lq, Lk]);
+ * nested arrays work too.
+ */
+export type ModelAttentionInput =
+  | Array<{ data: Float32Array | ArrayLike<number>; shape: readonly number[] }>
+  | { data: Float32Array | ArrayLike<number>; shape: readonly number[] }
+  | number[][][][] | number[][][];
+
+/**
+ * `<attention-lab-model-view>`: BertViz's two views of a model's attention.
+ * The model view is a layers × heads grid of thumbnails (arrow keys move,
+ * Enter/click enlarges to a full heatmap with its table and exports, Escape
+ * returns); the head view draws lines from each query token to the keys,
+ * one colour per head, opacity = weight. A table fallback and PNG/SVG/JSON
+ * exports come with both. Nothing is computed by wasm.
+ *
+ * Attributes: `src` (URL of a .npy, .npz, .safetensors or .json file; tokens
+ * from safetensors metadata "tokens" or the JSON's "tokens"), `tokens`
+ * (space-separated), `view` ('model' (default) | 'head'), `layer` (head view,
+ * default 0), `heads` ('all' or a comma list), `batch` (0), `min-weight`
+ * (head-view lines, default 0.01), `thumb-size` (px, 56).
+ */
+export declare class AttentionLabModelView extends AttentionLabElement {
+  get attention(): ModelAttentionInput | null;
+  /** Setting a bad shape throws (RangeError/TypeError). */
+  set attention(value: ModelAttentionInput | null);
+  get tokens(): string[] | null;
+  set tokens(value: Iterable<string> | null);
+  /** The arrays shown, normalised to [layers, H, Lq, Lk]. */
+  readonly data: { layers: number; heads: number; lq: number; lk: number; data: Float32Array } | null;
+  /** Reads a dropped File/Blob or bytes locally (never uploaded). */
+  load(source: Blob | ArrayBuffer | Uint8Array): Promise<{ layers: number; heads: number; lq: number; lk: number; data: Float32Array } | null>;
+  /** Model view: shows layer l, head h enlarged. */
+  enlarge(layer: number, head: number): void;
+  /** Saves and returns the model grid (png), the head view (svg) or the arrays and tokens (json). */
+  export(format: 'png' | 'svg' | 'json'): Promise<Blob | null>;
+}
+
 export interface TraceRecord {
   step: string;
   shape: number[];
@@ -109,6 +150,7 @@ export declare const ELEMENTS: Readonly<{
   'attention-lab-heatmap': typeof AttentionLabHeatmap;
   'attention-lab-shape-flow': typeof AttentionLabShapeFlow;
   'attention-lab-positional-encoding': typeof AttentionLabPositionalEncoding;
+  'attention-lab-model-view': typeof AttentionLabModelView;
 }>;
 
 /**

@@ -4,7 +4,8 @@
 //   defineAll();                       // or: import 'attention-lab/components/define.js'
 //
 // Elements: <attention-lab-explorer>, <attention-lab-heatmap>,
-// <attention-lab-shape-flow>, <attention-lab-positional-encoding>.
+// <attention-lab-shape-flow>, <attention-lab-positional-encoding>,
+// <attention-lab-model-view>.
 // Configured by attributes; rich data (attention arrays, token lists) set as
 // properties. Styles live in each shadow root (constructable stylesheets) and
 // follow the --al-* CSS variables (--al-fg, --al-bg, --al-card, --al-muted,
@@ -18,8 +19,9 @@ import { AttentionLabExplorer } from './elements/explorer-element.js';
 import { AttentionLabHeatmap } from './elements/heatmap-element.js';
 import { AttentionLabShapeFlow } from './elements/shape-flow-element.js';
 import { AttentionLabPositionalEncoding } from './elements/pe-element.js';
+import { AttentionLabModelView } from './elements/model-view-element.js';
 
-export { AttentionLabExplorer, AttentionLabHeatmap, AttentionLabShapeFlow, AttentionLabPositionalEncoding };
+export { AttentionLabExplorer, AttentionLabHeatmap, AttentionLabShapeFlow, AttentionLabPositionalEncoding, AttentionLabModelView };
 export { getLab } from './lib/lab-instance.js';
 export { Heatmap, linkHeatmaps } from './lib/heatmap.js';
 export { ShapeFlow } from './lib/shape-flow.js';
@@ -33,6 +35,7 @@ export const ELEMENTS = Object.freeze({
   'attention-lab-heatmap': AttentionLabHeatmap,
   'attention-lab-shape-flow': AttentionLabShapeFlow,
   'attention-lab-positional-encoding': AttentionLabPositionalEncoding,
+  'attention-lab-model-view': AttentionLabModelView,
 });
 
 /**

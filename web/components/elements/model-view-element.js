@@ -1,0 +1,378 @@
+// <attention-lab-model-view>: the attention of a whole model, from arrays
+// computed anywhere (transformers' output_attentions=True, Keras, this
+// library), in BertViz's two views:
+//   - model view: a layers × heads grid of thumbnails; click (or Enter) one to
+//     enlarge it as a full heatmap (table fallback, PNG/SVG/CSV/JSON export);
+//   - head view: lines between tokens, one colour per head.
+// Input: the `attention` property (a list of per-layer [B,H,L,L] / [H,L,L]
+// tensors, or one [layers,H,L,L] tensor; nested arrays work too) with
+// `tokens`, or the `src` attribute (a URL of a .npy, .npz, .safetensors or
+// .json file), or load(blob | bytes) for a file the reader dropped. Nothing
+// is computed by wasm here: the element only draws.
+//
+//   <attention-lab-model-view src="attentions.safetensors" view="model"></attention-lab-model-view>
+//   el.attention = outputs; el.tokens = ['[CLS]', 'the', 'cat', …];
+//
+// Attributes: src, tokens (space-separated), view ('model' | 'head'), layer
+// (head view; default 0), heads (head view: comma list; default all), batch
+// (default 0), min-weight (head view lines; default 0.01), thumb-size (px,
+// default 56), lang, eager.
+import { AttentionLabElement } from './base.js';
+import { Heatmap } from '../lib/heatmap.js';
+import { HeadView, HEAD_VIEW_CSS } from '../lib/head-view.js';
+import { normalizeAttention, parseAttentionFile, strongest } from '../lib/model-data.js';
+import { MODEL_VIEW_MESSAGES, HEAD_COLOURS } from '../lib/model-view-messages.js';
+import { translator, normalizeLang } from '../lib/i18n.js';
+import { paletteByName } from '../lib/palette.js';
+import { saveBlob, canvasToBlob, tensorToJSON } from '../lib/export.js';
+import { h, fmt } from '../lib/dom.js';
+
+const CSS = `
+.al-mv-bar { display: flex; flex-wrap: wrap; gap: 6px 12px; align-items: center; }
+.al-mv-group { display: inline-flex; gap: 4px; align-items: center; flex-wrap: wrap; font-size: 0.8rem; color: var(--al-muted, #5b6475); }
+.al-mv-grid { display: grid; gap: 3px; align-items: center; justify-items: center; justify-content: start; max-width: 100%; overflow-x: auto; }
+.al-mv-bar[hidden], .al-mv-group[hidden], .al-mv-grid[hidden], .al-mv-table[hidden], .al-btn[hidden] { display: none; }
+.al-mv-axis { font: 0.7rem/1 var(--al-mono, ui-monospace, monospace); color: var(--al-muted, #5b6475); }
+.al-mv-thumb { padding: 0; border: 2px solid transparent; border-radius: 3px; background: none; cursor: zoom-in; line-height: 0; }
+.al-mv-thumb:focus-visible, .al-mv-thumb:hover { border-color: var(--al-accent, #2f5fb3); outline: none; }
+.al-mv-thumb canvas { image-rendering: pixelated; display: block; }
+.al-mv-head-btn { border-left-width: 6px; }
+.al-mv-big[hidden], .al-mv-pane[hidden] { display: none; }
+.al-mv-table table { border-collapse: collapse; font: 0.72rem/1.2 var(--al-mono, ui-monospace, monospace); }
+.al-mv-table th, .al-mv-table td { border: 1px solid var(--al-border, #d9dde6); padding: 1px 4px; text-align: left; white-space: nowrap; }
+.al-mv-table summary { cursor: pointer; color: var(--al-muted, #5b6475); font-size: 0.8rem; }
+.al-mv-table-scroll { max-width: 100%; max-height: 320px; overflow: auto; }
+${HEAD_VIEW_CSS}`;
+
+let sheet = null;
+
+export class AttentionLabModelView extends AttentionLabElement {
+  static get observedAttributes() {
+    return ['src', 'tokens', 'view', 'layer', 'heads', 'batch', 'min-weight', 'thumb-size', 'lang'];
+  }
+
+  static extraSheets() {
+    if (!sheet && typeof CSSStyleSheet === 'function' && 'replaceSync' in CSSStyleSheet.prototype) {
+      sheet = new CSSStyleSheet();
+      sheet.replaceSync(CSS);
+    }
+    return sheet ? [sheet] : [];
+  }
+
+  constructor() {
+    super();
+    if (!sheet) this._root.append(h('style', null, CSS));
+    this._input = null;
+    this._tokens = null;
+    this._fileTokens = null;
+    this._loadedSrc = null;
+    this._data = null;
+    this._cell = { l: 0, h: 0 };
+  }
+
+  /** Translator with this element's strings over the shared catalogue. */
+  get t() {
+    const own = this.getAttribute('lang') || this.closest?.('[lang]')?.getAttribute('lang') || 'en';
+    const lang = normalizeLang(own);
+    if (this._tm?.lang !== lang) this._tm = translator(lang, MODEL_VIEW_MESSAGES);
+    return this._tm;
+  }
+
+  /** The normalised arrays: { layers, heads, lq, lk, data [layers,H,Lq,Lk] } (null before data). */
+  get data() {
+    return this._data;
+  }
+
+  get attention() {
+    return this._input;
+  }
+
+  /** Per-layer [B,H,L,L]/[H,L,L] tensors or one [layers,H,L,L] tensor (nested arrays too). Bad shapes throw. */
+  set attention(value) {
+    normalizeAttention(value, { batch: this._batch() });
+    this._input = value;
+    this._fileTokens = null;
+    this.requestRender();
+  }
+
+  get tokens() {
+    return this._tokens;
+  }
+
+  set tokens(list) {
+    this._tokens = list ? Array.from(list, String) : null;
+    this.requestRender();
+  }
+
+  /** Reads a dropped File/Blob or bytes (.npy, .npz, .safetensors, .json) locally. */
+  async load(source) {
+    const bytes = typeof Blob === 'function' && source instanceof Blob ? new Uint8Array(await source.arrayBuffer()) : source;
+    const r = parseAttentionFile(bytes);
+    normalizeAttention(r.attention, { batch: this._batch() });
+    this._input = r.attention;
+    this._fileTokens = r.tokens;
+    await this.requestRender();
+    return this._data;
+  }
+
+  _batch() {
+    return this.intAttr('batch', 0, 0);
+  }
+
+  _build() {
+    const t = this.t;
+    this._viewBtns = ['model', 'head'].map((v) => h('button', { type: 'button', class: 'al-btn', dataset: { view: v }, onclick: () => this.setAttribute('view', v) }));
+    this._layerSel = h('select', { class: 'al-select', onchange: () => this.setAttribute('layer', this._layerSel.value) });
+    this._headBtns = h('span', { class: 'al-mv-group', role: 'group' });
+    this._exportBtns = ['png', 'svg', 'json'].map((f) => h('button', { type: 'button', class: 'al-btn al-btn-small', dataset: { export: f }, onclick: () => this.export(f) }));
+    this._layerLabel = h('label', { class: 'al-mv-group' }, h('span'), this._layerSel);
+    this._bar = h('div', { class: 'al-mv-bar' },
+      h('span', { class: 'al-mv-group', role: 'group' }, this._viewBtns), this._layerLabel, this._headBtns,
+      h('span', { class: 'al-mv-group' }, this._exportBtns));
+    this._grid = h('div', { class: 'al-mv-grid', role: 'grid' });
+    this._grid.addEventListener('keydown', (e) => this._gridKey(e));
+    this._bigClose = h('button', { type: 'button', class: 'al-btn', onclick: () => this._closeBig() });
+    this._big = h('div', { class: 'al-mv-big', hidden: true }, this._bigClose);
+    this._big.addEventListener('keydown', (e) => {
+      if (e.key === 'Escape') this._closeBig();
+    });
+    this._modelPane = h('div', { class: 'al-mv-pane' }, this._grid, this._big);
+    this._head = new HeadView({ t, colours: HEAD_COLOURS });
+    this._headPane = h('div', { class: 'al-mv-pane', hidden: true }, this._head.el);
+    this._tableSummary = h('summary');
+    this._tableBody = h('div', { class: 'al-mv-table-scroll' });
+    this._table = h('details', { class: 'al-mv-table' }, this._tableSummary, this._tableBody);
+    this._table.addEventListener('toggle', () => this._table.open && this._buildTable());
+    this._body.append(this._bar, this._modelPane, this._headPane, this._table);
+  }
+
+  async _render() {
+    const t = this.t;
+    const src = this.getAttribute('src');
+    if (src && src !== this._loadedSrc) {
+      this._status.textContent = t('mv.loading', { src });
+      const res = await fetch(src);
+      if (!res.ok) throw new Error(`${src}: HTTP ${res.status}`);
+      this._loadedSrc = src;
+      await this.load(new Uint8Array(await res.arrayBuffer()));
+      return;
+    }
+    this._data = this._input ? normalizeAttention(this._input, { batch: this._batch() }) : null;
+    const d = this._data;
+    this._status.textContent = d ? '' : t('mv.noData');
+    this._bar.hidden = !d;
+    this._table.hidden = !d;
+    if (!d) {
+      this._grid.replaceChildren();
+      this._headPane.hidden = true;
+      return;
+    }
+    const given = this._tokens ?? this._fileTokens ?? (this.getAttribute('tokens') ? this.getAttribute('tokens').trim().split(/\s+/) : null);
+    const numbered = (n) => Array.from({ length: n }, (_, i) => String(i));
+    this._qTokens = given && given.length === d.lq ? given : numbered(d.lq);
+    this._kTokens = given && given.length === d.lk ? given : this._qTokens.length === d.lk ? this._qTokens : numbered(d.lk);
+    if (given && given.length !== d.lq) this._status.textContent = t('mv.tokenCount', { n: given.length, L: d.lq });
+    const view = this.getAttribute('view') === 'head' ? 'head' : 'model';
+    this._viewBtns.forEach((b) => {
+      b.textContent = t(b.dataset.view === 'model' ? 'mv.modelView' : 'mv.headView');
+      b.setAttribute('aria-pressed', String(b.dataset.view === view));
+    });
+    this._exportBtns.forEach((b) => {
+      b.textContent = t(`mv.export${b.dataset.export[0].toUpperCase()}${b.dataset.export.slice(1)}`);
+      b.setAttribute('aria-label', `${t('mv.export')} ${b.textContent}`);
+      b.hidden = (b.dataset.export === 'svg' && view !== 'head') || (b.dataset.export === 'png' && view !== 'model');
+    });
+    this._bigClose.textContent = t('mv.close');
+    this._tableSummary.textContent = t('mv.table');
+    this._modelPane.hidden = view !== 'model';
+    this._headPane.hidden = view !== 'head';
+    this._layerLabel.hidden = view !== 'head';
+    this._headBtns.hidden = view !== 'head';
+    if (view === 'model') this._renderGrid();
+    else this._renderHead();
+    if (this._table.open) this._buildTable();
+  }
+
+  _renderGrid() {
+    const d = this._data;
+    const t = this.t;
+    const size = this.intAttr('thumb-size', 56, 16, 400);
+    const lut = paletteByName('viridis').packed;
+    const per = d.lq * d.lk;
+    this._grid.setAttribute('aria-label', t('mv.gridLabel', { layers: d.layers, heads: d.heads }));
+    this._grid.style.setProperty('grid-template-columns', `max-content repeat(${d.heads}, ${size + 4}px)`);
+    const cells = [h('span', { class: 'al-mv-axis', role: 'columnheader' })];
+    for (let hh = 0; hh < d.heads; hh++) cells.push(h('span', { class: 'al-mv-axis', role: 'columnheader', text: t('mv.headN', { h: hh }) }));
+    const rows = [h('div', { role: 'row', class: 'al-mv-row' }, cells)];
+    this._thumbs = [];
+    for (let l = 0; l < d.layers; l++) {
+      const row = [h('span', { class: 'al-mv-axis', role: 'rowheader', text: t('mv.layerN', { l }) })];
+      for (let hh = 0; hh < d.heads; hh++) {
+        const off = (l * d.heads + hh) * per;
+        const canvas = h('canvas', { width: d.lk, height: d.lq, 'aria-hidden': 'true' });
+        canvas.style.setProperty('width', `${size}px`);
+        canvas.style.setProperty('height', `${Math.max(8, Math.round(size * d.lq / d.lk))}px`);
+        const s = strongest(d.data, off, d.lq, d.lk);
+        const ctx = canvas.getContext('2d');
+        if (ctx) {
+          const img = ctx.createImageData(d.lk, d.lq);
+          const px = new Uint32Array(img.data.buffer);
+          const k = s.value > 0 ? 255 / s.value : 0;
+          for (let q = 0; q < per; q++) px[q] = lut[Math.max(0, Math.min(255, Math.round(d.data[off + q] * k))) | 0];
+          ctx.putImageData(img, 0, 0);
+        }
+        const btn = h('button', {
+          type: 'button', class: 'al-mv-thumb', role: 'gridcell', tabindex: l === this._cell.l && hh === this._cell.h ? '0' : '-1',
+          'aria-label': t('mv.thumb', { l, h: hh, value: fmt(s.value, 3), from: this._qTokens[s.i], to: this._kTokens[s.j] }),
+          dataset: { layer: l, head: hh }, onclick: () => this.enlarge(l, hh),
+        }, canvas);
+        row.push(btn);
+        this._thumbs.push(btn);
+      }
+      rows.push(h('div', { role: 'row', class: 'al-mv-row' }, row));
+    }
+    // Rows are laid out by the parent grid (display: contents).
+    for (const r of rows) r.style.setProperty('display', 'contents');
+    this._grid.replaceChildren(...rows);
+    if (this._bigMap && !this._big.hidden) this.enlarge(this._cell.l, this._cell.h, false);
+  }
+
+  _gridKey(e) {
+    const d = this._data;
+    const btn = e.target.closest?.('.al-mv-thumb');
+    if (!d || !btn) return;
+    let l = Number(btn.dataset.layer);
+    let hh = Number(btn.dataset.head);
+    if (e.key === 'ArrowRight') hh = Math.min(d.heads - 1, hh + 1);
+    else if (e.key === 'ArrowLeft') hh = Math.max(0, hh - 1);
+    else if (e.key === 'ArrowDown') l = Math.min(d.layers - 1, l + 1);
+    else if (e.key === 'ArrowUp') l = Math.max(0, l - 1);
+    else if (e.key === 'Home') hh = 0;
+    else if (e.key === 'End') hh = d.heads - 1;
+    else return;
+    e.preventDefault();
+    this._focusThumb(l, hh);
+  }
+
+  _focusThumb(l, hh) {
+    this._cell = { l, h: hh };
+    for (const b of this._thumbs) b.setAttribute('tabindex', Number(b.dataset.layer) === l && Number(b.dataset.head) === hh ? '0' : '-1');
+    this._thumbs[l * this._data.heads + hh]?.focus();
+  }
+
+  /** Shows one layer/head as a full heatmap (model view). */
+  enlarge(l, hh, focus = true) {
+    const d = this._data;
+    const t = this.t;
+    this._cell = { l, h: hh };
+    if (!this._bigMap) {
+      this._bigMap = new Heatmap({ t, maxSize: 420, cellMax: 36, name: 'attention' });
+      this._big.append(this._bigMap.el);
+    }
+    const per = d.lq * d.lk;
+    const block = d.data.slice((l * d.heads + hh) * per, (l * d.heads + hh + 1) * per);
+    this._bigMap.setMessages(t);
+    this._bigMap.opts.name = `attention_layer${l}_head${hh}`;
+    this._bigMap.setData({ data: block, rows: d.lq, cols: d.lk, rowLabels: this._qTokens, colLabels: this._kTokens, title: t('mv.enlarged', { l, h: hh }), domain: [0, Math.max(1e-9, ...block)], tensor: { data: block, shape: [d.lq, d.lk] } });
+    this._grid.hidden = true;
+    this._big.hidden = false;
+    if (focus) this._bigMap.plot.focus();
+  }
+
+  _closeBig() {
+    this._big.hidden = true;
+    this._grid.hidden = false;
+    this._focusThumb(this._cell.l, this._cell.h);
+  }
+
+  _selectedHeads() {
+    const d = this._data;
+    const attr = this.getAttribute('heads');
+    if (!attr || attr === 'all') return Array.from({ length: d.heads }, (_, i) => i);
+    const list = attr.split(',').map((s) => Number(s.trim()));
+    for (const x of list) {
+      if (!Number.isInteger(x) || x < 0 || x >= d.heads) throw new RangeError(`<attention-lab-model-view> heads="${attr}": use all or head indices 0…${d.heads - 1}`);
+    }
+    return list;
+  }
+
+  _renderHead() {
+    const d = this._data;
+    const t = this.t;
+    const layer = this.intAttr('layer', 0, 0, d.layers - 1);
+    const heads = this._selectedHeads();
+    this._layerLabel.firstChild.textContent = t('mv.layer');
+    this._layerSel.replaceChildren(...Array.from({ length: d.layers }, (_, l) => h('option', { value: l, text: String(l), selected: l === layer })));
+    this._headBtns.setAttribute('aria-label', t('mv.heads'));
+    this._headBtns.replaceChildren(...Array.from({ length: d.heads }, (_, hh) => {
+      const b = h('button', { type: 'button', class: 'al-btn al-btn-small al-mv-head-btn', 'aria-pressed': String(heads.includes(hh)), text: t('mv.headN', { h: hh }), dataset: { head: hh } });
+      b.style.setProperty('border-left-color', HEAD_COLOURS[hh % HEAD_COLOURS.length]);
+      b.addEventListener('click', () => {
+        const next = heads.includes(hh) ? heads.filter((x) => x !== hh) : [...heads, hh].sort((a, b2) => a - b2);
+        this.setAttribute('heads', next.length === d.heads ? 'all' : next.join(',') || String(hh));
+      });
+      return b;
+    }));
+    this._head.t = t;
+    this._head.setData({ data: d.data, layer, heads, H: d.heads, lq: d.lq, lk: d.lk, qTokens: this._qTokens, kTokens: this._kTokens, minWeight: this.numAttr('min-weight', 0.01) });
+  }
+
+  _buildTable() {
+    const d = this._data;
+    const t = this.t;
+    const view = this.getAttribute('view') === 'head' ? 'head' : 'model';
+    const per = d.lq * d.lk;
+    let table;
+    if (view === 'model') {
+      const head = h('tr', null, h('th', { scope: 'col', text: t('mv.layer') }), Array.from({ length: d.heads }, (_, hh) => h('th', { scope: 'col', text: t('mv.headN', { h: hh }) })));
+      const body = Array.from({ length: d.layers }, (_, l) => h('tr', null, h('th', { scope: 'row', text: String(l) }), Array.from({ length: d.heads }, (_, hh) => {
+        const s = strongest(d.data, (l * d.heads + hh) * per, d.lq, d.lk);
+        return h('td', { text: `${this._qTokens[s.i]} → ${this._kTokens[s.j]} ${fmt(s.value, 3)}` });
+      })));
+      table = h('table', null, h('caption', { text: t('mv.tableModel') }), h('thead', null, head), h('tbody', null, body));
+    } else {
+      const layer = this.intAttr('layer', 0, 0, d.layers - 1);
+      const heads = this._selectedHeads();
+      const head = h('tr', null, h('th', { scope: 'col', text: t('mv.query') }), heads.map((hh) => h('th', { scope: 'col', text: t('mv.headN', { h: hh }) })));
+      const body = this._qTokens.map((tok, i) => h('tr', null, h('th', { scope: 'row', text: tok }), heads.map((hh) => {
+        const s = strongest(d.data, (layer * d.heads + hh) * per + i * d.lk, 1, d.lk);
+        return h('td', { text: `${this._kTokens[s.j]} ${fmt(s.value, 3)}` });
+      })));
+      table = h('table', null, h('caption', { text: t('mv.tableHead', { l: layer }) }), h('thead', null, head), h('tbody', null, body));
+    }
+    this._tableBody.replaceChildren(table);
+  }
+
+  /** Exports the model grid as PNG, the head view as SVG, or the arrays (+ tokens) as JSON. */
+  async export(format) {
+    const d = this._data;
+    if (!d) return null;
+    let blob;
+    let name;
+    if (format === 'json') {
+      blob = new Blob([tensorToJSON({ data: d.data, shape: [d.layers, d.heads, d.lq, d.lk] }, { tokens: this._qTokens, keyTokens: this._kTokens })], { type: 'application/json' });
+      name = 'attention.json';
+    } else if (format === 'svg') {
+      if (this._headPane.hidden) this._renderHead();
+      blob = new Blob([this._head.toSvgText()], { type: 'image/svg+xml' });
+      name = 'attention-head-view.svg';
+    } else if (format === 'png') {
+      const cell = 48;
+      const gap = 4;
+      const c = document.createElement('canvas');
+      c.width = d.heads * (cell + gap) + gap;
+      c.height = d.layers * (cell + gap) + gap;
+      const ctx = c.getContext('2d');
+      ctx.imageSmoothingEnabled = false;
+      for (const b of this._thumbs ?? []) {
+        ctx.drawImage(b.firstChild, gap + Number(b.dataset.head) * (cell + gap), gap + Number(b.dataset.layer) * (cell + gap), cell, cell);
+      }
+      blob = await canvasToBlob(c);
+      name = 'attention-model-view.png';
+    } else {
+      throw new RangeError(`export: format must be 'png', 'svg' or 'json', got ${JSON.stringify(format)}`);
+    }
+    saveBlob(blob, name);
+    return blob;
+  }
+}
