@@ -432,3 +432,21 @@ export interface AttentionLab<M extends LabMode = 'either'> extends StateDictFun
 export declare const listAttentionLayers: StateDictFunctions['listAttentionLayers'];
 export declare const fromStateDict: StateDictFunctions['fromStateDict'];
 export declare const toStateDict: StateDictFunctions['toStateDict'];
+
+export interface MultiHeadAttention {
+  /**
+   * Loads one attention layer of a state dict (e.g. readSafetensors(bytes).tensors).
+   * The module's sizes, heads (when the file records them) and bias setting
+   * must match; a RangeError says what differs. Returns this.
+   */
+  loadStateDict(tensors: Record<string, { data: ArrayLike<number>; shape: number[] }>, options?: StateDictOptions): this;
+  /** The weights as a state dict of `format`, names after `prefix` (default ''). Bit-exact. */
+  stateDict(options: { format: StateDictFormat; prefix?: string }): Record<string, Tensor>;
+}
+
+export interface SelfAttentionLayer {
+  /** Loads attention + post-LN LayerNorm ('torch' inside nn.TransformerEncoderLayer, 'hf-bert'); pre-norm formats are refused. */
+  loadStateDict(tensors: Record<string, { data: ArrayLike<number>; shape: number[] }>, options?: StateDictOptions): this;
+  /** The weights and LayerNorm as a 'torch' (prefix default 'self_attn.') or 'hf-bert' state dict. */
+  stateDict(options: { format: 'torch' | 'hf-bert'; prefix?: string }): Record<string, Tensor>;
+}

@@ -4,7 +4,7 @@
 // beside them; state dicts written back are bit-exact.
 import { readFileSync } from 'node:fs';
 import { init } from '../../web/node.js';
-import { readSafetensors, readNpz, listAttentionLayers, fromStateDict, toStateDict, loadStateDict, moduleStateDict } from '../../web/lib/io/index.js';
+import { readSafetensors, readNpz, listAttentionLayers, fromStateDict, toStateDict } from '../../web/lib/io/index.js';
 import { TOL, expectTensorClose } from './helpers.js';
 
 const DIR = new URL('../golden/weights/', import.meta.url);
@@ -17,13 +17,8 @@ const exp = (name) => {
 };
 const bitsEqual = (a, b) => Buffer.compare(Buffer.from(a.buffer, a.byteOffset, a.byteLength), Buffer.from(b.buffer, b.byteOffset, b.byteLength)) === 0;
 
-// Thin wrappers: the method form (mha.loadStateDict) when the classes have it.
-const load = (m, tensors, opts, layer = false) => (typeof m.loadStateDict === 'function'
-  ? m.loadStateDict(tensors, opts)
-  : loadStateDict(m, tensors, opts, { where: layer ? 'selfAttentionLayer.loadStateDict' : 'multiHeadAttention.loadStateDict', layer }));
-const save = (m, opts, layer = false) => (typeof m.stateDict === 'function'
-  ? m.stateDict(opts)
-  : moduleStateDict(m, opts, { where: layer ? 'selfAttentionLayer.stateDict' : 'multiHeadAttention.stateDict', layer }));
+const load = (m, tensors, opts) => m.loadStateDict(tensors, opts);
+const save = (m, opts) => m.stateDict(opts);
 
 let lab;
 beforeAll(async () => {
@@ -76,11 +71,11 @@ describe('each framework file → the layer equals the float64 reference', () =>
     expect(listAttentionLayers(st).map((l) => [l.prefix, l.norm])).toEqual([['layers.0.self_attn.', { placement: 'post', kind: 'layer' }], ['layers.1.self_attn.', { placement: 'post', kind: 'layer' }]]);
     const e = exp('torch_encoder');
     const layer = lab.selfAttentionLayer({ embedDim: 8, numHeads: 2, dropout: 0 });
-    load(layer, st, { format: 'torch', prefix: 'layers.1.self_attn.' }, true);
+    load(layer, st, { format: 'torch', prefix: 'layers.1.self_attn.' });
     const r = layer.forwardSync(e.x);
     expectTensorClose(r.output, e.output, TOL.layer, 'output');
     expectTensorClose(r.weights, e.weights, TOL.attention, 'weights');
-    expectRoundTrip(save(layer, { format: 'torch', prefix: 'layers.1.self_attn.' }, true), st);
+    expectRoundTrip(save(layer, { format: 'torch', prefix: 'layers.1.self_attn.' }), st);
     layer.dispose();
   });
 
@@ -89,11 +84,11 @@ describe('each framework file → the layer equals the float64 reference', () =>
     expect(listAttentionLayers(st).map((l) => `${l.format} ${l.prefix}`)).toEqual(['hf-bert bert.encoder.layer.0.', 'hf-bert bert.encoder.layer.1.']);
     const e = exp('hf_bert');
     const layer = lab.selfAttentionLayer({ embedDim: 8, numHeads: 2, dropout: 0, eps: 1e-12 });
-    load(layer, st, { format: 'hf-bert', prefix: 'bert.encoder.layer.1.' }, true);
+    load(layer, st, { format: 'hf-bert', prefix: 'bert.encoder.layer.1.' });
     const r = layer.forwardSync(e.x, { mask: { kind: 'padding', lengths: Array.from(e.lengths.data) } });
     expectTensorClose(r.output, e.output, TOL.layer, 'output');
     expectTensorClose(r.weights, e.weights, TOL.attention, 'weights');
-    expectRoundTrip(save(layer, { format: 'hf-bert', prefix: 'bert.encoder.layer.1.' }, true), st);
+    expectRoundTrip(save(layer, { format: 'hf-bert', prefix: 'bert.encoder.layer.1.' }), st);
     layer.dispose();
   });
 
@@ -113,7 +108,7 @@ describe('each framework file → the layer equals the float64 reference', () =>
     expect(bitsEqual(f.norm.gamma.data, st['h.1.ln_1.weight'].data)).toBe(true);
     expectRoundTrip(save(mha, { format: 'hf-gpt2', prefix: 'h.1.' }), st);
     const layer = lab.selfAttentionLayer({ embedDim: 8, numHeads: 2 });
-    expect(() => load(layer, st, { format: 'hf-gpt2', prefix: 'h.1.' }, true)).toThrow(/is pre-norm \(x \+ attn\(LayerNorm\(x\)\)\), but selfAttentionLayer computes LayerNorm\(x \+ attn\(x\)\)/);
+    expect(() => load(layer, st, { format: 'hf-gpt2', prefix: 'h.1.' })).toThrow(/is pre-norm \(x \+ attn\(LayerNorm\(x\)\)\), but selfAttentionLayer computes LayerNorm\(x \+ attn\(x\)\)/);
     layer.dispose();
     mha.dispose();
   });
@@ -173,9 +168,14 @@ describe('mapping errors name what is wrong', () => {
     const nob = lab.multiHeadAttention({ embedDim: 8, numHeads: 2, bias: false });
     expect(() => load(nob, st(), { prefix: 'h.0.' })).toThrow(/has biases, but this module was created with bias: false; create it with bias: true/);
     expect(() => load(nob, st(), { prefix: 'h.0.', nope: 1 })).toThrow(TypeError);
-    expect(() => save(nob, {})).toThrow(/options.format is missing/);
+    expect(() => save(nob, {})).toThrow(/multiHeadAttention.stateDict: options.format is missing/);
     mha.dispose();
     nob.dispose();
+    expect(() => load(nob, st(), { prefix: 'h.0.' })).toThrow(/multiHeadAttention.loadStateDict: this object has been disposed/);
+    const layer = lab.selfAttentionLayer({ embedDim: 8, numHeads: 2 });
+    expect(() => save(layer, { format: 'hf-gpt2' })).toThrow(/selfAttentionLayer.stateDict: format 'hf-gpt2' has no post-attention LayerNorm/);
+    expect(() => load(layer, tensorsOf('keras_mha.npz'), {})).toThrow(/has embedDim 8, kdim 6, vdim 5/);
+    layer.dispose();
   });
 
   test('listing works from openSafetensors entries (shapes only)', async () => {

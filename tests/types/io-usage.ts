@@ -9,3 +9,7 @@ const layers = lab.listAttentionLayers(r.tensors);
 const one = lab.fromStateDict(r.tensors, { format: 'hf-gpt2', prefix: layers[0]?.prefix });
 const back: Record<string, { data: Float32Array; shape: number[] }> = lab.toStateDict(one.weights, { format: 'torch', config: { embedDim: 8, numHeads: 2 } });
 console.log(one.config.numHeads, one.norm?.placement, Object.keys(back), listAttentionLayers(f.entries).length);
+const mha = lab.multiHeadAttention({ embedDim: 8, numHeads: 2 });
+const sd: Record<string, { data: Float32Array; shape: number[] }> = mha.loadStateDict(r.tensors, { format: 'hf-gpt2', prefix: 'h.0.' }).stateDict({ format: 'keras' });
+const layer = lab.selfAttentionLayer({ embedDim: 8, numHeads: 2 });
+console.log(Object.keys(sd), Object.keys(layer.loadStateDict(r.tensors, { format: 'hf-bert' }).stateDict({ format: 'hf-bert' })));

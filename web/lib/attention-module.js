@@ -6,6 +6,7 @@
 import { describe, typeError, rangeError, checkOptions } from './errors.js';
 import { toTensor, makeTensor, shapeString, product } from './tensor.js';
 import { WEIGHT_KEYS, checkLayout } from './validate.js';
+import { loadStateDict, moduleStateDict } from './io/index.js';
 
 /** Frees backend objects that were garbage-collected without dispose(). */
 export const registry = typeof FinalizationRegistry === 'function'
@@ -143,6 +144,22 @@ export class AttentionModule {
       out[key] = makeTensor(this._backend.getWeight(obj, key, layout, product(shape)), shape);
     }
     return out;
+  }
+
+  /**
+   * Loads one attention layer of a PyTorch / Hugging Face / Keras state dict
+   * ({ name: tensor }, e.g. readSafetensors(bytes).tensors): options
+   * { format, prefix } as in docs/weights.md. Returns this.
+   */
+  loadStateDict(tensors, options) {
+    this._live('loadStateDict');
+    return loadStateDict(this, tensors, options, { where: `${this._where}.loadStateDict`, layer: this._extraWeightKeys().includes('gamma') });
+  }
+
+  /** The weights as a state dict of options.format ('torch', 'hf-bert', …), names after options.prefix. */
+  stateDict(options) {
+    this._live('stateDict');
+    return moduleStateDict(this, options, { where: `${this._where}.stateDict`, layer: this._extraWeightKeys().includes('gamma') });
   }
 }
 
