@@ -65,8 +65,9 @@ const ctx = {
   text(tag, key, attrs, params) {
     return texts.bind(h(tag, attrs ?? null), key, params);
   },
-  tryThis(keys) {
-    return h('aside', { class: 'try' }, texts.bind(h('h3', null), 'page.tryThis'), h('ul', null, keys.map((k) => texts.bind(h('li'), k))));
+  /** A "Try this" box: items are catalogue keys, or elements (e.g. ctx.text('li', key, null, params) for live numbers). */
+  tryThis(items) {
+    return h('aside', { class: 'try' }, texts.bind(h('h3', null), 'page.tryThis'), h('ul', null, items.map((k) => (typeof k === 'string' ? texts.bind(h('li'), k) : k))));
   },
   reportForward(ms, backend) {
     status.forwardMs = ms;

@@ -16,6 +16,9 @@ const FONT = '11px system-ui, -apple-system, "Segoe UI", Roboto, "Noto Sans", "L
 const MAX_LABELS = 64;
 const MAX_TABLE_CELLS = 64 * 64;
 const MAX_SVG_RECTS = 128 * 128;
+/** Colour of marked cells (e.g. dropped by dropout): dark grey, outside both palettes and unlike the masked grey. */
+export const MARKED_RGB = [64, 64, 64];
+const MARKED_PACKED = new Uint32Array(new Uint8ClampedArray([...MARKED_RGB, 255]).buffer)[0];
 
 let nextId = 1;
 
@@ -34,10 +37,11 @@ export class Heatmap {
    * @param {boolean} [opts.tools] export buttons (default true)
    * @param {boolean} [opts.legend] colour legend (default true)
    * @param {'auto'|'unit'|number[]} [opts.domain]
+   * @param {boolean} [opts.axisTitles] axis titles "query ↓" / "key →" (default true)
    * @param {(cell: {i:number,j:number,locked:boolean}|null) => void} [opts.onCell]
    */
   constructor(opts = {}) {
-    this.opts = { palette: 'viridis', rowKind: 'query', colKind: 'key', maxSize: 360, cellMax: 40, tools: true, legend: true, domain: 'auto', ...opts };
+    this.opts = { palette: 'viridis', rowKind: 'query', colKind: 'key', maxSize: 360, cellMax: 40, tools: true, legend: true, domain: 'auto', axisTitles: true, ...opts };
     this.t = opts.t ?? translator('en');
     this.palette = paletteByName(this.opts.palette);
     this.id = `al-hm-${nextId++}`;
@@ -67,7 +71,8 @@ export class Heatmap {
     this.legendLo = h('span', { class: 'al-hm-legend-lo' });
     this.legendHi = h('span', { class: 'al-hm-legend-hi' });
     this.legendMasked = h('span', { class: 'al-hm-legend-masked', hidden: true }, h('span', { class: 'al-hm-swatch' }), h('span', { class: 'al-hm-masked-label' }));
-    this.legend = h('div', { class: 'al-hm-legend', hidden: !o.legend }, this.legendLo, this.legendCanvas, this.legendHi, this.legendMasked);
+    this.legendMarked = h('span', { class: 'al-hm-legend-masked al-hm-legend-marked', hidden: true }, h('span', { class: 'al-hm-swatch al-hm-swatch-marked' }), h('span', { class: 'al-hm-marked-label' }));
+    this.legend = h('div', { class: 'al-hm-legend', hidden: !o.legend }, this.legendLo, this.legendCanvas, this.legendHi, this.legendMasked, this.legendMarked);
     this.toolButtons = {};
     const mk = (fmtName) => {
       const b = h('button', { type: 'button', class: 'al-btn al-btn-small', dataset: { export: fmtName } });
@@ -153,6 +158,9 @@ export class Heatmap {
    * @param {string} [d.title]
    * @param {{data: Float32Array, shape: number[]}} [d.tensor] what CSV/JSON export (default the block)
    * @param {string[]} [d.dimNames] names of the tensor's dims for CSV
+   * @param {Uint8Array} [d.marks] [rows·cols] flags (1 = marked, e.g. dropped), drawn in a
+   *        colour outside the palette and named in the legend by d.marksLabel
+   * @param {string} [d.marksLabel]
    */
   setData(d) {
     const { rows, cols } = d;
@@ -169,6 +177,8 @@ export class Heatmap {
     if (d.title !== undefined) this.title = d.title;
     this.tensor = d.tensor ?? null;
     this.dimNames = d.dimNames ?? null;
+    this.marks = d.marks ?? null;
+    this.marksLabel = d.marksLabel ?? '';
     const dom = d.domain ?? this.opts.domain;
     this.domain = Array.isArray(dom) ? dom : dom === 'unit' ? [0, 1] : autoDomain(this.data, { signed: this.palette.diverging });
     let masked = false;
@@ -229,12 +239,29 @@ export class Heatmap {
     let cellW = Math.min(o.cellMax, plotMaxW / this.cols);
     let cellH = Math.min(o.cellMax, (o.maxHeight ?? o.maxSize) / this.rows);
     if (this.rows === this.cols || o.square) cellW = cellH = Math.min(cellW, cellH);
+    // A whole number of device pixels per cell: a fractional upscale (1.2 px
+    // per column, say) draws columns 1 and 2 px wide in a beat pattern, the
+    // moiré of a fast-oscillating map.
+    const dpr = Math.min(3, globalThis.devicePixelRatio || 1);
+    const snap = (c) => (c * dpr >= 1 ? Math.floor(c * dpr) / dpr : c);
+    cellW = snap(cellW);
+    cellH = snap(cellH);
     const colW = showCols ? measure(this.colLabels) : 0;
     const rotate = showCols && colW > cellW - 2;
-    const top = showCols ? (rotate ? Math.ceil(Math.min(84, colW) * 0.72) + 12 : 16) : 14;
+    const axis = o.axisTitles ? 15 : 0;
+    const top = axis + (showCols ? (rotate ? Math.ceil(Math.min(84, colW) * 0.72) + 12 : 16) : 14);
     const plotW = cellW * this.cols;
     const plotH = cellH * this.rows;
-    return { left, top, cellW, cellH, plotW, plotH, width: Math.ceil(left + plotW + 6), height: Math.ceil(top + plotH + 4), showRows, showCols, rotate };
+    // Rotated (−45°) column labels reach up and to the right of their column:
+    // widen the canvas so the last ones are not clipped.
+    let right = 6;
+    if (rotate) {
+      for (let j = 0; j < this.cols; j++) {
+        const w = Math.min(84, ctx.measureText(trunc(this.colLabels[j])).width);
+        right = Math.max(right, (j + 0.5) * cellW + w * Math.SQRT1_2 + 8 - plotW);
+      }
+    }
+    return { left, top, axis, cellW, cellH, plotW, plotH, width: Math.ceil(left + plotW + right), height: Math.ceil(top + plotH + 4), showRows, showCols, rotate };
   }
 
   /** Recolours and redraws the map (call after changing data in place). */
@@ -292,8 +319,13 @@ export class Heatmap {
     const [lo, hi] = this.domain;
     const k = hi > lo ? 255 / (hi - lo) : 0;
     const masked = this.palette.maskedPacked;
+    const marks = this.marks;
     for (let i = 0, n = data.length; i < n; i++) {
       const v = data[i];
+      if (marks && marks[i]) {
+        px[i] = MARKED_PACKED;
+        continue;
+      }
       if (v <= MASKED_THRESHOLD) {
         px[i] = masked;
         continue;
@@ -352,6 +384,18 @@ export class Heatmap {
       ctx.textAlign = 'center';
       for (const j of ticks(this.cols, g.plotW)) ctx.fillText(String(j), g.left + (j + 0.5) * g.cellW, g.top - 7);
     }
+    if (g.axis) {
+      // Axis titles: rows ↓ (e.g. query), columns → (e.g. key).
+      const t = this.t;
+      ctx.fillStyle = muted;
+      ctx.textBaseline = 'middle';
+      ctx.textAlign = 'left';
+      const rowTitle = `${t(`hm.kind.${this.opts.rowKind}`)} ↓`;
+      const colTitle = `${t(`hm.kind.${this.opts.colKind}`)} →`;
+      const rw = ctx.measureText(rowTitle).width;
+      ctx.fillText(rowTitle, 2, 8);
+      ctx.fillText(colTitle, Math.max(g.left + 2, rw + 12), 8);
+    }
     ctx.restore();
   }
 
@@ -373,6 +417,9 @@ export class Heatmap {
     setText(this.legendLo, lo);
     setText(this.legendHi, hi);
     if (this.legendMasked.hidden === this.hasMasked) this.legendMasked.hidden = !this.hasMasked;
+    const marked = Boolean(this.marks && this.marksLabel);
+    if (this.legendMarked.hidden === marked) this.legendMarked.hidden = !marked;
+    if (marked) setText(this.legendMarked.lastChild, this.marksLabel);
     const label = this.t('hm.legend', { palette: this.palette.diverging ? this.t('hm.diverging') : 'viridis', lo, hi });
     if (this.legend.getAttribute('aria-label') !== label) this.legend.setAttribute('aria-label', label);
     this.legend.setAttribute('role', 'img');
@@ -459,6 +506,20 @@ export class Heatmap {
     this._announce();
   }
 
+  /**
+   * Highlights whole rows and columns, e.g. the q_i row and k_j column that a
+   * score hovered in another map was computed from; null clears. The plot's
+   * data-band-rows / data-band-cols attributes name them.
+   * @param {{rows?: number[], cols?: number[]}|null} bands
+   */
+  setBands(bands) {
+    this.bands = bands && (bands.rows?.length || bands.cols?.length) ? bands : null;
+    const ds = this.plot.dataset;
+    ds.bandRows = this.bands?.rows?.join(',') ?? '';
+    ds.bandCols = this.bands?.cols?.join(',') ?? '';
+    this._drawOverlay();
+  }
+
   /** Locks (or with null, unlocks) a cell. */
   lock(cell) {
     this.locked = cell ? { i: cell.i, j: cell.j } : null;
@@ -474,10 +535,30 @@ export class Heatmap {
     ctx.setTransform(1, 0, 0, 1, 0, 0);
     ctx.clearRect(0, 0, this.overlay.width, this.overlay.height);
     const c = this.locked ?? this.hover;
-    if (!c) return;
     ctx.scale(g.dpr, g.dpr);
     const fg = cssVar(this.el, '--al-fg', '#1d2330');
     const accent = cssVar(this.el, '--al-accent', '#2f5fb3');
+    if (this.bands) {
+      // Rows and columns that another map's hovered cell was computed from.
+      ctx.lineWidth = 2;
+      ctx.strokeStyle = accent;
+      ctx.fillStyle = accent;
+      for (const i of this.bands.rows ?? []) {
+        if (i < 0 || i >= this.rows) continue;
+        ctx.globalAlpha = 0.18;
+        ctx.fillRect(g.left, g.top + i * g.cellH, g.plotW, g.cellH);
+        ctx.globalAlpha = 1;
+        ctx.strokeRect(g.left - 1, g.top + i * g.cellH - 1, g.plotW + 2, g.cellH + 2);
+      }
+      for (const j of this.bands.cols ?? []) {
+        if (j < 0 || j >= this.cols) continue;
+        ctx.globalAlpha = 0.18;
+        ctx.fillRect(g.left + j * g.cellW, g.top, g.cellW, g.plotH);
+        ctx.globalAlpha = 1;
+        ctx.strokeRect(g.left + j * g.cellW - 1, g.top - 1, g.cellW + 2, g.plotH + 2);
+      }
+    }
+    if (!c) return;
     const x = g.left + c.j * g.cellW;
     const y = g.top + c.i * g.cellH;
     ctx.lineWidth = 1;
@@ -513,7 +594,7 @@ export class Heatmap {
       j: c.j,
       rowLabel: rl !== undefined ? ` “${rl}”` : '',
       colLabel: cl !== undefined ? ` “${cl}”` : '',
-      value: fmt(this.valueAt(c.i, c.j), 4),
+      value: fmt(this.valueAt(c.i, c.j), 4) + (this.marks?.[c.i * this.cols + c.j] && this.marksLabel ? ` (${this.marksLabel})` : ''),
       locked: this.locked ? t('hm.locked') : '',
     }));
   }

@@ -93,17 +93,38 @@ export class CurveChart {
     const n = this.positions;
     const xOf = (p) => L.x + (n <= 1 ? 0 : (p / (n - 1)) * L.w);
     for (const p of niceTicks(n)) ctx.fillText(String(p), xOf(p), L.y + L.h + 5);
+    // The library gives PE at whole positions only. Straight segments between
+    // them turn a dimension with a period of ~6 positions into a zig-zag, so
+    // the samples are joined by a Catmull–Rom spline (a drawing aid that
+    // passes through every sample) and marked with dots when there is room.
+    const dx = n > 1 ? L.w / (n - 1) : L.w;
     this.dims.forEach((d, k) => {
-      ctx.strokeStyle = HEAD_COLOURS[k % HEAD_COLOURS.length];
+      const col = HEAD_COLOURS[k % HEAD_COLOURS.length];
+      const pt = (p) => {
+        const q = Math.max(0, Math.min(n - 1, p));
+        return [xOf(q), L.y + (1 - (this.pe[q * this.dModel + d] + 1) / 2) * L.h];
+      };
+      ctx.strokeStyle = col;
       ctx.lineWidth = 2;
       ctx.beginPath();
-      for (let p = 0; p < n; p++) {
-        const v = this.pe[p * this.dModel + d];
-        const y = L.y + (1 - (v + 1) / 2) * L.h;
-        if (p === 0) ctx.moveTo(xOf(p), y);
-        else ctx.lineTo(xOf(p), y);
+      ctx.moveTo(...pt(0));
+      for (let p = 0; p < n - 1; p++) {
+        const [x0, y0] = pt(p - 1);
+        const [x1, y1] = pt(p);
+        const [x2, y2] = pt(p + 1);
+        const [x3, y3] = pt(p + 2);
+        ctx.bezierCurveTo(x1 + (x2 - x0) / 6, y1 + (y2 - y0) / 6, x2 - (x3 - x1) / 6, y2 - (y3 - y1) / 6, x2, y2);
       }
       ctx.stroke();
+      if (dx >= 5) {
+        ctx.fillStyle = col;
+        for (let p = 0; p < n; p++) {
+          const [x, y] = pt(p);
+          ctx.beginPath();
+          ctx.arc(x, y, 2, 0, 2 * Math.PI);
+          ctx.fill();
+        }
+      }
     });
     if (this.hoverPos !== null && this.hoverPos !== undefined) {
       const x = xOf(this.hoverPos);
@@ -143,13 +164,32 @@ export function peSimilarity(pe, positions, dModel) {
   return matmulT(pe, pe, positions, dModel, positions);
 }
 
+/**
+ * Cosine similarity of positions from PE·PEᵀ [n, n]: s_ij / √(s_ii·s_jj)
+ * (1 on the diagonal). Returns a new Float32Array.
+ */
+export function cosineFromGram(gram, n) {
+  const out = new Float32Array(n * n);
+  for (let i = 0; i < n; i++) {
+    for (let j = 0; j < n; j++) out[i * n + j] = gram[i * n + j] / Math.sqrt(gram[i * n + i] * gram[j * n + j] || 1);
+  }
+  return out;
+}
+
+/** The colour range of a cosine-similarity map on a sequential scale: [min(0, lowest), 1]. */
+export function cosineDomain(sim) {
+  let lo = 0;
+  for (const v of sim) if (v < lo) lo = v;
+  return [lo, 1];
+}
+
 /** The three PE figures together (used by the component; the page lays them out itself). */
 export class PEView {
   constructor({ t = translator('en') } = {}) {
     this.t = t;
     this.map = new Heatmap({ palette: 'diverging', t, rowKind: 'position', colKind: 'dimension', maxSize: 560, cellMax: 14, maxHeight: 300, domain: [-1, 1], name: 'positional_encoding' });
     this.curves = new CurveChart({ t });
-    this.sim = new Heatmap({ palette: 'diverging', t, rowKind: 'position', colKind: 'position', maxSize: 300, cellMax: 14, name: 'pe_similarity' });
+    this.sim = new Heatmap({ palette: 'viridis', t, rowKind: 'position', colKind: 'position', maxSize: 300, cellMax: 14, name: 'pe_similarity' });
     this.el = h('div', { class: 'al-pe' }, this.map.el, this.curves.el, this.sim.el);
   }
 
@@ -171,8 +211,8 @@ export class PEView {
     this.curves.setData(pe.data, P, d, dims);
     this.sim.el.hidden = !showSimilarity;
     if (showSimilarity) {
-      const s = peSimilarity(pe.data, P, d);
-      this.sim.setData({ data: s, rows: P, cols: P, title: `${t('pe.similarity')} [${P},${P}]`, tensor: { data: s, shape: [P, P] } });
+      const s = cosineFromGram(peSimilarity(pe.data, P, d), P);
+      this.sim.setData({ data: s, rows: P, cols: P, title: `${t('pe.similarity')} [${P},${P}]`, tensor: { data: s, shape: [P, P] }, domain: cosineDomain(s) });
     }
   }
 }

@@ -31,6 +31,34 @@ export const STEP_NAMES = {
   },
 };
 
+// The trace's formulas are the library's (English); other languages give
+// their own wording per step here (a step missing here shows the library's).
+export const STEP_FORMULAS = {
+  zh: {
+    input: '查询 [B, Lq, E]',
+    linear_qkv: 'Q = 查询·W_Q + b_Q，K = 键·W_K + b_K，V = 值·W_V + b_V',
+    split_heads: 'view [B, L, H, D] → permute → [B, H, L, D]，D = E / H',
+    scores: 'Q·Kᵀ / √D',
+    mask: 'masked_fill(mask == 0, -1e9)（PyTorch）/ 分数 + mask·(-1e9)（TensorFlow）',
+    softmax: '沿键轴做 softmax（每行之和为 1）',
+    weighted_sum: '权重·V',
+    merge_heads: 'permute → [B, Lq, H, D] → contiguous → view [B, Lq, E]',
+    output_linear: '输出 = 拼接·W_O + b_O',
+    dropout_train: 'dropout(p)：反向缩放，保留的值乘以 1/(1-p)',
+    dropout_eval: 'dropout：评估模式下为恒等映射',
+    residual: 'x + dropout(注意力)',
+    layer_norm: 'LayerNorm：(y - 均值) / √(方差 + eps) · γ + β',
+  },
+};
+
+/** The formula of a trace record in a language (the library's English text by default). */
+export function stepFormula(rec, lang) {
+  const table = STEP_FORMULAS[lang];
+  if (!table) return rec.formula ?? '';
+  const key = rec.step === 'dropout' ? (/identity/.test(rec.formula ?? '') ? 'dropout_eval' : 'dropout_train') : rec.step;
+  return table[key] ?? rec.formula ?? '';
+}
+
 const ICONS = {
   play: 'M4 2 L13 8 L4 14 Z',
   pause: 'M3 2 H7 V14 H3 Z M9 2 H13 V14 H9 Z',
@@ -383,7 +411,7 @@ export class ShapeFlow {
     this.stepLabel.textContent = `${idx + 1}. ${stepName(rec.step, lang)}`;
     this.shapeLabel.textContent = shapeText(rec.shape);
     this.shapeLabel.dataset.step = rec.step;
-    this.formula.textContent = rec.formula ?? '';
+    this.formula.textContent = stepFormula(rec, lang);
     this.counter.textContent = this.t('flow.step', { n: idx + 1, total: this.trace.length });
     this.gLabels.replaceChildren();
     if (!placed) return;

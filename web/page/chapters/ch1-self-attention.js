@@ -21,6 +21,8 @@ export default {
     const wMap = ctx.heatmap({ maxSize: 300, cellMax: 44, name: 'ch1_weights' });
     const oMap = ctx.heatmap({ palette: 'diverging', rowKind: 'token', colKind: 'dimension', maxSize: 300, cellMax: 26, name: 'ch1_output' });
     const selfLine = h('p', { class: 'check-line' });
+    const peLine = h('p', { class: 'small muted ch1-pe' });
+    const try2 = ctx.text('li', 'ch1.try2', { id: 'ch1-try2' }, { d: '…', n: '…', L: '…' });
     const code = codeBlock('');
 
     body.append(
@@ -31,10 +33,11 @@ export default {
       h('div', { class: 'figs' },
         ctx.text('div', 'ch1.tokens', { class: 'panel-title' }),
         chips,
+        peLine,
         h('div', { class: 'fig-row' }, xMap.el, wMap.el, oMap.el),
         selfLine,
         code),
-      ctx.tryThis(['ch1.try1', 'ch1.try2', 'ch1.try3']),
+      ctx.tryThis(['ch1.try1', try2, 'ch1.try3']),
     );
 
     return {
@@ -52,11 +55,24 @@ export default {
         const r = await lab.selfAttention({ data: x, shape: [L, d] }, { scale });
         chips.replaceChildren(tokenChips(tokens));
         xMap.setData({ data: x, rows: L, cols: d, rowLabels: tokens, title: t('ch1.x', { L, d }), tensor: { data: x, shape: [L, d] }, dimNames: ['token', 'dimension'] });
-        wMap.setData({ data: r.weights.data, rows: L, cols: L, rowLabels: tokens, colLabels: tokens, title: t('ch1.w', { L }), tensor: r.weights });
+        // The title's formula follows the switches: /√d only when scaling is on, /T when T ≠ 1.
+        const den = [state.scale ? '√d' : '', state.T !== 1 ? `${fmt(state.T, 2)}` : ''].filter(Boolean).join('·');
+        const fx = `softmax(X·Xᵀ${den ? `/${den.includes('·') ? `(${den})` : den}` : ''})`;
+        wMap.setData({ data: r.weights.data, rows: L, cols: L, rowLabels: tokens, colLabels: tokens, title: t('ch1.w', { L, f: fx }), tensor: r.weights });
+        ctx.texts.bind(peLine, state.pe ? 'ch1.peOn' : 'ch1.peOff');
         oMap.setData({ data: r.output.data, rows: L, cols: d, rowLabels: tokens, title: t('ch1.out', { L, d }), tensor: r.output, dimNames: ['token', 'dimension'] });
         let diag = 0;
         for (let i = 0; i < L; i++) diag += r.weights.data[i * L + i];
         selfLine.textContent = t('ch1.self', { v: fmt(diag / L, 3), u: fmt(1 / L, 3) });
+        // "Try this" counts, from the weights drawn above, the rows whose largest weight is their own token.
+        let own = 0;
+        for (let i = 0; i < L; i++) {
+          let a = 0;
+          for (let j = 1; j < L; j++) if (r.weights.data[i * L + j] > r.weights.data[i * L + a]) a = j;
+          if (a === i) own++;
+        }
+        try2.dataset.own = String(own);
+        ctx.texts.bind(try2, 'ch1.try2', { d, n: own, L });
         code.firstChild.textContent = `const { output, weights } = lab.selfAttention(X /* [${L}, ${d}] */${state.scale && state.T === 1 ? '' : `, { scale: ${fmt(scale, 5)} }`});\n// output [${L}, ${d}], weights [${L}, ${L}]`;
       },
     };

@@ -52,6 +52,7 @@ export default {
     const tOut = h('output', { class: 'ctl-value', for: 'ch3-T' });
     tRange.addEventListener('input', () => ctx.set({ T: Math.round(Number(tRange.value) * 100) / 100 }));
     const scaleLine = h('p', { class: 'check-line' });
+    const sharedLine = h('p', { class: 'small muted ch3-shared' });
     const entropyHead = h('p', { class: 'small muted' });
     const entropy = h('div', { class: 'entropy', role: 'list' });
     const meanLine = h('p', { class: 'check-line' });
@@ -68,6 +69,7 @@ export default {
       h('div', { class: 'figs' },
         h('div', { class: 'ops' }, ...panels),
         scaleLine,
+        sharedLine,
         entropyHead,
         entropy,
         meanLine,
@@ -108,8 +110,14 @@ export default {
           }
         }
         const labels = tokens[0];
-        maps[0].setData({ data: dots, rows: L, cols: L, rowLabels: labels, colLabels: labels, title: t('ch3.op1'), tensor: { data: dots, shape: [L, L] } });
-        maps[1].setData({ data: scaled, rows: L, cols: L, rowLabels: labels, colLabels: labels, title: t('ch3.op2', { s: fmt(s, 4) }), tensor: { data: scaled, shape: [L, L] } });
+        // One colour scale for the scores before and after scaling: with a
+        // scale per map the two would look identical whatever the factor.
+        let m = 0;
+        for (const a of [dots, scaled]) for (const v of a) if (v > -1e8 && Math.abs(v) > m) m = Math.abs(v);
+        const shared = [-(m || 1), m || 1];
+        maps[0].setData({ data: dots, rows: L, cols: L, rowLabels: labels, colLabels: labels, title: t('ch3.op1'), tensor: { data: dots, shape: [L, L] }, domain: shared });
+        maps[1].setData({ data: scaled, rows: L, cols: L, rowLabels: labels, colLabels: labels, title: t('ch3.op2', { s: fmt(s, 4) }), tensor: { data: scaled, shape: [L, L] }, domain: shared });
+        ctx.texts.bind(sharedLine, 'ch3.shared', { m: fmt(m, 3) });
         maps[2].setData({ data: r.weights.data, rows: L, cols: L, rowLabels: labels, colLabels: labels, title: t('ch3.op3'), tensor: r.weights, domain: [0, 1] });
         maps[3].setData({ data: r.output.data, rows: L, cols: dv, rowLabels: labels, title: `${t('ch3.op4')} [${L}, ${dv}]`, tensor: r.output, dimNames: ['token', 'dimension'] });
 
@@ -124,22 +132,29 @@ export default {
 
         scaleLine.textContent = t('ch3.scaleUsed', { s: fmt(s, 5), what: t(state.scale ? 'ch3.what.scaled' : 'ch3.what.unscaled') });
         const ent = rowEntropy(r.weights.data, L, L);
-        const maxH = Math.log(L);
-        entropyHead.textContent = t('ch3.entropy', { max: fmt(maxH, 3) });
+        // Row i may see n_i keys (all L, i + 1 under the causal mask, fewer
+        // with padding); its entropy is at most ln n_i.
+        const causal = mask.some((mm) => mm.kind === 'causal');
+        const padLen = mask.some((mm) => mm.kind === 'padding') ? lengths[0] : L;
+        const maxOf = (i) => Math.log(Math.max(1, Math.min(causal ? i + 1 : L, padLen)));
+        entropyHead.textContent = t('ch3.entropy', { L });
         const rows = [];
         let sumH = 0;
         let sumP = 0;
+        let sumMax = 0;
         for (let i = 0; i < L; i++) {
+          const maxH = maxOf(i);
           const bar = h('span');
           bar.style.setProperty('--w', String(maxH > 0 ? Math.min(1, ent[i] / maxH) : 0));
-          rows.push(h('span', { class: 'lbl', role: 'listitem', 'aria-label': t('ch3.entropyRow', { i, tok: labels[i], h: fmt(ent[i], 3) }) }, `${i} ${labels[i]}`), h('span', { class: 'bar', 'aria-hidden': 'true' }, bar), h('span', { 'aria-hidden': 'true' }, fmt(ent[i], 3)));
+          rows.push(h('span', { class: 'lbl', role: 'listitem', 'aria-label': t('ch3.entropyRow', { i, tok: labels[i], h: fmt(ent[i], 3), max: fmt(maxH, 3) }) }, `${i} ${labels[i]}`), h('span', { class: 'bar', 'aria-hidden': 'true' }, bar), h('span', { 'aria-hidden': 'true', dataset: { max: String(maxH) } }, `${fmt(ent[i], 3)} / ${fmt(maxH, 3)}`));
           sumH += ent[i];
+          sumMax += maxH;
           let mx = 0;
           for (let j = 0; j < L; j++) mx = Math.max(mx, r.weights.data[i * L + j]);
           sumP += mx;
         }
         entropy.replaceChildren(...rows);
-        meanLine.textContent = t('ch3.meanEntropy', { h: fmt(sumH / L, 3), max: fmt(maxH, 3), p: fmt(sumP / L, 3) });
+        meanLine.textContent = t('ch3.meanEntropy', { h: fmt(sumH / L, 3), max: fmt(sumMax / L, 3), p: fmt(sumP / L, 3) });
         code.firstChild.textContent = `const { output, weights } = lab.scaledDotProductAttention(Q /* [${L}, ${dk}] */, K /* [${L}, ${dk}] */, V /* [${L}, ${dv}] */, { scale: ${fmt(s, 5)}${mask.length ? `, mask: ${JSON.stringify(mask)}` : ''} });`;
       },
     };

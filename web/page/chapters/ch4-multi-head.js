@@ -2,7 +2,7 @@
 // dimension (shapes from the forward trace), one heatmap per head plus the
 // head average, timing of the forward pass and the cross-backend check.
 import { h, shapeText } from '../../components/lib/dom.js';
-import { ShapeFlow } from '../../components/lib/shape-flow.js';
+import { ShapeFlow, stepName, stepFormula } from '../../components/lib/shape-flow.js';
 import { linkHeatmaps } from '../../components/lib/heatmap.js';
 import { deriveInputs, maskSpec, ObjectCache, scoreFactor, compareBackends } from '../lib/model.js';
 import { formula, f, codeBlock } from '../lib/ui.js';
@@ -19,6 +19,7 @@ export default {
     const gridTitle = h('h3', { class: 'grid-title' });
     const grid = h('div', { class: 'al-grid head-grid', id: 'ch4-grid' });
     const avgBox = h('div', { class: 'avg-box' });
+    const avgNote = ctx.text('p', 'ch4.avgNote', { class: 'small muted ch4-avg-note' });
     const code = codeBlock('');
     const maps = [];
     let avgMap = null;
@@ -38,6 +39,7 @@ export default {
         gridTitle,
         grid,
         avgBox,
+        avgNote,
         code),
       ctx.tryThis(['ch4.try1', 'ch4.try2', 'ch4.try3']),
     );
@@ -74,9 +76,9 @@ export default {
           const [bb, hh, ll, dd] = s.shape;
           chips.push(h('span', { class: 'shape', dataset: { step: 'view' }, title: 'view' }, `${t('ch4.view')} ${shapeText([bb, ll, hh, dd])}`));
           chips.push(h('span', { class: 'arrow', 'aria-hidden': 'true' }, '→'));
-          chips.push(h('span', { class: 'shape', dataset: { step: s.step }, title: s.formula }, `${t('ch4.permute')} ${shapeText(s.shape)}`));
+          chips.push(h('span', { class: 'shape', dataset: { step: s.step }, title: stepFormula(s, t.lang) }, `${t('ch4.permute')} ${shapeText(s.shape)}`));
         } else {
-          chips.push(h('span', { class: 'shape', dataset: { step: s.step }, title: s.formula }, `${s.step} ${shapeText(s.shape)}`));
+          chips.push(h('span', { class: 'shape', dataset: { step: s.step }, title: stepFormula(s, t.lang) }, `${stepName(s.step, t.lang)} ${shapeText(s.shape)}`));
         }
       });
       chain.replaceChildren(...chips);

@@ -22,7 +22,7 @@ function miniMatrix(bits, L, cls) {
 }
 
 export default {
-  deps: ['text', 'text2', 'B', 'L', 'E', 'dk', 'dv', 'seed', 'pe', 'mask', 'scale', 'T', 'b'],
+  deps: ['text', 'text2', 'B', 'L', 'E', 'dk', 'dv', 'seed', 'pe', 'mask5', 'scale', 'T', 'b5'],
   mount(ctx, body) {
     const batchBox = h('div', { class: 'batch-box' });
     const batchTitle = h('div', { class: 'panel-title' });
@@ -30,11 +30,11 @@ export default {
     const kinds = ['none', 'padding', 'causal', 'both'];
     const kindBtns = kinds.map((k) => {
       const b = h('button', { type: 'button', class: 'al-btn', dataset: { mask: k } });
-      b.addEventListener('click', () => ctx.set({ mask: k }));
+      b.addEventListener('click', () => ctx.set({ mask5: k }));
       return b;
     });
     const bSelect = h('select', { class: 'al-select', id: 'ch5-b' });
-    bSelect.addEventListener('change', () => ctx.set({ b: Number(bSelect.value) }));
+    bSelect.addEventListener('change', () => ctx.set({ b5: Number(bSelect.value) }));
     const keepMap = ctx.heatmap({ maxSize: 240, cellMax: 30, name: 'ch5_keep_mask', domain: [0, 1] });
     const beforeMap = ctx.heatmap({ palette: 'diverging', maxSize: 260, cellMax: 36, name: 'ch5_scores_before_softmax' });
     const afterMap = ctx.heatmap({ maxSize: 260, cellMax: 36, name: 'ch5_weights_after_softmax' });
@@ -51,6 +51,7 @@ export default {
       h('div', { class: 'figs' },
         batchTitle,
         batchBox,
+        ctx.text('p', 'ch5.opened', { class: 'small muted' }),
         noneNote,
         h('div', { class: 'inline-ctls' },
           h('span', { class: 'inline-ctl' }, ctx.text('span', 'ctl.mask'), h('span', { class: 'seg', role: 'group' }, kindBtns)),
@@ -76,20 +77,20 @@ export default {
         const p = projections(inp, state, c.cache);
         const { B, L, tokens, lengths } = inp;
         const { dk, dv } = p;
-        const b = Math.min(state.b, B - 1);
+        const b = Math.min(state.b5, B - 1);
         const s = (state.scale ? 1 / Math.sqrt(dk) : 1) / state.T;
 
         batchTitle.textContent = `${t('ch5.batch', { B, L })} · ${t('ch5.lengths', { lengths: lengths.join(', ') })}`;
         batchBox.replaceChildren(...tokens.map((row, k) => h('div', { class: 'batch-row' }, h('span', { class: 'bname' }, `b=${k}`), tokenChips(row, lengths[k]))));
         kindBtns.forEach((btn, i) => {
           btn.textContent = t(`ctl.mask.${kinds[i]}`);
-          btn.setAttribute('aria-pressed', String(state.mask === kinds[i]));
+          btn.setAttribute('aria-pressed', String(state.mask5 === kinds[i]));
         });
-        noneNote.hidden = state.mask !== 'none';
-        if (state.mask === 'none') noneNote.textContent = t('ch5.kindNone');
+        noneNote.hidden = state.mask5 !== 'none';
+        if (state.mask5 === 'none') noneNote.textContent = t('ch5.kindNone');
         bSelect.replaceChildren(...Array.from({ length: B }, (_, k) => h('option', { value: String(k), selected: k === b }, String(k))));
 
-        const spec = maskSpec(state.mask, lengths);
+        const spec = maskSpec(state.mask5, lengths);
         const pred = maskPredicate(spec) ?? (() => false);
         const q = { data: p.q, shape: [B, L, dk] };
         const k = { data: p.k, shape: [B, L, dk] };
@@ -155,7 +156,7 @@ export default {
         const cq = matmul(xq, p.wq, Lq, E, dk);
         const ck = matmul(xk, p.wk, Lk, E, dk);
         const cv = matmul(xk, p.wv, Lk, E, dv);
-        const causal = state.mask === 'causal' || state.mask === 'both';
+        const causal = state.mask5 === 'causal' || state.mask5 === 'both';
         const rc = await lab.scaledDotProductAttention({ data: cq, shape: [Lq, dk] }, { data: ck, shape: [Lk, dk] }, { data: cv, shape: [Lk, dv] }, { scale: s, mask: causal ? { kind: 'causal' } : undefined });
         crossP.textContent = t('ch5.crossP', { lq: Lq, lk: Lk });
         crossMap.setData({ data: rc.weights.data, rows: Lq, cols: Lk, rowLabels: qt, colLabels: kt, title: t('ch5.crossMap', { lq: Lq, lk: Lk }), tensor: rc.weights });

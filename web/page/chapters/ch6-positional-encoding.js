@@ -2,7 +2,7 @@
 // sin/cos curves of chosen dimensions, the base, PE·PEᵀ, and the moment PE
 // is added to the embeddings (tutorial 1, step 5).
 import { h, fmt } from '../../components/lib/dom.js';
-import { CurveChart, parseDims, peSimilarity } from '../../components/lib/pe-view.js';
+import { CurveChart, parseDims, peSimilarity, cosineFromGram, cosineDomain } from '../../components/lib/pe-view.js';
 import { embedBatch } from '../../components/lib/tokens.js';
 import { reducedMotion } from '../../components/lib/motion.js';
 import { deriveTokens } from '../lib/model.js';
@@ -30,7 +30,8 @@ export default {
 
     const peMap = ctx.heatmap({ palette: 'diverging', rowKind: 'position', colKind: 'dimension', maxSize: 640, cellMax: 12, maxHeight: 320, domain: [-1, 1], name: 'positional_encoding' });
     const curves = new CurveChart({ t: ctx.t, height: 210 });
-    const simMap = ctx.heatmap({ palette: 'diverging', rowKind: 'position', colKind: 'position', maxSize: 320, cellMax: 12, name: 'pe_similarity' });
+    const simMap = ctx.heatmap({ palette: 'viridis', rowKind: 'position', colKind: 'position', maxSize: 320, cellMax: 12, name: 'pe_similarity' });
+    const try1 = ctx.text('li', 'ch6.try1', { id: 'ch6-try1' }, { far: '…', v100: '…', v10000: '…', now: '…', base: '…' });
     const embMap = ctx.heatmap({ palette: 'diverging', rowKind: 'token', colKind: 'dimension', maxSize: 230, cellMax: 18, compact: true, name: 'embeddings' });
     const addMap = ctx.heatmap({ palette: 'diverging', rowKind: 'position', colKind: 'dimension', maxSize: 230, cellMax: 18, compact: true, name: 'pe_added' });
     const sumMap = ctx.heatmap({ palette: 'diverging', rowKind: 'token', colKind: 'dimension', maxSize: 230, cellMax: 18, compact: true, name: 'embeddings_plus_pe' });
@@ -64,7 +65,7 @@ export default {
         h('div', { class: 'panel-title' }, ctx.text('span', 'ch6.add'), ' ', replay),
         addRow,
         code),
-      ctx.tryThis(['ch6.try1', 'ch6.try2']),
+      ctx.tryThis([try1, 'ch6.try2']),
     );
 
     return {
@@ -89,8 +90,17 @@ export default {
         if (!dims.length) dims = [0];
         curves.setData(pe.data, P, E, dims);
         const S = Math.min(P, 256);
-        const sim = peSimilarity(pe.data, S, E);
-        simMap.setData({ data: sim, rows: S, cols: S, title: `${t('pe.similarity')} [${S}, ${S}]`, tensor: { data: sim, shape: [S, S] } });
+        // Cosine similarity of positions (1 on the diagonal) on a sequential scale.
+        const cosine = (data) => cosineFromGram(peSimilarity(data, S, E), S);
+        const sim = cosine(pe.data);
+        simMap.setData({ data: sim, rows: S, cols: S, title: `${t('pe.similarity')} [${S}, ${S}]`, tensor: { data: sim, shape: [S, S] }, domain: cosineDomain(sim) });
+        // "Try this" quotes the map's own numbers, and the same computation at bases 100 and 10000.
+        const far = S - 1;
+        const at = async (b) => (b === base ? sim : cosine((await lab.positionalEncoding(P, E, { base: b })).data))[far];
+        const v100 = await at(100);
+        const v10000 = await at(10000);
+        Object.assign(try1.dataset, { far: String(far), now: String(sim[far]), v100: String(v100), v10000: String(v10000) });
+        ctx.texts.bind(try1, 'ch6.try1', { far, v100: fmt(v100, 3), v10000: fmt(v10000, 3), now: fmt(sim[far], 3), base: String(base) });
 
         const tk = deriveTokens(state);
         const L = tk.L;

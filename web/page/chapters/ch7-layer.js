@@ -50,6 +50,7 @@ export default {
     resample.addEventListener('click', () => bumpSample());
     const maps = ['x', 'mha', 'drop', 'res', 'norm'].map((k) => ctx.heatmap({ palette: 'diverging', rowKind: 'token', colKind: 'dimension', maxSize: 720, cellMax: 24, maxHeight: 200, name: `ch7_${k}` }));
     const note = h('p', { class: 'small muted' });
+    const sharedLine = h('p', { class: 'small muted ch7-shared' });
     const stats = h('p', { class: 'check-line' });
     const check = h('p', { class: 'check-line', id: 'ch7-check' });
     const code = codeBlock('');
@@ -61,7 +62,7 @@ export default {
         ctx.text('span', 'ch7.mode', { class: 'muted' }), h('span', { class: 'seg', role: 'group' }, evalBtn, trainBtn),
         h('label', { class: 'inline-ctl', for: 'ch7-p' }, ctx.text('span', 'ch7.p'), pRange, pOut),
         resample),
-      h('div', { class: 'figs' }, note, ...maps.map((m) => m.el), stats, check, code),
+      h('div', { class: 'figs' }, note, sharedLine, ...maps.map((m) => m.el), stats, check, code),
       ctx.tryThis(['ch7.try1', 'ch7.try2']),
     );
 
@@ -92,10 +93,12 @@ export default {
         const a = (await twin.obj.forward({ data: x, shape: [B, L, E] }, undefined, undefined, { mask, needWeights: false })).output.data;
         const p = state.drop;
         const dropped = new Float32Array(a.length);
+        const droppedFlag = new Uint8Array(a.length);
         let zeroed = 0;
         for (let i = 0; i < a.length; i++) {
           if (state.train && p > 0 && dropoutUniform(dropoutSeed, i) < p) {
             dropped[i] = 0;
+            droppedFlag[i] = 1;
             if (Math.floor(i / (L * E)) === b) zeroed++;
           } else dropped[i] = state.train ? a[i] / (1 - p) : a[i];
         }
@@ -113,9 +116,17 @@ export default {
           [res, t('ch7.res')],
           [r.output.data, t('ch7.norm')],
         ];
+        // One colour scale for the five maps, so that sizes compare across steps.
+        let m = 0;
+        for (const [data] of list) for (let k = off; k < off + L * E; k++) if (Math.abs(data[k]) > m) m = Math.abs(data[k]);
+        const domain = [-(m || 1), m || 1];
+        // Dropped elements are marked (dark grey), so that they differ from zeros.
+        const marks = new Uint8Array(L * E);
+        if (state.train && p > 0) for (let k = 0; k < L * E; k++) marks[k] = droppedFlag[off + k];
         list.forEach(([data, title], k) => {
-          maps[k].setData({ data, offset: off, rows: L, cols: E, rowLabels: labels, title, tensor: { data, shape: [B, L, E] }, dimNames: ['b', 'token', 'dimension'] });
+          maps[k].setData({ data, offset: off, rows: L, cols: E, rowLabels: labels, title, tensor: { data, shape: [B, L, E] }, dimNames: ['b', 'token', 'dimension'], domain, marks: k === 2 ? marks : undefined, marksLabel: k === 2 ? t('ch7.dropped') : undefined });
         });
+        ctx.texts.bind(sharedLine, 'ch7.shared', { m: fmt(m, 3) });
         note.textContent = t('ch7.batchNote', { b });
         let mean = 0;
         let sd = 0;

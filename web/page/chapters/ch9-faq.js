@@ -42,13 +42,18 @@ function memoryDemo(t, L, E, H) {
         el.style.setProperty('--cell-bg', HEAD_COLOURS[Math.floor((src % E) / D) % HEAD_COLOURS.length]);
         return el;
       }))),
-    h('p', { class: 'al-error small' }, t('ch9.d3.err', { msg: t('ch9.d3.errMsg') })));
+    // PyTorch ignores the stride of a size-1 axis: with H = 1 the permuted tensor is still contiguous.
+    H > 1
+      ? h('p', { class: 'al-error small ch9-view-err' }, t('ch9.d3.err', { msg: t('ch9.d3.errMsg') }))
+      : h('p', { class: 'check-line small ch9-view-ok' }, t('ch9.d3.ok')));
 }
 
 export default {
   deps: ['text', 'text2', 'B', 'L', 'E', 'H', 'seed', 'mask', 'T', 'scale', 'pe', 'b'],
   mount(ctx, body) {
     const d1 = h('div', { class: 'table-scroll' });
+    const d1p = h('p', { class: 'small' });
+    const d1note = h('p', { class: 'check-line', id: 'ch9-note' });
     const d2 = h('div', { class: 'table-scroll' });
     const d2p = h('p', { class: 'small' });
     const hSel = h('select', { class: 'al-select', id: 'ch9-h', 'aria-label': 'H' }, [1, 2, 4].map((n) => h('option', { value: String(n), selected: n === 2 }, `H = ${n}`)));
@@ -61,7 +66,7 @@ export default {
     };
     hSel.addEventListener('change', drawMem);
     body.append(
-      h('div', { class: 'faq' }, ctx.text('h3', 'ch9.q1'), ctx.text('p', 'ch9.a1'), ctx.text('p', 'ch9.d1', { class: 'small' }), d1),
+      h('div', { class: 'faq' }, ctx.text('h3', 'ch9.q1'), ctx.text('p', 'ch9.a1'), d1p, d1, d1note),
       h('div', { class: 'faq' }, ctx.text('h3', 'ch9.q2'), ctx.text('p', 'ch9.a2'), d2p, d2),
       h('div', { class: 'faq' }, ctx.text('h3', 'ch9.q3'), ctx.text('p', 'ch9.a3'), h('div', { class: 'inline-ctls' }, hSel), d3p, d3),
     );
@@ -88,35 +93,68 @@ export default {
           h('thead', null, h('tr', null, ['ch9.d2.th.H', 'ch9.d2.th.D', 'ch9.d2.th.split', 'ch9.d2.th.full'].map((k) => h('th', { class: 'num', scope: 'col' }, t(k))))),
           h('tbody', null, rows)));
 
-        // Q1: self-focus and entropy of bare attention vs each head.
+        // Q1: self-focus and entropy of bare attention, of tied projections
+        // (W_K = W_Q), and of the same W_Q ≠ W_K used with H = 1 and with H.
         const inp = await deriveInputs(lab, state, c.cache);
         const { B, L, x, lengths } = inp;
         const b = Math.min(state.b, B - 1);
+        const H = state.H;
         const x0 = x.subarray(b * L * E, (b + 1) * L * E);
+        const mask = maskSpec(state.mask, lengths);
         const bare = await lab.selfAttention({ data: x0, shape: [L, E] });
-        const item = c.objects.mha(lab, { E, H: state.H, seed: state.seed });
-        ObjectCache.setFactor(item, scoreFactor(state, item.obj.headDim));
-        const r = await item.obj.forward({ data: x, shape: [B, L, E] }, undefined, undefined, { mask: maskSpec(state.mask, lengths) });
+        const item = c.objects.mha(lab, { E, H, seed: state.seed });
+        const weights = item.original;
+        // H = 1 and tied copies of the same matrices (kept apart from the cache's H-keyed MHA).
+        const one = c.objects._get('mhaH1', lab, { E, seed: state.seed }, () => {
+          const m = lab.multiHeadAttention({ embedDim: E, numHeads: 1, seed: state.seed });
+          m.setWeights(weights);
+          return m;
+        });
+        const tied = c.objects._get('mhaTied', lab, { E, H, seed: state.seed }, () => {
+          const m = lab.multiHeadAttention({ embedDim: E, numHeads: H, seed: state.seed });
+          m.setWeights({ ...weights, wk: weights.wq, bk: weights.bq });
+          return m;
+        });
+        const run = async (it) => {
+          ObjectCache.setFactor(it, scoreFactor(state, it.obj.headDim));
+          return (await it.obj.forward({ data: x, shape: [B, L, E] }, undefined, undefined, { mask })).weights.data;
+        };
+        const wH = await run(item);
+        const w1 = await run(one);
+        const wT = await run(tied);
         const stats = (w, off) => {
           let diag = 0;
           for (let i = 0; i < L; i++) diag += w[off + i * L + i];
           const ent = rowEntropy(w, L, L, off);
           return { self: diag / L, ent: ent.reduce((a, v) => a + v, 0) / L };
         };
-        const list = [[t('ch9.d1.bare'), stats(bare.weights.data, 0)]];
-        const H = state.H;
-        const avg = { self: 0, ent: 0 };
-        for (let hh = 0; hh < H; hh++) {
-          const s = stats(r.weights.data, (b * H + hh) * L * L);
-          avg.self += s.self / H;
-          avg.ent += s.ent / H;
-          if (hh < 16) list.push([t('ch9.d1.head', { h: hh }), s]);
-        }
-        list.push([t('ch9.d1.avg'), avg]);
+        const meanHeads = (w, n) => {
+          const m = { self: 0, ent: 0 };
+          for (let hh = 0; hh < n; hh++) {
+            const s = stats(w, (b * n + hh) * L * L);
+            m.self += s.self / n;
+            m.ent += s.ent / n;
+          }
+          return m;
+        };
+        const sBare = stats(bare.weights.data, 0);
+        const sTied = meanHeads(wT, H);
+        const s1 = stats(w1, b * L * L);
+        const sH = meanHeads(wH, H);
+        const list = [
+          ['bare', t('ch9.d1.bare'), sBare],
+          ['tied', t('ch9.d1.tied', { H }), sTied],
+          ['h1', t('ch9.d1.h1'), s1],
+          ['hH', t('ch9.d1.hH', { H }), sH],
+        ];
+        for (let hh = 0; hh < Math.min(H, 16); hh++) list.push([`head${hh}`, t('ch9.d1.head', { H, h: hh }), stats(wH, (b * H + hh) * L * L)]);
+        ctx.texts.bind(d1p, 'ch9.d1', { H });
+        ctx.texts.bind(d1note, 'ch9.d1.note', { H, s1: fmt(s1.self, 3), sH: fmt(sH.self, 3), st: fmt(sTied.self, 3), u: fmt(1 / L, 3) });
+        Object.assign(d1note.dataset, { s1: String(s1.self), sH: String(sH.self), st: String(sTied.self), bare: String(sBare.self) });
         const maxEnt = Math.log(L) || 1;
         d1.replaceChildren(h('table', { class: 'data faq-heads' },
           h('thead', null, h('tr', null, h('th', { scope: 'col' }, t('ch9.d1.th.who')), h('th', { scope: 'col' }, t('ch9.d1.th.self')), h('th', { scope: 'col' }, `${t('ch9.d1.th.ent')} (≤ ${fmt(maxEnt, 3)})`))),
-          h('tbody', null, list.map(([name, s]) => h('tr', null, h('th', { scope: 'row' }, name), barCell(s.self, 1), barCell(s.ent, maxEnt))))));
+          h('tbody', null, list.map(([id, name, s]) => h('tr', { dataset: { row: id, self: String(s.self) } }, h('th', { scope: 'row' }, name), barCell(s.self, 1), barCell(s.ent, maxEnt))))));
       },
     };
   },

@@ -42,8 +42,18 @@ export const f = {
   fn: (x) => h('span', { class: 'fn' }, x),
 };
 
+/**
+ * A displayed formula. Parts flow as inline text, so <sup>/<sub> sit above
+ * and below their base ("X W^Q", not three matrices on one baseline); a
+ * h('span', { class: 'br' }) part starts a new line.
+ */
 export function formula(...parts) {
-  return h('div', { class: 'formula', role: 'math' }, ...parts);
+  const lines = [[]];
+  for (const p of parts.flat()) {
+    if (p instanceof Element && p.classList.contains('br')) lines.push([]);
+    else lines[lines.length - 1].push(p);
+  }
+  return h('div', { class: 'formula', role: 'math' }, lines.map((l) => h('span', { class: 'formula-line' }, l)));
 }
 
 export function errorBox() {
