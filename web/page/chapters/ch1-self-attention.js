@@ -4,6 +4,7 @@ import { h, fmt } from '../../components/lib/dom.js';
 import { tokenize, embedBatch } from '../../components/lib/tokens.js';
 import { formula, f, codeBlock, tokenChips } from '../lib/ui.js';
 import { checkValue } from '../lib/state.js';
+import { Provenance } from '../lib/provenance.js';
 
 export default {
   deps: ['text', 'd1', 'seed', 'pe', 'scale', 'T'],
@@ -20,6 +21,11 @@ export default {
     const xMap = ctx.heatmap({ palette: 'diverging', rowKind: 'token', colKind: 'dimension', maxSize: 300, cellMax: 26, name: 'ch1_X' });
     const wMap = ctx.heatmap({ maxSize: 300, cellMax: 44, name: 'ch1_weights' });
     const oMap = ctx.heatmap({ palette: 'diverging', rowKind: 'token', colKind: 'dimension', maxSize: 300, cellMax: 26, name: 'ch1_output' });
+    const prov = new Provenance(ctx, { id: 'ch1-prov' });
+    let provData = null;
+    prov.weights({ map: wMap, source: () => provData });
+    // Weight (i, j) compares x_i with x_j: both are rows of X.
+    wMap.el.addEventListener('al-cell', (e) => xMap.setBands(e.detail ? { rows: [...new Set([e.detail.i, e.detail.j])] } : null));
     const selfLine = h('p', { class: 'check-line' });
     const peLine = h('p', { class: 'small muted ch1-pe' });
     const try2 = ctx.text('li', 'ch1.try2', { id: 'ch1-try2' }, { d: '…', n: '…', L: '…' });
@@ -35,6 +41,7 @@ export default {
         chips,
         peLine,
         h('div', { class: 'fig-row' }, xMap.el, wMap.el, oMap.el),
+        prov.box,
         selfLine,
         code),
       ctx.tryThis(['ch1.try1', try2, 'ch1.try3']),
@@ -59,6 +66,7 @@ export default {
         const den = [state.scale ? '√d' : '', state.T !== 1 ? `${fmt(state.T, 2)}` : ''].filter(Boolean).join('·');
         const fx = `softmax(X·Xᵀ${den ? `/${den.includes('·') ? `(${den})` : den}` : ''})`;
         wMap.setData({ data: r.weights.data, rows: L, cols: L, rowLabels: tokens, colLabels: tokens, title: t('ch1.w', { L, f: fx }), tensor: r.weights });
+        provData = { weights: r.weights.data, scores: null, Lk: L, rowLabels: tokens, colLabels: tokens };
         ctx.texts.bind(peLine, state.pe ? 'ch1.peOn' : 'ch1.peOff');
         oMap.setData({ data: r.output.data, rows: L, cols: d, rowLabels: tokens, title: t('ch1.out', { L, d }), tensor: r.output, dimNames: ['token', 'dimension'] });
         let diag = 0;

@@ -6,6 +6,7 @@ import { reducedMotion } from '../../components/lib/motion.js';
 import { matmulT, rowEntropy } from '../../components/lib/tensor-math.js';
 import { deriveInputs, projections } from '../lib/model.js';
 import { formula, f, codeBlock } from '../lib/ui.js';
+import { Provenance } from '../lib/provenance.js';
 
 export default {
   deps: ['text', 'text2', 'B', 'L', 'E', 'dk', 'dv', 'seed', 'pe', 'scale', 'T', 'mask', 'step3'],
@@ -17,6 +18,20 @@ export default {
       ctx.heatmap({ maxSize: 240, cellMax: 36, name: 'ch3_weights' }),
       ctx.heatmap({ palette: 'diverging', rowKind: 'token', colKind: 'dimension', maxSize: 240, cellMax: 20, name: 'ch3_output' }),
     ];
+    const qMap = ctx.heatmap({ palette: 'diverging', rowKind: 'query', colKind: 'dimension', maxSize: 300, cellMax: 20, maxHeight: 160, name: 'ch3_Q' });
+    const kMap = ctx.heatmap({ palette: 'diverging', rowKind: 'dimension', colKind: 'key', maxSize: 200, cellMax: 20, maxHeight: 200, name: 'ch3_K_transposed' });
+    qMap.el.classList.add('ch3-q');
+    kMap.el.classList.add('ch3-kt');
+    const prov = new Provenance(ctx, { id: 'ch3-prov' });
+    let provData = null;
+    for (const [k, scale] of [[0, 'dots'], [1, 'scaled']]) {
+      prov.scores({
+        map: maps[k],
+        source: () => provData && { q: provData.q, k: provData.k, D: provData.dk, scale: scale === 'dots' ? 1 : provData.s, rowLabels: provData.labels, colLabels: provData.labels },
+        bands: [{ map: qMap, axis: 'rows', of: 'q' }, { map: kMap, axis: 'cols', of: 'k' }],
+      });
+    }
+    prov.weights({ map: maps[2], source: () => provData && { scores: provData.scaled, weights: provData.weights, Lk: provData.L, rowLabels: provData.labels, colLabels: provData.labels }, bandMaps: [maps[1]] });
     const panels = maps.map((m, k) => h('div', { class: 'panel op-panel', dataset: { op: String(k + 1) } }, m.el));
     const stepButtons = ops.map((_, k) => {
       const b = h('button', { type: 'button', class: 'al-btn', dataset: { step: String(k + 1) } }, String(k + 1));
@@ -68,6 +83,8 @@ export default {
       h('div', { class: 'stepper' }, ctx.text('span', 'ch3.stepLabel', { class: 'muted small' }), ...stepButtons, playBtn),
       h('div', { class: 'figs' },
         h('div', { class: 'ops' }, ...panels),
+        prov.box,
+        h('div', { class: 'fig-row ch3-qk' }, qMap.el, kMap.el),
         scaleLine,
         sharedLine,
         entropyHead,
@@ -118,6 +135,12 @@ export default {
         maps[0].setData({ data: dots, rows: L, cols: L, rowLabels: labels, colLabels: labels, title: t('ch3.op1'), tensor: { data: dots, shape: [L, L] }, domain: shared });
         maps[1].setData({ data: scaled, rows: L, cols: L, rowLabels: labels, colLabels: labels, title: t('ch3.op2', { s: fmt(s, 4) }), tensor: { data: scaled, shape: [L, L] }, domain: shared });
         ctx.texts.bind(sharedLine, 'ch3.shared', { m: fmt(m, 3) });
+        // Q and Kᵀ, whose rows and columns the provenance panel highlights.
+        const kt = new Float32Array(dk * L);
+        for (let j = 0; j < L; j++) for (let d = 0; d < dk; d++) kt[d * L + j] = k[j * dk + d];
+        qMap.setData({ data: q, rows: L, cols: dk, rowLabels: labels, title: t('ch3.qMap', { L, dk }), tensor: { data: q.slice(), shape: [L, dk] } });
+        kMap.setData({ data: kt, rows: dk, cols: L, colLabels: labels, title: t('ch3.kMap', { L, dk }), tensor: { data: kt, shape: [dk, L] } });
+        provData = { q, k, dk, s, labels, L, scaled, weights: r.weights.data };
         maps[2].setData({ data: r.weights.data, rows: L, cols: L, rowLabels: labels, colLabels: labels, title: t('ch3.op3'), tensor: r.weights, domain: [0, 1] });
         maps[3].setData({ data: r.output.data, rows: L, cols: dv, rowLabels: labels, title: `${t('ch3.op4')} [${L}, ${dv}]`, tensor: r.output, dimNames: ['token', 'dimension'] });
 

@@ -6,6 +6,7 @@ import { ShapeFlow, stepName, stepFormula } from '../../components/lib/shape-flo
 import { linkHeatmaps } from '../../components/lib/heatmap.js';
 import { deriveInputs, maskSpec, ObjectCache, scoreFactor, compareBackends } from '../lib/model.js';
 import { formula, f, codeBlock } from '../lib/ui.js';
+import { Provenance } from '../lib/provenance.js';
 
 export default {
   deps: ['text', 'text2', 'B', 'L', 'E', 'H', 'seed', 'mask', 'T', 'scale', 'pe', 'b'],
@@ -24,6 +25,14 @@ export default {
     const maps = [];
     let avgMap = null;
     let unlink = () => {};
+    const prov = new Provenance(ctx, { id: 'ch4-prov' });
+    let provData = null;
+    const headSource = (hh) => () => {
+      if (!provData || hh >= provData.H) return null;
+      const { L, b, H, w, scores, labels } = provData;
+      const off = (b * H + hh) * L * L;
+      return { weights: w.subarray(off, off + L * L), scores: scores?.subarray(off, off + L * L), Lk: L, rowLabels: labels, colLabels: labels };
+    };
     let compareGen = 0;
 
     body.append(
@@ -37,6 +46,7 @@ export default {
         chain,
         h('div', { class: 'inline-ctls' }, h('label', { class: 'inline-ctl', for: 'ch4-b' }, ctx.text('span', 'ch4.batchItem'), bSelect)),
         gridTitle,
+        prov.box,
         grid,
         avgBox,
         avgNote,
@@ -54,6 +64,7 @@ export default {
         const m = ctx.heatmap({ compact: true, maxSize: size, cellMax: 34, name: `head_${maps.length}` });
         m.el.classList.add('head-map');
         m.el.dataset.head = String(maps.length);
+        prov.weights({ map: m, source: headSource(maps.length) });
         grid.append(m.el);
         maps.push(m);
       }
@@ -135,6 +146,7 @@ export default {
           title: t('ch4.head', { h: hh }), tensor: r.weights, dimNames: ['b', 'h', 'query', 'key'],
         });
       }
+      provData = { L, b, H, w, scores: null, labels };
       avgMap.setData({ data: avg, rows: L, cols: L, rowLabels: labels, colLabels: labels, title: t('ch4.avg', { n: H }), tensor: { data: avg, shape: [L, L] } });
 
       code.firstChild.textContent = [

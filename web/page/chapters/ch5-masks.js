@@ -7,6 +7,7 @@ import { matmul, matmulT, maxAbsDiff } from '../../components/lib/tensor-math.js
 import { maskPredicate } from '../../components/lib/pipeline.js';
 import { deriveInputs, projections, maskSpec } from '../lib/model.js';
 import { codeBlock, tokenChips } from '../lib/ui.js';
+import { Provenance } from '../lib/provenance.js';
 
 function miniMatrix(bits, L, cls) {
   const rows = [];
@@ -38,11 +39,16 @@ export default {
     const keepMap = ctx.heatmap({ maxSize: 240, cellMax: 30, name: 'ch5_keep_mask', domain: [0, 1] });
     const beforeMap = ctx.heatmap({ palette: 'diverging', maxSize: 260, cellMax: 36, name: 'ch5_scores_before_softmax' });
     const afterMap = ctx.heatmap({ maxSize: 260, cellMax: 36, name: 'ch5_weights_after_softmax' });
+    const prov = new Provenance(ctx, { id: 'ch5-prov' });
+    let provData = null;
+    prov.scores({ map: beforeMap, source: () => provData && { q: provData.q, k: provData.k, D: provData.dk, scale: provData.s, rowLabels: provData.labels, colLabels: provData.labels } });
+    prov.weights({ map: afterMap, source: () => provData && { scores: provData.before, weights: provData.w, Lk: provData.L, rowLabels: provData.labels, colLabels: provData.labels }, bandMaps: [beforeMap] });
     const keepBox = h('div', { class: 'mat-box' });
     const blockBox = h('div', { class: 'mat-box' });
     const sameLine = h('p', { class: 'check-line' });
     const crossP = h('p');
     const crossMap = ctx.heatmap({ maxSize: 320, cellMax: 40, name: 'ch5_cross_attention' });
+    prov.weights({ map: crossMap, source: () => provData?.cross ?? null });
     const code = codeBlock('');
 
     body.append(
@@ -57,6 +63,7 @@ export default {
           h('span', { class: 'inline-ctl' }, ctx.text('span', 'ctl.mask'), h('span', { class: 'seg', role: 'group' }, kindBtns)),
           h('label', { class: 'inline-ctl', for: 'ch5-b' }, ctx.text('span', 'ch4.batchItem'), bSelect)),
         h('div', { class: 'fig-row' }, keepMap.el, beforeMap.el, afterMap.el),
+        prov.box,
         ctx.text('h3', 'ch5.conv'),
         h('div', { class: 'conv' },
           h('div', { class: 'panel' }, ctx.text('p', 'ch5.torch', { class: 'small' }), keepBox),
@@ -111,6 +118,7 @@ export default {
         const labels = tokens[b];
         keepMap.setData({ data: keep, rows: L, cols: L, rowLabels: labels, colLabels: labels, title: t('ch5.keep', { b }), tensor: { data: keep, shape: [L, L] } });
         beforeMap.setData({ data: before, rows: L, cols: L, rowLabels: labels, colLabels: labels, title: t('ch5.before'), tensor: { data: before, shape: [L, L] } });
+        provData = { q: p.q.subarray(b * L * dk, (b + 1) * L * dk), k: p.k.subarray(b * L * dk, (b + 1) * L * dk), dk, s, labels, L, before, w: r.weights.data.subarray(b * LL, (b + 1) * LL) };
         afterMap.setData({ data: r.weights.data, offset: b * LL, rows: L, cols: L, rowLabels: labels, colLabels: labels, title: t('ch5.after'), tensor: r.weights, dimNames: ['b', 'query', 'key'] });
 
         // The same mask as an explicit keep tensor (PyTorch) and block tensor (TensorFlow).
@@ -159,6 +167,7 @@ export default {
         const causal = state.mask5 === 'causal' || state.mask5 === 'both';
         const rc = await lab.scaledDotProductAttention({ data: cq, shape: [Lq, dk] }, { data: ck, shape: [Lk, dk] }, { data: cv, shape: [Lk, dv] }, { scale: s, mask: causal ? { kind: 'causal' } : undefined });
         crossP.textContent = t('ch5.crossP', { lq: Lq, lk: Lk });
+        provData.cross = { weights: rc.weights.data, Lk, rowLabels: qt, colLabels: kt };
         crossMap.setData({ data: rc.weights.data, rows: Lq, cols: Lk, rowLabels: qt, colLabels: kt, title: t('ch5.crossMap', { lq: Lq, lk: Lk }), tensor: rc.weights });
       },
     };
