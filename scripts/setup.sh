@@ -24,7 +24,8 @@ verbose() { if [[ "${ATTNLAB_VERBOSE:-0}" == 1 ]]; then say "$@"; fi; }
 #   libxsimd-dev, cmake, ninja-build, g++ (native build, ASan/UBSan), clang,
 #   googletest + libgtest-dev (native tests), chromium (browser tests),
 #   wabt (wasm-objdump: SIMD checks), nlohmann-json3-dev (golden data in C++),
-#   ca-certificates (npm over TLS).
+#   ca-certificates (npm over TLS), fonts-noto-cjk (CJK glyphs for the browser
+#   tests of the Chinese page only: the page itself ships and fetches no fonts).
 PACKAGES=(
   ca-certificates
   cmake
@@ -40,6 +41,7 @@ PACKAGES=(
   nlohmann-json3-dev
   wabt
   chromium
+  fonts-noto-cjk
 )
 
 pkg_installed() {
