@@ -229,11 +229,19 @@ export class Heatmap {
     ctx.font = FONT;
     const showRows = this.rowLabels && this.rows <= MAX_LABELS;
     const showCols = this.colLabels && this.cols <= MAX_LABELS;
-    const measure = (labels) => {
+    // Label widths, measured once per label set (redraws reuse them).
+    const widths = (labels) => {
       const key = labels.join('\u0000');
-      if (this._measured?.key !== key) this._measured = { key, w: Math.min(84, Math.max(0, ...labels.map((s) => ctx.measureText(trunc(s)).width))) };
-      return this._measured.w;
+      this._widths ??= new Map();
+      let w = this._widths.get(key);
+      if (!w) {
+        if (this._widths.size > 8) this._widths.clear();
+        w = labels.map((s) => Math.min(84, ctx.measureText(trunc(s)).width));
+        this._widths.set(key, w);
+      }
+      return w;
     };
+    const measure = (labels) => Math.max(0, ...widths(labels));
     const left = showRows ? Math.ceil(measure(this.rowLabels)) + 8 : 26;
     const plotMaxW = Math.max(40, avail - left - 4);
     let cellW = Math.min(o.cellMax, plotMaxW / this.cols);
@@ -256,10 +264,8 @@ export class Heatmap {
     // widen the canvas so the last ones are not clipped.
     let right = 6;
     if (rotate) {
-      for (let j = 0; j < this.cols; j++) {
-        const w = Math.min(84, ctx.measureText(trunc(this.colLabels[j])).width);
-        right = Math.max(right, (j + 0.5) * cellW + w * Math.SQRT1_2 + 8 - plotW);
-      }
+      const w = widths(this.colLabels);
+      for (let j = 0; j < this.cols; j++) right = Math.max(right, (j + 0.5) * cellW + w[j] * Math.SQRT1_2 + 8 - plotW);
     }
     return { left, top, axis, cellW, cellH, plotW, plotH, width: Math.ceil(left + plotW + right), height: Math.ceil(top + plotH + 4), showRows, showCols, rotate };
   }
