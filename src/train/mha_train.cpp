@@ -1,0 +1,123 @@
+// Multi-head attention for training, forward and backward over the same
+// activations (torch layout weights, heads split by strides, no copies):
+//   forward   Q = query·Wqᵀ + bq   [B, Lq, E]     K = key·Wkᵀ + bk  [B, Lk, E]
+//             V = value·Wvᵀ + bv   [B, Lk, E]
+//             ctx = attention per head (view [B, H, L, D] of the [B, L, E]
+//                   buffers)                      [B, Lq, E]
+//             output = ctx·Woᵀ + bo               [B, Lq, E]
+//   backward  dctx = dOut·Wo, dWo += dOutᵀ·ctx, dbo += Σ dOut
+//             dQ, dK, dV = AttentionBackward(dctx)
+//             dquery = dQ·Wq, dWq += dQᵀ·query, dbq += Σ dQ (same for K, V)
+#include <cmath>
+#include <cstring>
+
+#include "train/ops.h"
+
+namespace attnlab {
+namespace train {
+
+namespace {
+kernels::AttentionView HeadView(const MhaShape& s,
+                                const kernels::AttentionView& mask_view,
+                                const MhaActivations& act, float* ctx) {
+  const int64_t e = s.e, d = s.e / s.heads;
+  kernels::AttentionView v = mask_view;  // mask fields
+  v.batch = s.batch;
+  v.heads = s.heads;
+  v.lq = s.lq;
+  v.lk = s.lk;
+  v.d = v.dv = d;
+  v.q = act.q.data();
+  v.q_sb = s.lq * e, v.q_sh = d, v.q_sl = e;
+  v.k = act.k.data();
+  v.k_sb = s.lk * e, v.k_sh = d, v.k_sl = e;
+  v.v = act.v.data();
+  v.v_sb = s.lk * e, v.v_sh = d, v.v_sl = e;
+  v.out = ctx;
+  v.o_sb = s.lq * e, v.o_sh = d, v.o_sl = e;
+  v.scale = 1.0f / std::sqrt(static_cast<float>(d));
+  v.weights = nullptr;
+  v.average_weights = false;
+  return v;
+}
+
+void ZeroDisabledHeads(const MhaShape& s, const uint8_t* head_enabled,
+                       float* x) {
+  if (head_enabled == nullptr) return;
+  const int64_t d = s.e / s.heads;
+  for (int64_t h = 0; h < s.heads; ++h) {
+    if (head_enabled[h]) continue;
+    for (int64_t r = 0; r < s.batch * s.lq; ++r) {
+      std::memset(x + r * s.e + h * d, 0, static_cast<size_t>(d) * sizeof(float));
+    }
+  }
+}
+}  // namespace
+
+bool MhaForward(const MhaShape& s, const MhaParams& p, const float* query,
+                const float* key, const float* value,
+                const kernels::AttentionView& mask_view,
+                const uint8_t* head_enabled, float* output, float* weights,
+                MhaActivations* act, Workspace* ws) {
+  const int64_t e = s.e;
+  const int64_t rq = s.batch * s.lq, rk = s.batch * s.lk;
+  if (!act->q.Reserve(rq * e) || !act->k.Reserve(rk * e) ||
+      !act->v.Reserve(rk * e) || !act->ctx.Reserve(rq * e)) {
+    return false;
+  }
+  using W = WeightId;
+  auto w = [&](W id) { return p.w[static_cast<int>(id)]; };
+  if (!LinearForward(rq, e, e, query, w(W::kWq), w(W::kBq), act->q.data(), ws) ||
+      !LinearForward(rk, s.kdim, e, key, w(W::kWk), w(W::kBk), act->k.data(), ws) ||
+      !LinearForward(rk, s.vdim, e, value, w(W::kWv), w(W::kBv), act->v.data(), ws)) {
+    return false;
+  }
+  kernels::AttentionView v = HeadView(s, mask_view, *act, act->ctx.data());
+  v.weights = weights;
+  if (!ws->tile.Reserve(kernels::AttentionScratchFloats(v))) return false;
+  kernels::AttentionCore(v, ws->tile.data());
+  ZeroDisabledHeads(s, head_enabled, act->ctx.data());
+  return LinearForward(rq, e, e, act->ctx.data(), w(W::kWo), w(W::kBo), output, ws);
+}
+
+bool MhaBackward(const MhaShape& s, const MhaParams& p, const float* query,
+                 const float* key, const float* value,
+                 const kernels::AttentionView& mask_view,
+                 const uint8_t* head_enabled, const MhaActivations& act,
+                 const float* d_output, float* d_query, float* d_key,
+                 float* d_value, const MhaGrads& g, Workspace* ws) {
+  const int64_t e = s.e;
+  const int64_t rq = s.batch * s.lq, rk = s.batch * s.lk;
+  if (!ws->g_ctx.Reserve(rq * e) || !ws->g_q.Reserve(rq * e) ||
+      !ws->g_k.Reserve(rk * e) || !ws->g_v.Reserve(rk * e)) {
+    return false;
+  }
+  using W = WeightId;
+  auto w = [&](W id) { return p.w[static_cast<int>(id)]; };
+  auto gw = [&](W id) { return g.w[static_cast<int>(id)]; };
+  float* dctx = ws->g_ctx.data();
+  if (!LinearBackward(rq, e, e, act.ctx.data(), w(W::kWo), d_output, dctx,
+                      false, gw(W::kWo), gw(W::kBo), ws)) {
+    return false;
+  }
+  ZeroDisabledHeads(s, head_enabled, dctx);
+  const kernels::AttentionView v = HeadView(s, mask_view, act, nullptr);
+  if (!AttentionBackward(v, dctx, ws->g_q.data(), ws->g_k.data(), ws->g_v.data(), ws)) {
+    return false;
+  }
+  if (!LinearBackward(rq, e, e, query, w(W::kWq), ws->g_q.data(), d_query,
+                      false, gw(W::kWq), gw(W::kBq), ws)) {
+    return false;
+  }
+  const bool k_acc = d_key == d_query;
+  if (!LinearBackward(rk, s.kdim, e, key, w(W::kWk), ws->g_k.data(), d_key,
+                      k_acc, gw(W::kWk), gw(W::kBk), ws)) {
+    return false;
+  }
+  const bool v_acc = d_value == d_query || d_value == d_key;
+  return LinearBackward(rk, s.vdim, e, value, w(W::kWv), ws->g_v.data(),
+                        d_value, v_acc, gw(W::kWv), gw(W::kBv), ws);
+}
+
+}  // namespace train
+}  // namespace attnlab

@@ -1,0 +1,129 @@
+// Internal training ops (llm.c style): each layer has one forward and one
+// backward function, side by side in one file, over the same activation
+// buffers. No validation here (the public entry points in train.h validate);
+// functions that need scratch take a Workspace and return false only when
+// memory runs out.
+//
+// Gradient convention: parameter gradients ACCUMULATE (+=) so that a model
+// can zero them once per step; input gradients are WRITTEN unless the
+// argument says otherwise.
+#ifndef ATTNLAB_TRAIN_OPS_H_
+#define ATTNLAB_TRAIN_OPS_H_
+
+#include <cstdint>
+
+#include "internal.h"
+#include "kernels/kernels.h"
+#include "train/train.h"
+
+namespace attnlab {
+namespace train {
+
+// Scratch reused by the GEMM wrapper and the attention backward.
+struct Workspace {
+  internal::AlignedBuffer pack, pack2, trans, tile;
+  internal::AlignedBuffer g_ctx, g_q, g_k, g_v;  // MHA backward
+};
+
+// ---- matmul.cpp ------------------------------------------------------------
+// C[m, n] (+)= op(A)·op(B) (+ bias[n]) on the active kernel set (SIMD GEMM,
+// or the scalar set beside it).
+//   A: [m, k] rows lda apart, or (a_t) stored as [k, m] rows lda apart
+//   B: [k, n] rows ldb apart, or (b_t) stored as [n, k] rows ldb apart
+bool MatMul(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
+            bool a_t, const float* b, int64_t ldb, bool b_t, const float* bias,
+            float* c, int64_t ldc, bool accumulate, Workspace* ws);
+
+// ---- linear.cpp ------------------------------------------------------------
+// y[R, out] = x[R, in]·Wᵀ + b, W [out, in] (torch), b may be null.
+bool LinearForward(int64_t rows, int64_t in, int64_t out, const float* x,
+                   const float* w, const float* b, float* y, Workspace* ws);
+// dx (written, or += when accumulate_dx; null: skipped), dw +=, db += (null:
+// skipped).
+bool LinearBackward(int64_t rows, int64_t in, int64_t out, const float* x,
+                    const float* w, const float* dy, float* dx,
+                    bool accumulate_dx, float* dw, float* db, Workspace* ws);
+
+// ---- attention_backward.cpp ------------------------------------------------
+// Gradients of the attention view's forward. dout is read with the view's
+// `out` strides; dq, dk, dv are written with the q, k, v strides.
+bool AttentionBackward(const kernels::AttentionView& view, const float* dout,
+                       float* dq, float* dk, float* dv, Workspace* ws);
+
+// ---- mha_train.cpp -----------------------------------------------------------
+// Activations of one MHA forward, kept for the backward.
+struct MhaActivations {
+  internal::AlignedBuffer q, k, v, ctx;  // [B, Lq|Lk, E] projections, context
+};
+struct MhaShape {
+  int64_t batch = 1, lq = 0, lk = 0, e = 0, heads = 1, kdim = 0, vdim = 0;
+};
+// head_enabled: null, or [H] flags (0: the head's context is zeroed).
+bool MhaForward(const MhaShape& s, const MhaParams& p, const float* query,
+                const float* key, const float* value,
+                const kernels::AttentionView& mask_view,
+                const uint8_t* head_enabled, float* output, float* weights,
+                MhaActivations* act, Workspace* ws);
+// d_query / d_key / d_value written; when two of them are the same pointer
+// (self-attention) the contributions add up. Parameter grads accumulate.
+bool MhaBackward(const MhaShape& s, const MhaParams& p, const float* query,
+                 const float* key, const float* value,
+                 const kernels::AttentionView& mask_view,
+                 const uint8_t* head_enabled, const MhaActivations& act,
+                 const float* d_output, float* d_query, float* d_key,
+                 float* d_value, const MhaGrads& g, Workspace* ws);
+
+// ---- layer_norm_train.cpp ----------------------------------------------------
+// y = LN(x + r)·gamma + beta (the forward kernel of the core).
+void ResidualLayerNormForward(int64_t rows, int64_t dim, const float* x,
+                              const float* r, const float* gamma,
+                              const float* beta, float eps, float* y);
+// dz = ∂loss/∂(x + r) (written); dgamma, dbeta accumulate.
+void ResidualLayerNormBackward(int64_t rows, int64_t dim, const float* x,
+                               const float* r, const float* gamma, float eps,
+                               const float* dy, float* dz, float* dgamma,
+                               float* dbeta);
+
+// ---- elementwise.cpp ---------------------------------------------------------
+// GELU(x) = x·Φ(x) (the exact erf form, torch's default).
+void GeluForward(int64_t n, const float* x, float* y);
+void GeluBackward(int64_t n, const float* x, const float* dy, float* dx);
+// Inverted dropout is linear: the backward applies the same mask to dy.
+void DropoutForward(int64_t n, float p, uint32_t seed, float* x);
+void DropoutBackward(int64_t n, float p, uint32_t seed, float* dy);
+// out[r] = table[tokens[r]] (+ pos[r % L] when pos is non-null).
+void EmbeddingForward(int64_t rows, int64_t length, int64_t dim,
+                      const float* table, const float* pos,
+                      const int32_t* tokens, float* out);
+// dtable[tokens[r]] += dy[r]; dpos[r % L] += dy[r] (null: skipped).
+void EmbeddingBackward(int64_t rows, int64_t length, int64_t dim,
+                       const int32_t* tokens, const float* dy, float* dtable,
+                       float* dpos);
+
+// ---- cross_entropy.cpp -------------------------------------------------------
+struct CrossEntropyResult {
+  double loss = 0, correct = 0, weight = 0;  // Σ mask·ce, Σ[mask>0]·hit, Σ mask
+  int64_t counted = 0;                       // rows with mask > 0
+  int64_t sequences_right = 0;               // sequences with every counted row right
+};
+// loss = Σ mask·(-log softmax(logits)[target]) / Σ mask. dlogits (null:
+// skipped) = mask·(softmax - onehot)/Σ mask. mask null means all ones.
+// Rows are grouped in sequences of `length` for sequences_right.
+void CrossEntropyForwardBackward(int64_t rows, int64_t length, int64_t vocab,
+                                 const float* logits, const int32_t* targets,
+                                 const float* mask, float* dlogits,
+                                 CrossEntropyResult* result);
+
+// ---- adamw.cpp -----------------------------------------------------------------
+// Global L2 norm of g[n] (in double).
+double GlobalNorm(int64_t n, const float* g);
+// One AdamW update of p[n] with moments m, v; `step` is 1-based; grad_scale
+// multiplies g (clipping); decay[n]: 1 where weight decay applies.
+void AdamWUpdate(int64_t n, float* p, const float* g, float* m, float* v,
+                 const uint8_t* decay, const AdamWConfig& c, float lr,
+                 int64_t step, float grad_scale);
+
+}  // namespace train
+}  // namespace attnlab
+
+#endif  // ATTNLAB_TRAIN_OPS_H_

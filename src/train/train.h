@@ -1,0 +1,219 @@
+// train.h — training in the attention-lab core: backward passes, AdamW and a
+// tiny transformer whose whole training step (forward, backward, optimizer)
+// is one call.
+//
+// Shape legend as in attention_lab.h (B, H, Lq/Lk/L, E, D, Dv), plus
+//   V  vocabulary size     F  feed-forward width     R  rows = B·L
+//
+// Conventions (as in the rest of the core):
+//   * Exception-free: every entry point validates first and returns a Status;
+//     on failure no output has been written.
+//   * Weights are in torch layout: Linear weight [out, in], y = x·Wᵀ + b.
+//   * Gradients are written (not accumulated) into caller buffers.
+//   * Backward passes recompute what they need from the inputs; the SDPA
+//     backward recomputes the attention weights a tile of query rows at a time
+//     with the forward's own kernel, so it never holds a [Lq, Lk] buffer per
+//     head beyond one tile (the flash-style backward).
+#ifndef ATTNLAB_TRAIN_TRAIN_H_
+#define ATTNLAB_TRAIN_TRAIN_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "attention_lab.h"
+
+namespace attnlab {
+
+// ---------------------------------------------------------------------------
+// Scaled dot-product attention backward
+
+struct SdpaBackwardArgs {
+  // The forward's arguments (shapes, q, k, v, scale, mask). `forward.output`
+  // and `forward.weights` are optional outputs of the recomputed forward.
+  SdpaArgs forward;
+  const float* d_output = nullptr;  // [B, H, Lq, Dv]
+  float* dq = nullptr;              // [B, H, Lq, D]
+  float* dk = nullptr;              // [B, H, Lk, D]
+  float* dv = nullptr;              // [B, H, Lk, Dv]
+};
+
+// Gradients of softmax(q·kᵀ·scale + mask)·v with respect to q, k and v.
+// Scores replaced by the mask fill (causal, padding, keep-mask zeros) are
+// constants: no gradient flows through them, and a row whose every key is
+// filled this way (uniform weights) passes gradient only to v.
+Status ScaledDotProductAttentionBackward(const SdpaBackwardArgs& args);
+
+// ---------------------------------------------------------------------------
+// Multi-head attention backward (functional: the weights are passed in)
+
+// The eight MHA weights in torch layout, indexed by WeightId:
+//   wq [E, E], wk [E, kdim], wv [E, vdim], wo [E, E], biases [E] (null when
+//   the config has no biases).
+struct MhaParams {
+  const float* w[8] = {};
+};
+struct MhaGrads {
+  float* w[8] = {};  // same shapes as MhaParams; written
+};
+
+struct MhaBackwardArgs {
+  MhaConfig config;  // embed_dim, num_heads, kdim, vdim, bias (seed unused)
+  MhaParams params;
+  int64_t batch = 1, lq = 0, lk = 0;
+  const float* query = nullptr;  // [B, Lq, E]
+  const float* key = nullptr;    // [B, Lk, kdim]
+  const float* value = nullptr;  // [B, Lk, vdim]
+  MaskSpec mask;                 // over [B, H, Lq, Lk]
+  const float* d_output = nullptr;  // [B, Lq, E]
+  float* output = nullptr;          // optional: the forward output [B, Lq, E]
+  float* d_query = nullptr;         // [B, Lq, E]
+  float* d_key = nullptr;           // [B, Lk, kdim]
+  float* d_value = nullptr;         // [B, Lk, vdim]
+  MhaGrads grads;
+};
+
+Status MultiHeadAttentionBackward(const MhaBackwardArgs& args);
+
+// Self-attention layer backward: y = LayerNorm(x + Dropout(MHA(x, x, x))).
+struct LayerBackwardArgs {
+  MhaConfig config;
+  MhaParams params;
+  const float* gamma = nullptr;  // [E]
+  const float* beta = nullptr;   // [E]
+  float eps = 1e-5f;
+  float dropout = 0.0f;          // p in [0, 1), applied when training
+  bool training = false;
+  uint32_t dropout_seed = 0;
+  int64_t batch = 1, seq_len = 0;
+  const float* x = nullptr;         // [B, L, E]
+  MaskSpec mask;                    // over [B, H, L, L]
+  const float* d_output = nullptr;  // [B, L, E]
+  float* output = nullptr;          // optional forward output [B, L, E]
+  float* dx = nullptr;              // [B, L, E]
+  MhaGrads grads;
+  float* d_gamma = nullptr;         // [E]
+  float* d_beta = nullptr;          // [E]
+};
+
+Status SelfAttentionLayerBackward(const LayerBackwardArgs& args);
+
+// ---------------------------------------------------------------------------
+// Tiny transformer
+
+enum class Positional : int { kNone = 0, kSinusoidal = 1, kLearned = 2 };
+
+struct TransformerConfig {
+  int64_t vocab_size = 0;  // V
+  int64_t max_length = 0;  // longest sequence L
+  int64_t embed_dim = 0;   // E
+  int64_t num_heads = 0;   // H, divides E
+  int64_t num_layers = 1;  // N
+  int64_t ffn_dim = 0;     // F
+  bool causal = false;
+  Positional positional = Positional::kSinusoidal;
+  float dropout = 0.0f;    // on the attention output and the FFN output
+  float eps = 1e-5f;       // LayerNorm epsilon
+  uint32_t seed = 0;       // weights and dropout masks
+};
+
+// AdamW (decoupled weight decay, as torch.optim.AdamW) with a linear warmup
+// of the learning rate over `warmup` steps and clipping of the global L2
+// norm of all gradients to `clip` (0: no clipping). Weight decay applies to
+// the weight matrices and embeddings, not to biases and LayerNorm.
+struct AdamWConfig {
+  float lr = 1e-3f;
+  float beta1 = 0.9f, beta2 = 0.999f;
+  float eps = 1e-8f;
+  float weight_decay = 0.01f;
+  int64_t warmup = 0;
+  float clip = 1.0f;
+};
+
+struct StepResult {
+  double loss = 0;               // mean cross-entropy over positions with mask > 0
+  double accuracy = 0;           // share of those positions predicted right
+  double sequence_accuracy = 0;  // share of sequences with all of them right
+  double grad_norm = 0;          // global gradient norm before clipping
+  double lr = 0;                 // learning rate used (after warmup)
+  int64_t step = 0;              // optimizer steps taken so far
+};
+
+// One named parameter tensor of the model, in the flat parameter vector.
+struct ParamInfo {
+  std::string name;            // e.g. "blocks.0.attn.wq"
+  std::vector<int64_t> shape;  // torch layout
+  int64_t offset = 0;          // first float in the flat vector
+  bool decay = false;          // AdamW weight decay applies
+};
+
+// Token embedding (+ positions) → N × [x = LN(x + Dropout(MHA(x)));
+// x = LN(x + Dropout(W2·GELU(W1·x + b1) + b2))] → logits = x·Whᵀ + bh.
+// Tokens are int32 in [0, V), targets likewise; a loss mask (float, >= 0)
+// weighs each position's loss (null: all 1). Not thread-safe.
+class Transformer {
+ public:
+  static std::unique_ptr<Transformer> Create(const TransformerConfig& config,
+                                             Status* status);
+  ~Transformer();
+
+  const TransformerConfig& config() const;
+  const std::vector<ParamInfo>& params() const;
+  int64_t ParamCount() const;
+  // The flat parameter vector (ParamCount() floats).
+  const float* Params() const;
+  // The gradient of the last Step (before clipping), same layout.
+  const float* Gradients() const;
+  Status SetParams(const float* data);
+
+  // Heads switched off (ablated) contribute zeros to their layer's context.
+  Status SetHeadEnabled(int64_t layer, int64_t head, bool enabled);
+
+  // logits: [B, L, V]; attention: optional, N·[B, H, L, L] (layer-major).
+  Status Forward(int64_t batch, int64_t length, const int32_t* tokens,
+                 float* logits, float* attention);
+
+  Status ConfigureOptimizer(const AdamWConfig& config);
+  // Loss and metrics without updating (dropout off).
+  Status Evaluate(int64_t batch, int64_t length, const int32_t* tokens,
+                  const int32_t* targets, const float* loss_mask,
+                  StepResult* result);
+  // Forward, backward and one AdamW update. When the loss or the gradient is
+  // not finite, nothing is updated and a FailedPrecondition status says so.
+  Status Step(int64_t batch, int64_t length, const int32_t* tokens,
+              const int32_t* targets, const float* loss_mask,
+              StepResult* result);
+  // Forgets the optimizer state (moments, step count).
+  void ResetOptimizer();
+  int64_t HeldBytes() const;
+
+ private:
+  Transformer();
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// ---------------------------------------------------------------------------
+// Seeded task generators
+
+enum class TaskKind : int { kCopy = 0, kReverse, kSort, kShift, kInduction };
+
+// Fills tokens [B, L] (uniform in [0, V)), targets [B, L] and loss_mask
+// [B, L] (1 where the loss counts):
+//   copy       target = token (attention: the diagonal)
+//   reverse    target[i] = token[L-1-i] (the anti-diagonal)
+//   sort       target = tokens sorted ascending
+//   shift      target[i] = token[(i-1) mod L] (the previous token)
+//   induction  a segment of S = max(2, L/4) tokens is repeated later in the
+//              sequence; target[i] = token[i+1], with the loss on the second
+//              copy where the next token is predictable (L >= 8; causal).
+// Each draw is DropoutUniform(seed, counter): the same seed gives the same
+// batch everywhere.
+Status GenerateTask(TaskKind kind, int64_t batch, int64_t length,
+                    int64_t vocab, uint32_t seed, int32_t* tokens,
+                    int32_t* targets, float* loss_mask);
+
+}  // namespace attnlab
+
+#endif  // ATTNLAB_TRAIN_TRAIN_H_
