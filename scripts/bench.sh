@@ -4,6 +4,7 @@
 #   npm run bench                     Node: ours vs onnxruntime-web vs tfjs-wasm (bench/bench.mjs)
 #   npm run bench -- --quick          a short pass (1 repeat, short budgets, no long run)
 #   npm run bench -- --browser        the same in headless Chromium
+#   npm run bench -- --train          training figures (bench/training.mjs; also npm run bench:train)
 #   npm run bench -- --native [ARGS]  Google Benchmark binaries (bench/native/), AVX2 and,
 #                                     when the CPU has it, AVX-512; ARGS go to the binaries
 #                                     (e.g. --benchmark_filter=Gemm)
@@ -36,5 +37,9 @@ fi
 
 if [ ! -f web/dist/attention_lab_simd.wasm ] || [ ! -f web/dist/attention_lab_scalar.wasm ]; then
   bash scripts/build.sh
+fi
+if [[ "${1:-}" == "--train" ]]; then
+  shift
+  exec "${pin[@]}" node --no-liftoff bench/training.mjs "$@"
 fi
 node bench/bench.mjs "$@"

@@ -450,3 +450,138 @@ export interface SelfAttentionLayer {
   /** The weights and LayerNorm as a 'torch' (prefix default 'self_attn.') or 'hf-bert' state dict. */
   stateDict(options: { format: 'torch' | 'hf-bert'; prefix?: string }): Record<string, Tensor>;
 }
+
+// ---------------------------------------------------------------------------
+// Training (docs/training.md). Runs on the wasm backends; on webgpu these
+// throw an Error naming the backend to use.
+
+/** Token ids [B, L]: { data: Int32Array | number[], shape }, nested arrays, or one flat sequence. */
+export type TokensLike = { data: ArrayLike<number>; shape: [number, number] } | number[][] | number[];
+export interface IntTensor {
+  data: Int32Array;
+  shape: number[];
+}
+
+export interface SdpaBackwardResult {
+  dq: Tensor;
+  dk: Tensor;
+  dv: Tensor;
+  /** The recomputed forward output. */
+  output: Tensor;
+}
+
+export interface MhaGradients {
+  output: Tensor;
+  dQuery: Tensor;
+  dKey: Tensor;
+  dValue: Tensor;
+  /** Torch layout; biases absent when the config has none. */
+  dWeights: { wq: Tensor; bq?: Tensor; wk: Tensor; bk?: Tensor; wv: Tensor; bv?: Tensor; wo: Tensor; bo?: Tensor };
+}
+
+export interface LayerGradients {
+  output: Tensor;
+  dx: Tensor;
+  dWeights: MhaGradients['dWeights'] & { gamma: Tensor; beta: Tensor };
+}
+
+export interface MultiHeadAttention {
+  /** Gradients of Σ dOutput ⊙ forward(query, key, value) (the forward's options). */
+  backward(query: TensorLike, key: TensorLike | undefined, value: TensorLike | undefined, dOutput: TensorLike, options?: { mask?: Mask }): MhaGradients;
+}
+
+export interface SelfAttentionLayer {
+  /** Gradients of Σ dOutput ⊙ forward(x); with training: true, dropout uses dropoutSeed. */
+  backward(x: TensorLike, dOutput: TensorLike, options?: { mask?: Mask; training?: boolean; dropoutSeed?: number }): LayerGradients;
+}
+
+export interface TransformerConfig {
+  vocabSize: number;
+  maxLength: number;
+  /** E (default 64) */
+  embedDim?: number;
+  /** H, divides E (default 4) */
+  numHeads?: number;
+  /** N blocks (default 1) */
+  numLayers?: number;
+  /** F (default 4·E) */
+  ffnDim?: number;
+  causal?: boolean;
+  positional?: 'sinusoidal' | 'learned' | 'none';
+  /** On the attention and feed-forward outputs while training (default 0). */
+  dropout?: number;
+  eps?: number;
+  seed?: number;
+}
+
+export interface TrainerOptions {
+  optimizer?: 'adamw';
+  /** default 1e-3 */
+  lr?: number;
+  betas?: [number, number];
+  eps?: number;
+  /** Decoupled, on weight matrices and embeddings (default 0.01). */
+  weightDecay?: number;
+  /** Steps of linear learning-rate warmup (default 0). */
+  warmup?: number;
+  /** Global gradient-norm clip, 0 = off (default 1). */
+  clip?: number;
+}
+
+export interface StepResult {
+  loss: number;
+  /** Share of the positions with lossMask > 0 predicted right. */
+  accuracy: number;
+  /** Share of sequences with all of those positions right. */
+  sequenceAccuracy: number;
+  gradNorm: number;
+  lr: number;
+  step: number;
+}
+
+export interface Trainer {
+  readonly options: Readonly<Required<TrainerOptions>>;
+  /** The message of the step that stopped on a non-finite loss, else null. */
+  readonly stopped: string | null;
+  /** Forward, backward and AdamW in one wasm call. Throws TrainingStoppedError on a NaN loss (weights kept). */
+  step(tokens: TokensLike, targets: TokensLike, options?: { lossMask?: TensorLike | ArrayLike<number> }): StepResult;
+  evaluate(tokens: TokensLike, targets: TokensLike, options?: { lossMask?: TensorLike | ArrayLike<number> }): Pick<StepResult, 'loss' | 'accuracy' | 'sequenceAccuracy'>;
+  reset(): void;
+}
+
+export type WeightMap = Record<string, Tensor>;
+
+export interface Transformer {
+  readonly config: Readonly<Required<TransformerConfig>>;
+  readonly parameterCount: number;
+  readonly disposed: boolean;
+  /** logits [B, L, vocab] and one attention map [B, H, L, L] per layer. */
+  forward(tokens: TokensLike, options?: { attention?: boolean }): { logits: Tensor; attention: Tensor[] };
+  trainer(options?: TrainerOptions): Trainer;
+  getWeights(): WeightMap;
+  getGradients(): WeightMap;
+  setWeights(weights: Partial<WeightMap>): void;
+  setHeadEnabled(layer: number, head: number, enabled: boolean): void;
+  heldBytes(): number;
+  dispose(): void;
+}
+
+export interface TaskOptions {
+  length?: number;
+  vocab?: number;
+  batch?: number;
+  seed?: number;
+}
+export interface TaskBatch {
+  tokens: IntTensor;
+  targets: IntTensor;
+  lossMask: Tensor;
+}
+export type TaskGenerator = (options?: TaskOptions) => TaskBatch;
+
+export interface AttentionLab<M extends LabMode = 'either'> {
+  /** Gradients of Σ dOutput ⊙ scaledDotProductAttention(q, k, v, options) (wasm backends). */
+  scaledDotProductAttentionBackward(q: TensorLike, k: TensorLike, v: TensorLike, dOutput: TensorLike, options?: { mask?: Mask; scale?: number }): SdpaBackwardResult;
+  transformer(config: TransformerConfig): Transformer;
+  readonly tasks: { copy: TaskGenerator; reverse: TaskGenerator; sort: TaskGenerator; shift: TaskGenerator; induction: TaskGenerator };
+}

@@ -2,6 +2,7 @@
 // core's packed GEMM kernels (SIMD set, or the scalar set beside it when
 // kernels::UsingScalarKernels()). B is packed into the workspace on every
 // call (the weights change every step); a transposed A is copied into it.
+#include <algorithm>
 #include <cstring>
 
 #include "train/ops.h"
@@ -45,9 +46,16 @@ bool MatMul(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
     // A stored [k, m]: copy to [m, k].
     if (!ws->trans.Reserve(m * k)) return false;
     float* t = ws->trans.data();
-    for (int64_t p = 0; p < k; ++p) {
-      const float* src = a + p * lda;
-      for (int64_t i = 0; i < m; ++i) t[i * k + p] = src[i];
+    constexpr int64_t kBlock = 16;  // cache-blocked transpose
+    for (int64_t p0 = 0; p0 < k; p0 += kBlock) {
+      const int64_t p1 = std::min(k, p0 + kBlock);
+      for (int64_t i0 = 0; i0 < m; i0 += kBlock) {
+        const int64_t i1 = std::min(m, i0 + kBlock);
+        for (int64_t p = p0; p < p1; ++p) {
+          const float* src = a + p * lda;
+          for (int64_t i = i0; i < i1; ++i) t[i * k + p] = src[i];
+        }
+      }
     }
     a_rows = t;
     a_ld = k;

@@ -17,6 +17,7 @@ import { selfAttention, scaledDotProductAttention } from './sdpa.js';
 import { MultiHeadAttention } from './multi-head-attention.js';
 import { SelfAttentionLayer } from './self-attention-layer.js';
 import { IO_API } from './io/index.js';
+import { attachTraining } from './train/index.js';
 
 export { MultiHeadAttention } from './multi-head-attention.js';
 export { SelfAttentionLayer } from './self-attention-layer.js';
@@ -103,5 +104,6 @@ export function createLab(backend) {
       return backend;
     },
   };
+  attachTraining(lab, backend);
   return lab;
 }

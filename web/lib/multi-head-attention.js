@@ -6,6 +6,8 @@ import { toTensor, makeTensor, shapeString } from './tensor.js';
 import { normalizeMask } from './mask.js';
 import { buildTrace } from './trace.js';
 import { AttentionModule } from './attention-module.js';
+import { mhaBackward } from './train/backward.js';
+import { wasmModuleOf } from './train/heap.js';
 import { KVCache, checkCache } from './kv-cache.js';
 import { readConfig, forwardOptions, checkElements, checkBytes } from './validate.js';
 
@@ -116,5 +118,13 @@ export class MultiHeadAttention extends AttentionModule {
     checkBytes(where, [2 * batch * maxLength * this.embedDim],
       () => `the key and value caches [${batch}, ${maxLength}, ${this.embedDim}]`);
     return new KVCache(this._backend, this, this._backend.createKvCache(obj, batch, maxLength), batch, maxLength);
+  }
+
+  /**
+   * Gradients of Σ dOutput ⊙ forward(…) with the forward's options
+   * (docs/training.md; the wasm backends).
+   */
+  backward(query, key, value, dOutput, options) {
+    return mhaBackward(wasmModuleOf(this._backend, 'mha.backward'), this, query, key, value, dOutput, options);
   }
 }

@@ -6,6 +6,8 @@ import { toTensor, makeTensor, shapeString } from './tensor.js';
 import { normalizeMask } from './mask.js';
 import { buildTrace } from './trace.js';
 import { AttentionModule } from './attention-module.js';
+import { layerBackward } from './train/backward.js';
+import { wasmModuleOf } from './train/heap.js';
 import { readConfig, forwardOptions, checkElements, checkBytes, checkSeed } from './validate.js';
 
 // Mixes (seed, counter) into a fresh uint32 dropout seed.
@@ -112,5 +114,13 @@ export class SelfAttentionLayer extends AttentionModule {
   async forward(x, options) {
     const prep = this._prepare(x, options);
     return this._finish(prep, await this._backend.layerForward(prep.obj, prep.p));
+  }
+
+  /**
+   * Gradients of Σ dOutput ⊙ forward(…) with the forward's options
+   * (docs/training.md; the wasm backends).
+   */
+  backward(x, dOutput, options) {
+    return layerBackward(wasmModuleOf(this._backend, 'layer.backward'), this, x, dOutput, options);
   }
 }

@@ -83,6 +83,8 @@ export function createWasmBackend(Module, name) {
   return {
     name,
     async: false,
+    // The Emscripten module, for the training API (web/lib/train/).
+    wasmModule: Module,
     kernelArch: Module.kernelArch(),
 
     positionalEncoding(seqLen, dModel, base) {

@@ -1,0 +1,427 @@
+// Embind bindings of the training core (src/train/train.h). Thin like
+// bindings.cpp: named structs (value_object) in, status codes out, the last
+// failure's message through trainLastError(); pointers index wasm memory the
+// JS wrapper (web/lib/train/) allocated. The transformer is an opaque handle
+// the wrapper frees with transformerDestroy.
+#include <emscripten/bind.h>
+
+#include <cstdint>
+#include <sstream>
+#include <string>
+
+#include "train/train.h"
+
+namespace {
+
+using attnlab::Status;
+
+std::string g_train_error;
+
+int Report(const Status& s) {
+  if (s.ok()) return 0;
+  g_train_error = s.message;
+  return static_cast<int>(s.code);
+}
+
+template <class T>
+T* Ptr(uintptr_t p) {
+  return reinterpret_cast<T*>(p);
+}
+
+std::string TrainLastError() { return g_train_error; }
+
+struct MaskJs {
+  bool causal = false;
+  uintptr_t lengths = 0;  // int32 [B] or 0
+  int kind = 0;           // MaskKind
+  uintptr_t data = 0;     // float tensor or 0
+  double mb = 1, mh = 1, mq = 1, mk = 1;
+};
+
+attnlab::MaskSpec ToMask(const MaskJs& m) {
+  attnlab::MaskSpec s;
+  s.causal = m.causal;
+  s.lengths = Ptr<const int32_t>(m.lengths);
+  s.kind = static_cast<attnlab::MaskKind>(m.kind);
+  s.data = Ptr<const float>(m.data);
+  s.shape[0] = static_cast<int64_t>(m.mb);
+  s.shape[1] = static_cast<int64_t>(m.mh);
+  s.shape[2] = static_cast<int64_t>(m.mq);
+  s.shape[3] = static_cast<int64_t>(m.mk);
+  return s;
+}
+
+struct SdpaBackwardJs {
+  double batch = 1, heads = 1, lq = 0, lk = 0, d = 0, dv = 0;
+  uintptr_t q = 0, k = 0, v = 0, dOutput = 0;
+  uintptr_t dq = 0, dk = 0, dvOut = 0, output = 0;
+  bool hasScale = false;
+  double scale = 1;
+  MaskJs mask;
+};
+
+int SdpaBackward(const SdpaBackwardJs& j) {
+  attnlab::SdpaBackwardArgs a;
+  a.forward.batch = static_cast<int64_t>(j.batch);
+  a.forward.heads = static_cast<int64_t>(j.heads);
+  a.forward.lq = static_cast<int64_t>(j.lq);
+  a.forward.lk = static_cast<int64_t>(j.lk);
+  a.forward.d = static_cast<int64_t>(j.d);
+  a.forward.dv = static_cast<int64_t>(j.dv);
+  a.forward.q = Ptr<const float>(j.q);
+  a.forward.k = Ptr<const float>(j.k);
+  a.forward.v = Ptr<const float>(j.v);
+  a.forward.has_scale = j.hasScale;
+  a.forward.scale = static_cast<float>(j.scale);
+  a.forward.mask = ToMask(j.mask);
+  a.forward.output = Ptr<float>(j.output);
+  a.d_output = Ptr<const float>(j.dOutput);
+  a.dq = Ptr<float>(j.dq);
+  a.dk = Ptr<float>(j.dk);
+  a.dv = Ptr<float>(j.dvOut);
+  return Report(attnlab::ScaledDotProductAttentionBackward(a));
+}
+
+// `params` and `grads` point to 8 uint32 pointers (wq, bq, wk, bk, wv, bv,
+// wo, bo; 0 for absent biases).
+struct MhaBackwardJs {
+  double embedDim = 0, numHeads = 1, kdim = 0, vdim = 0;
+  bool bias = true;
+  double batch = 1, lq = 0, lk = 0;
+  uintptr_t query = 0, key = 0, value = 0, dOutput = 0, output = 0;
+  uintptr_t dQuery = 0, dKey = 0, dValue = 0, params = 0, grads = 0;
+  MaskJs mask;
+};
+
+void ReadPointers(uintptr_t params, uintptr_t grads, attnlab::MhaParams* p,
+                  attnlab::MhaGrads* g) {
+  const uint32_t* pp = Ptr<const uint32_t>(params);
+  const uint32_t* gp = Ptr<const uint32_t>(grads);
+  for (int i = 0; i < 8; ++i) {
+    p->w[i] = pp ? Ptr<const float>(pp[i]) : nullptr;
+    g->w[i] = gp ? Ptr<float>(gp[i]) : nullptr;
+  }
+}
+
+int MhaBackward(const MhaBackwardJs& j) {
+  attnlab::MhaBackwardArgs a;
+  a.config.embed_dim = static_cast<int64_t>(j.embedDim);
+  a.config.num_heads = static_cast<int64_t>(j.numHeads);
+  a.config.kdim = static_cast<int64_t>(j.kdim);
+  a.config.vdim = static_cast<int64_t>(j.vdim);
+  a.config.bias = j.bias;
+  ReadPointers(j.params, j.grads, &a.params, &a.grads);
+  a.batch = static_cast<int64_t>(j.batch);
+  a.lq = static_cast<int64_t>(j.lq);
+  a.lk = static_cast<int64_t>(j.lk);
+  a.query = Ptr<const float>(j.query);
+  a.key = Ptr<const float>(j.key);
+  a.value = Ptr<const float>(j.value);
+  a.mask = ToMask(j.mask);
+  a.d_output = Ptr<const float>(j.dOutput);
+  a.output = Ptr<float>(j.output);
+  a.d_query = Ptr<float>(j.dQuery);
+  a.d_key = Ptr<float>(j.dKey);
+  a.d_value = Ptr<float>(j.dValue);
+  return Report(attnlab::MultiHeadAttentionBackward(a));
+}
+
+struct LayerBackwardJs {
+  double embedDim = 0, numHeads = 1;
+  bool bias = true;
+  uintptr_t params = 0, grads = 0, gamma = 0, beta = 0, dGamma = 0, dBeta = 0;
+  double eps = 1e-5, dropout = 0;
+  bool training = false;
+  double dropoutSeed = 0, batch = 1, seqLen = 0;
+  uintptr_t x = 0, dOutput = 0, output = 0, dx = 0;
+  MaskJs mask;
+};
+
+int LayerBackward(const LayerBackwardJs& j) {
+  attnlab::LayerBackwardArgs a;
+  a.config.embed_dim = static_cast<int64_t>(j.embedDim);
+  a.config.num_heads = static_cast<int64_t>(j.numHeads);
+  a.config.bias = j.bias;
+  ReadPointers(j.params, j.grads, &a.params, &a.grads);
+  a.gamma = Ptr<const float>(j.gamma);
+  a.beta = Ptr<const float>(j.beta);
+  a.d_gamma = Ptr<float>(j.dGamma);
+  a.d_beta = Ptr<float>(j.dBeta);
+  a.eps = static_cast<float>(j.eps);
+  a.dropout = static_cast<float>(j.dropout);
+  a.training = j.training;
+  a.dropout_seed = static_cast<uint32_t>(j.dropoutSeed);
+  a.batch = static_cast<int64_t>(j.batch);
+  a.seq_len = static_cast<int64_t>(j.seqLen);
+  a.x = Ptr<const float>(j.x);
+  a.mask = ToMask(j.mask);
+  a.d_output = Ptr<const float>(j.dOutput);
+  a.output = Ptr<float>(j.output);
+  a.dx = Ptr<float>(j.dx);
+  return Report(attnlab::SelfAttentionLayerBackward(a));
+}
+
+// ---------------------------------------------------------------------------
+// Transformer
+
+struct TransformerConfigJs {
+  double vocabSize = 0, maxLength = 0, embedDim = 0, numHeads = 1;
+  double numLayers = 1, ffnDim = 0;
+  bool causal = false;
+  int positional = 1;
+  double dropout = 0, eps = 1e-5, seed = 0;
+};
+
+uintptr_t TransformerCreate(const TransformerConfigJs& j) {
+  attnlab::TransformerConfig c;
+  c.vocab_size = static_cast<int64_t>(j.vocabSize);
+  c.max_length = static_cast<int64_t>(j.maxLength);
+  c.embed_dim = static_cast<int64_t>(j.embedDim);
+  c.num_heads = static_cast<int64_t>(j.numHeads);
+  c.num_layers = static_cast<int64_t>(j.numLayers);
+  c.ffn_dim = static_cast<int64_t>(j.ffnDim);
+  c.causal = j.causal;
+  c.positional = static_cast<attnlab::Positional>(j.positional);
+  c.dropout = static_cast<float>(j.dropout);
+  c.eps = static_cast<float>(j.eps);
+  c.seed = static_cast<uint32_t>(j.seed);
+  Status s;
+  auto t = attnlab::Transformer::Create(c, &s);
+  if (!t) {
+    Report(s);
+    return 0;
+  }
+  return reinterpret_cast<uintptr_t>(t.release());
+}
+
+attnlab::Transformer* T(uintptr_t h) { return reinterpret_cast<attnlab::Transformer*>(h); }
+
+void TransformerDestroy(uintptr_t h) { delete T(h); }
+double TransformerParamCount(uintptr_t h) { return static_cast<double>(T(h)->ParamCount()); }
+double TransformerHeldBytes(uintptr_t h) { return static_cast<double>(T(h)->HeldBytes()); }
+
+// [{"name":…,"shape":[…],"offset":…,"decay":…}, …]
+std::string TransformerParamInfo(uintptr_t h) {
+  std::ostringstream os;
+  os << '[';
+  bool first = true;
+  for (const auto& p : T(h)->params()) {
+    os << (first ? "" : ",") << "{\"name\":\"" << p.name << "\",\"shape\":[";
+    for (size_t i = 0; i < p.shape.size(); ++i) os << (i ? "," : "") << p.shape[i];
+    os << "],\"offset\":" << p.offset << ",\"decay\":" << (p.decay ? "true" : "false") << '}';
+    first = false;
+  }
+  os << ']';
+  return os.str();
+}
+
+void TransformerGetParams(uintptr_t h, uintptr_t out) {
+  const auto* t = T(h);
+  std::copy(t->Params(), t->Params() + t->ParamCount(), Ptr<float>(out));
+}
+void TransformerGetGradients(uintptr_t h, uintptr_t out) {
+  const auto* t = T(h);
+  std::copy(t->Gradients(), t->Gradients() + t->ParamCount(), Ptr<float>(out));
+}
+int TransformerSetParams(uintptr_t h, uintptr_t data) {
+  return Report(T(h)->SetParams(Ptr<const float>(data)));
+}
+int TransformerSetHeadEnabled(uintptr_t h, double layer, double head, bool enabled) {
+  return Report(T(h)->SetHeadEnabled(static_cast<int64_t>(layer), static_cast<int64_t>(head), enabled));
+}
+int TransformerForward(uintptr_t h, double batch, double length, uintptr_t tokens,
+                       uintptr_t logits, uintptr_t attention) {
+  return Report(T(h)->Forward(static_cast<int64_t>(batch), static_cast<int64_t>(length),
+                              Ptr<const int32_t>(tokens), Ptr<float>(logits), Ptr<float>(attention)));
+}
+
+struct AdamWJs {
+  double lr = 1e-3, beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
+  double weightDecay = 0.01, warmup = 0, clip = 1;
+};
+
+int TransformerConfigureOptimizer(uintptr_t h, const AdamWJs& j) {
+  attnlab::AdamWConfig c;
+  c.lr = static_cast<float>(j.lr);
+  c.beta1 = static_cast<float>(j.beta1);
+  c.beta2 = static_cast<float>(j.beta2);
+  c.eps = static_cast<float>(j.eps);
+  c.weight_decay = static_cast<float>(j.weightDecay);
+  c.warmup = static_cast<int64_t>(j.warmup);
+  c.clip = static_cast<float>(j.clip);
+  return Report(T(h)->ConfigureOptimizer(c));
+}
+void TransformerResetOptimizer(uintptr_t h) { T(h)->ResetOptimizer(); }
+
+struct StepJs {
+  double batch = 1, length = 0;
+  uintptr_t tokens = 0, targets = 0, lossMask = 0;
+};
+struct StepResultJs {
+  int code = 0;
+  double loss = 0, accuracy = 0, sequenceAccuracy = 0, gradNorm = 0, lr = 0, step = 0;
+};
+
+StepResultJs ToJs(const Status& s, const attnlab::StepResult& r) {
+  StepResultJs j;
+  j.code = Report(s);
+  j.loss = r.loss;
+  j.accuracy = r.accuracy;
+  j.sequenceAccuracy = r.sequence_accuracy;
+  j.gradNorm = r.grad_norm;
+  j.lr = r.lr;
+  j.step = static_cast<double>(r.step);
+  return j;
+}
+
+StepResultJs TransformerStep(uintptr_t h, const StepJs& j) {
+  attnlab::StepResult r;
+  const Status s = T(h)->Step(static_cast<int64_t>(j.batch), static_cast<int64_t>(j.length),
+                              Ptr<const int32_t>(j.tokens), Ptr<const int32_t>(j.targets),
+                              Ptr<const float>(j.lossMask), &r);
+  return ToJs(s, r);
+}
+StepResultJs TransformerEvaluate(uintptr_t h, const StepJs& j) {
+  attnlab::StepResult r;
+  const Status s = T(h)->Evaluate(static_cast<int64_t>(j.batch), static_cast<int64_t>(j.length),
+                                  Ptr<const int32_t>(j.tokens), Ptr<const int32_t>(j.targets),
+                                  Ptr<const float>(j.lossMask), &r);
+  return ToJs(s, r);
+}
+
+int GenerateTask(int kind, double batch, double length, double vocab, double seed,
+                 uintptr_t tokens, uintptr_t targets, uintptr_t mask) {
+  return Report(attnlab::GenerateTask(static_cast<attnlab::TaskKind>(kind), static_cast<int64_t>(batch),
+                                      static_cast<int64_t>(length), static_cast<int64_t>(vocab),
+                                      static_cast<uint32_t>(seed), Ptr<int32_t>(tokens), Ptr<int32_t>(targets),
+                                      Ptr<float>(mask)));
+}
+
+}  // namespace
+
+EMSCRIPTEN_BINDINGS(attention_lab_train) {
+  using emscripten::function;
+  using emscripten::value_object;
+  value_object<MaskJs>("TrainMask")
+      .field("causal", &MaskJs::causal)
+      .field("lengths", &MaskJs::lengths)
+      .field("kind", &MaskJs::kind)
+      .field("data", &MaskJs::data)
+      .field("mb", &MaskJs::mb)
+      .field("mh", &MaskJs::mh)
+      .field("mq", &MaskJs::mq)
+      .field("mk", &MaskJs::mk);
+  value_object<SdpaBackwardJs>("SdpaBackwardArgs")
+      .field("batch", &SdpaBackwardJs::batch)
+      .field("heads", &SdpaBackwardJs::heads)
+      .field("lq", &SdpaBackwardJs::lq)
+      .field("lk", &SdpaBackwardJs::lk)
+      .field("d", &SdpaBackwardJs::d)
+      .field("dv", &SdpaBackwardJs::dv)
+      .field("q", &SdpaBackwardJs::q)
+      .field("k", &SdpaBackwardJs::k)
+      .field("v", &SdpaBackwardJs::v)
+      .field("dOutput", &SdpaBackwardJs::dOutput)
+      .field("dq", &SdpaBackwardJs::dq)
+      .field("dk", &SdpaBackwardJs::dk)
+      .field("dvOut", &SdpaBackwardJs::dvOut)
+      .field("output", &SdpaBackwardJs::output)
+      .field("hasScale", &SdpaBackwardJs::hasScale)
+      .field("scale", &SdpaBackwardJs::scale)
+      .field("mask", &SdpaBackwardJs::mask);
+  value_object<MhaBackwardJs>("MhaBackwardArgs")
+      .field("embedDim", &MhaBackwardJs::embedDim)
+      .field("numHeads", &MhaBackwardJs::numHeads)
+      .field("kdim", &MhaBackwardJs::kdim)
+      .field("vdim", &MhaBackwardJs::vdim)
+      .field("bias", &MhaBackwardJs::bias)
+      .field("batch", &MhaBackwardJs::batch)
+      .field("lq", &MhaBackwardJs::lq)
+      .field("lk", &MhaBackwardJs::lk)
+      .field("query", &MhaBackwardJs::query)
+      .field("key", &MhaBackwardJs::key)
+      .field("value", &MhaBackwardJs::value)
+      .field("dOutput", &MhaBackwardJs::dOutput)
+      .field("output", &MhaBackwardJs::output)
+      .field("dQuery", &MhaBackwardJs::dQuery)
+      .field("dKey", &MhaBackwardJs::dKey)
+      .field("dValue", &MhaBackwardJs::dValue)
+      .field("params", &MhaBackwardJs::params)
+      .field("grads", &MhaBackwardJs::grads)
+      .field("mask", &MhaBackwardJs::mask);
+  value_object<LayerBackwardJs>("LayerBackwardArgs")
+      .field("embedDim", &LayerBackwardJs::embedDim)
+      .field("numHeads", &LayerBackwardJs::numHeads)
+      .field("bias", &LayerBackwardJs::bias)
+      .field("params", &LayerBackwardJs::params)
+      .field("grads", &LayerBackwardJs::grads)
+      .field("gamma", &LayerBackwardJs::gamma)
+      .field("beta", &LayerBackwardJs::beta)
+      .field("dGamma", &LayerBackwardJs::dGamma)
+      .field("dBeta", &LayerBackwardJs::dBeta)
+      .field("eps", &LayerBackwardJs::eps)
+      .field("dropout", &LayerBackwardJs::dropout)
+      .field("training", &LayerBackwardJs::training)
+      .field("dropoutSeed", &LayerBackwardJs::dropoutSeed)
+      .field("batch", &LayerBackwardJs::batch)
+      .field("seqLen", &LayerBackwardJs::seqLen)
+      .field("x", &LayerBackwardJs::x)
+      .field("dOutput", &LayerBackwardJs::dOutput)
+      .field("output", &LayerBackwardJs::output)
+      .field("dx", &LayerBackwardJs::dx)
+      .field("mask", &LayerBackwardJs::mask);
+  value_object<TransformerConfigJs>("TransformerConfig")
+      .field("vocabSize", &TransformerConfigJs::vocabSize)
+      .field("maxLength", &TransformerConfigJs::maxLength)
+      .field("embedDim", &TransformerConfigJs::embedDim)
+      .field("numHeads", &TransformerConfigJs::numHeads)
+      .field("numLayers", &TransformerConfigJs::numLayers)
+      .field("ffnDim", &TransformerConfigJs::ffnDim)
+      .field("causal", &TransformerConfigJs::causal)
+      .field("positional", &TransformerConfigJs::positional)
+      .field("dropout", &TransformerConfigJs::dropout)
+      .field("eps", &TransformerConfigJs::eps)
+      .field("seed", &TransformerConfigJs::seed);
+  value_object<AdamWJs>("AdamWConfig")
+      .field("lr", &AdamWJs::lr)
+      .field("beta1", &AdamWJs::beta1)
+      .field("beta2", &AdamWJs::beta2)
+      .field("eps", &AdamWJs::eps)
+      .field("weightDecay", &AdamWJs::weightDecay)
+      .field("warmup", &AdamWJs::warmup)
+      .field("clip", &AdamWJs::clip);
+  value_object<StepJs>("TrainStepArgs")
+      .field("batch", &StepJs::batch)
+      .field("length", &StepJs::length)
+      .field("tokens", &StepJs::tokens)
+      .field("targets", &StepJs::targets)
+      .field("lossMask", &StepJs::lossMask);
+  value_object<StepResultJs>("TrainStepResult")
+      .field("code", &StepResultJs::code)
+      .field("loss", &StepResultJs::loss)
+      .field("accuracy", &StepResultJs::accuracy)
+      .field("sequenceAccuracy", &StepResultJs::sequenceAccuracy)
+      .field("gradNorm", &StepResultJs::gradNorm)
+      .field("lr", &StepResultJs::lr)
+      .field("step", &StepResultJs::step);
+
+  function("trainLastError", &TrainLastError);
+  function("sdpaBackward", &SdpaBackward);
+  function("mhaBackward", &MhaBackward);
+  function("layerBackward", &LayerBackward);
+  function("transformerCreate", &TransformerCreate);
+  function("transformerDestroy", &TransformerDestroy);
+  function("transformerParamCount", &TransformerParamCount);
+  function("transformerHeldBytes", &TransformerHeldBytes);
+  function("transformerParamInfo", &TransformerParamInfo);
+  function("transformerGetParams", &TransformerGetParams);
+  function("transformerGetGradients", &TransformerGetGradients);
+  function("transformerSetParams", &TransformerSetParams);
+  function("transformerSetHeadEnabled", &TransformerSetHeadEnabled);
+  function("transformerForward", &TransformerForward);
+  function("transformerConfigureOptimizer", &TransformerConfigureOptimizer);
+  function("transformerResetOptimizer", &TransformerResetOptimizer);
+  function("transformerStep", &TransformerStep);
+  function("transformerEvaluate", &TransformerEvaluate);
+  function("generateTask", &GenerateTask);
+}
