@@ -28,7 +28,7 @@ export function sdpaBackward(Module, q, k, v, dOutput, options) {
   checkKnown(where, opts, ['scale', 'mask', 'needWeights']);
   const r = tq.shape.length;
   if (r < 2) throw rangeError(where, `q must have rank >= 2 ([..., Lq, D]), got shape ${shapeString(tq.shape)}`);
-  for (const [name, t] of [['k', tk], ['v', tv], ['dOutput', tg]]) {
+  for (const { name, t } of [{ name: 'k', t: tk }, { name: 'v', t: tv }, { name: 'dOutput', t: tg }]) {
     if (t.shape.length !== r || t.shape.slice(0, r - 2).some((d, i) => d !== tq.shape[i])) {
       throw rangeError(where, `${name} must have q's rank and leading dims: got q ${shapeString(tq.shape)}, ${name} ${shapeString(t.shape)}`);
     }

@@ -16,6 +16,7 @@ const KNOWN = new Set(['length', 'vocab', 'batch', 'seed']);
  * @returns {{ copy: Function, reverse: Function, sort: Function, shift: Function, induction: Function }}
  */
 export function createTasks(getModule) {
+  /** @type {any} */
   const tasks = {};
   for (const [name, kind] of Object.entries(TASK_KINDS)) {
     tasks[name] = (options) => {

@@ -42,7 +42,7 @@ export function toLossMask(where, value, shape) {
   if (value === undefined || value === null) return null;
   let data;
   if (ArrayBuffer.isView(value) && !(value instanceof DataView) && typeof value[0] !== 'bigint') {
-    data = value instanceof Float32Array ? value : Float32Array.from(value);
+    data = value instanceof Float32Array ? value : Float32Array.from(/** @type {any} */ (value));
   } else if (value && typeof value === 'object' && !Array.isArray(value) && 'data' in value) {
     data = toTensor(where, 'lossMask', value).data;
   } else if (Array.isArray(value) && value.length > 0 && !Array.isArray(value[0])) {
