@@ -4,15 +4,15 @@
 export { readSafetensors, writeSafetensors, openSafetensors, MAX_HEADER_BYTES } from './safetensors.js';
 export { readNpy, writeNpy } from './npy.js';
 export { readNpz, writeNpz } from './npz.js';
-export { listAttentionLayers, fromStateDict, toStateDict, loadStateDict, moduleStateDict, STATE_DICT_FORMATS } from './state-dict.js';
+export { listAttentionLayers, fromStateDict, toStateDict, layerTensorNames, loadStateDict, moduleStateDict, STATE_DICT_FORMATS } from './state-dict.js';
 
 import { readSafetensors, writeSafetensors, openSafetensors } from './safetensors.js';
 import { readNpy, writeNpy } from './npy.js';
 import { readNpz, writeNpz } from './npz.js';
-import { listAttentionLayers, fromStateDict, toStateDict } from './state-dict.js';
+import { listAttentionLayers, fromStateDict, toStateDict, layerTensorNames } from './state-dict.js';
 
 /** The functions added to the lab object (see lab.js). */
 export const IO_API = Object.freeze({
   readSafetensors, writeSafetensors, openSafetensors, readNpy, writeNpy, readNpz, writeNpz,
-  listAttentionLayers, fromStateDict, toStateDict,
+  listAttentionLayers, fromStateDict, toStateDict, layerTensorNames,
 });

@@ -176,7 +176,9 @@ export function readSafetensors(bytes, options) {
 export async function openSafetensors(source, options) {
   const where = 'openSafetensors';
   const opts = checkReadOptions(where, options, ['maxHeaderBytes']);
-  const isBlob = typeof Blob === 'function' && source instanceof Blob;
+  // A Blob or File, or anything with size and slice(a, b) → Blob.
+  const isBlob = (typeof Blob === 'function' && source instanceof Blob)
+    || (source !== null && typeof source === 'object' && typeof source.size === 'number' && typeof source.slice === 'function' && !ArrayBuffer.isView(source));
   const mem = isBlob ? null : asBytes(where, source);
   const fileSize = isBlob ? source.size : mem.byteLength;
   const slice = isBlob

@@ -96,6 +96,29 @@ export function listAttentionLayers(tensors) {
   });
 }
 
+/**
+ * The names of the tensors one listed layer needs (its attention and its
+ * norm), so that a big file's other tensors are never read:
+ *   const f = await openSafetensors(file);
+ *   const layer = listAttentionLayers(f.entries)[5];
+ *   mha.loadStateDict(await f.read(layerTensorNames(f.entries, layer)), layer);
+ */
+export function layerTensorNames(tensors, layer) {
+  const where = 'layerTensorNames';
+  const map = asMap(where, tensors);
+  if (!layer || typeof layer.prefix !== 'string' || !FORMATS[layer.format]) throw typeError(where, 'layer must be an entry of listAttentionLayers() ({ prefix, format })');
+  const p = layer.prefix;
+  const parent = p.endsWith('self_attn.') ? p.slice(0, -'self_attn.'.length) : null;
+  const starts = {
+    torch: [p, ...(parent !== null ? [`${parent}norm1.`] : [])],
+    'hf-bert': [`${p}attention.`],
+    'hf-gpt2': [`${p}attn.c_`, `${p}ln_1.`],
+    'hf-llama': [`${p}self_attn.`, `${p}input_layernorm.`],
+    keras: [p],
+  }[layer.format];
+  return Object.keys(map).filter((n) => starts.some((s) => n.startsWith(s)) && (layer.format !== 'torch' || !n.slice(p.length).includes('.') || /^out_proj\./.test(n.slice(p.length)) || !n.startsWith(p)));
+}
+
 function checkFormat(where, format) {
   if (typeof format !== 'string') throw typeError(where, `format must be one of ${STATE_DICT_FORMATS.map((f) => `'${f}'`).join(', ')}, got ${typeof format}`);
   if (!FORMATS[format]) throw rangeError(where, `unknown format ${JSON.stringify(format)}; known: ${STATE_DICT_FORMATS.map((f) => `'${f}'`).join(', ')}`);

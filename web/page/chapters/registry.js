@@ -16,6 +16,7 @@ import ch6 from './ch6-positional-encoding.js';
 import ch7 from './ch7-layer.js';
 import ch8 from './ch8-shape-flow.js';
 import ch9 from './ch9-faq.js';
+import yourModel from './your-model.js';
 
 export const CHAPTERS = [
   { id: 'ch1', module: ch1, title: { en: 'Self-attention without projections', zh: '无投影的自注意力' } },
@@ -27,6 +28,7 @@ export const CHAPTERS = [
   { id: 'ch7', module: ch7, title: { en: 'The full self-attention layer', zh: '完整的自注意力层' } },
   { id: 'ch8', module: ch8, title: { en: 'Dimensions in one take', zh: '维度变化一镜到底' } },
   { id: 'ch9', module: ch9, title: { en: 'FAQ', zh: '常见问题' } },
+  { id: 'your-model', module: yourModel, title: { en: 'Your model', zh: '你的模型' } },
 ];
 
 /** The catalogue key of a chapter's title. */

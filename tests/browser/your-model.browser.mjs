@@ -1,0 +1,80 @@
+// The page's "Your model" section: a weight file chosen on the page is read
+// locally (no request carries it), its attention layers are listed from the
+// header, a listed layer runs on the page's sentence and its weights are
+// drawn; attention arrays from Python are drawn as they are.
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { REPO_ROOT } from './harness.mjs';
+
+const PAGE = '/web/page/index.html';
+const W = (name) => path.join(REPO_ROOT, 'tests', 'golden', 'weights', name);
+
+async function open(h) {
+  const page = await h.newPage({ viewport: { width: 1200, height: 900 } });
+  const requests = [];
+  page.on('request', (r) => requests.push(`${r.method()} ${new URL(r.url()).pathname}`));
+  await page.goto(h.url(`${PAGE}#your-model`));
+  await page.waitForFunction(() => document.documentElement.dataset.ready === 'true', null, { timeout: 30000 });
+  await page.locator('#your-model').scrollIntoViewIfNeeded();
+  await page.waitForFunction(() => document.getElementById('your-model').dataset.state === 'ok', null, { timeout: 30000 });
+  return { page, requests };
+}
+
+export default function (t) {
+  t.test('a GPT-2 checkpoint is listed from its header, a layer runs on the sentence, nothing is uploaded', async (h) => {
+    const { page, requests } = await open(h);
+    try {
+      const before = requests.length;
+      await page.setInputFiles('#ym-file', W('hf_gpt2.safetensors'));
+      await page.waitForFunction(() => document.getElementById('your-model').dataset.layers === '2');
+      const listed = await page.evaluate(() => ({
+        prefixes: [...document.querySelectorAll('#your-model .ym-table tbody tr')].map((tr) => tr.dataset.prefix),
+        notes: document.querySelector('#your-model .ym-table tbody tr td:nth-child(5)').textContent,
+        info: document.querySelector('#your-model .ym-info').textContent,
+      }));
+      assert.deepEqual(listed.prefixes, ['h.0.', 'h.1.']);
+      assert.match(listed.notes, /decoder: causal mask; pre-norm: LayerNorm\(x\)/);
+      assert.match(listed.info, /^hf_gpt2\.safetensors \(0\.005 MB\): 20 tensors, 2 attention layers, listed in \d+ ms/);
+      await page.fill('#your-model tr[data-prefix="h.1."] .ym-heads', '2');
+      await page.click('#your-model tr[data-prefix="h.1."] .ym-run');
+      await page.waitForFunction(() => document.getElementById('your-model').dataset.ran === 'h.1.');
+      await page.evaluate(() => document.getElementById('ym-view').updateComplete);
+      const ran = await page.evaluate(() => {
+        const v = document.getElementById('ym-view');
+        return { shape: [v.data.layers, v.data.heads, v.data.lq, v.data.lk], lines: v.shadowRoot.querySelectorAll('.al-hv line').length, tokens: v.tokens, text: document.querySelector('#your-model .ym-ran').textContent, upper: (() => { const d = v.data; let bad = 0; for (let hh = 0; hh < d.heads; hh++) for (let i = 0; i < d.lq; i++) for (let j = i + 1; j < d.lk; j++) if (d.data[(hh * d.lq + i) * d.lk + j] !== 0) bad++; return bad; })() };
+      });
+      assert.equal(ran.shape[0], 1);
+      assert.equal(ran.shape[1], 2);
+      assert.equal(ran.shape[2], ran.tokens.length);
+      assert.ok(ran.lines > 0);
+      assert.equal(ran.upper, 0, 'GPT-2 runs with the causal mask');
+      assert.match(ran.text, /^Layer h\.1\. \(hf-gpt2, E 8, H 2\) on the sentence’s \d+ tokens/);
+      // Nothing but GETs of the page's own files, and no request after the file was chosen.
+      assert.deepEqual(requests.slice(before), []);
+      assert.ok(requests.every((r) => r.startsWith('GET ')));
+      assert.deepEqual(page.problems(), []);
+    } finally {
+      await page.closeAll();
+    }
+  });
+
+  t.test('attention arrays from Python are drawn; a refused layer and a bad file say why', async (h) => {
+    const { page } = await open(h);
+    try {
+      await page.setInputFiles('#ym-file', W('attentions_2x3x6.npy'));
+      await page.waitForFunction(() => document.getElementById('your-model').dataset.arrays === '2x3x6x6');
+      assert.equal(await page.evaluate(async () => { const v = document.getElementById('ym-view'); await v.updateComplete; return v.shadowRoot.querySelectorAll('.al-mv-thumb').length; }), 6);
+      await page.setInputFiles('#ym-file', W('torch_mha_bias_kv.safetensors'));
+      await page.waitForFunction(() => document.getElementById('your-model').dataset.layers === '1');
+      const refused = await page.evaluate(() => ({ note: document.querySelector('#your-model .ym-table tbody td:nth-child(5)').textContent, disabled: document.querySelector('#your-model .ym-run').disabled }));
+      assert.match(refused.note, /bias_k\/bias_v/);
+      assert.equal(refused.disabled, true);
+      await page.setInputFiles('#ym-file', { name: 'broken.safetensors', mimeType: 'application/octet-stream', buffer: Buffer.from([0, 0, 0, 0, 0, 1, 0, 0, 0]) });
+      await page.waitForFunction(() => !document.querySelector('#your-model .ym-error').hidden);
+      assert.match(await page.textContent('#your-model .ym-error'), /^RangeError: openSafetensors: header length 1099511627776 bytes \(about 2\^40\.0\) exceeds the limit/);
+      assert.deepEqual(page.problems(), []);
+    } finally {
+      await page.closeAll();
+    }
+  });
+}
