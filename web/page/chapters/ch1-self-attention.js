@@ -33,6 +33,7 @@ export default {
 
     body.append(
       ctx.text('p', 'ch1.p1'),
+      ctx.text('p', 'ch1.why', { class: 'why' }),
       formula(f.v('Y'), f.op('='), f.fn('softmax'), '(', f.frac([f.v('X'), ' ', f.v('X'), f.sup('T')], ['√', f.v('d')]), ')', ' ', f.v('X')),
       ctx.text('p', 'ch1.p2'),
       h('div', { class: 'inline-ctls' }, h('label', { class: 'inline-ctl', for: 'ch1-d' }, ctx.text('span', 'ch1.d'), dInput), dMsg),

@@ -2,7 +2,8 @@
 // self-focus and entropy per head; parameter counts against H; and what
 // permute / contiguous() do to the memory order of a small tensor.
 import { h, fmt } from '../../components/lib/dom.js';
-import { rowEntropy } from '../../components/lib/tensor-math.js';
+import { rowEntropy, maxAbsDiff } from '../../components/lib/tensor-math.js';
+import { tokenize, embedBatch } from '../../components/lib/tokens.js';
 import { HEAD_COLOURS } from '../../components/lib/shape-flow.js';
 import { deriveInputs, maskSpec, ObjectCache, scoreFactor } from '../lib/model.js';
 
@@ -48,6 +49,41 @@ function memoryDemo(t, L, E, H) {
       : h('p', { class: 'check-line small ch9-view-ok' }, t('ch9.d3.ok')));
 }
 
+/** Q4: tutorial 3's forward(v, k, q) order, run with the library on sentences 1 and 2. */
+async function orderDemo(c, state, item, box) {
+  const t = c.t;
+  const lab = c.lab();
+  const E = state.E;
+  const sent = async (text, n) => {
+    let tk = tokenize(text);
+    if (!tk.length) tk = ['∅'];
+    tk = tk.slice(0, n ?? 64);
+    const pe = state.pe ? (await lab.positionalEncoding(tk.length, E)).data : null;
+    return { data: embedBatch([tk], tk.length, E, state.seed, pe), shape: [1, tk.length, E] };
+  };
+  const s1 = await sent(state.text);
+  const s2 = await sent(state.text2);
+  const fwd = (q, k, v) => item.obj.forward(q, k, v, { needWeights: false });
+  const lines = [];
+  const right = await fwd(s2, s1, s1);
+  lines.push(h('p', { class: 'small', dataset: { out: JSON.stringify(right.output.shape) } }, t('ch9.d4.right', { q: JSON.stringify(s2.shape), k: JSON.stringify(s1.shape), out: JSON.stringify(right.output.shape) })));
+  try {
+    const r = await fwd(s1, s1, s2);
+    lines.push(h('p', { class: 'small' }, t('ch9.d4.equal', { L: s1.shape[1], out: JSON.stringify(r.output.shape), diff: '—' })));
+  } catch (e) {
+    lines.push(h('p', { class: 'al-error small ch9-order-err' }, t('ch9.d4.error', { msg: e.message })));
+  }
+  // Equal lengths: the swap goes through, and is wrong.
+  const n = Math.min(s1.shape[1], s2.shape[1]);
+  const a = await sent(state.text, n);
+  const b = await sent(state.text2, n);
+  const good = await fwd(b, a, a);
+  const bad = await fwd(a, a, b);
+  const diff = maxAbsDiff(good.output.data, bad.output.data);
+  lines.push(h('p', { class: 'small ch9-order-equal', dataset: { diff: String(diff) } }, t('ch9.d4.equal', { L: n, out: JSON.stringify(bad.output.shape), diff: fmt(diff, 3) })));
+  box.replaceChildren(...lines);
+}
+
 export default {
   deps: ['text', 'text2', 'B', 'L', 'E', 'H', 'seed', 'mask', 'T', 'scale', 'pe', 'b'],
   mount(ctx, body) {
@@ -65,10 +101,12 @@ export default {
       d3.replaceChildren(memoryDemo(ctx.t, 3, 4, Hm));
     };
     hSel.addEventListener('change', drawMem);
+    const d4 = h('div', { class: 'ch9-order', id: 'ch9-order' });
     body.append(
       h('div', { class: 'faq' }, ctx.text('h3', 'ch9.q1'), ctx.text('p', 'ch9.a1'), d1p, d1, d1note),
       h('div', { class: 'faq' }, ctx.text('h3', 'ch9.q2'), ctx.text('p', 'ch9.a2'), d2p, d2),
       h('div', { class: 'faq' }, ctx.text('h3', 'ch9.q3'), ctx.text('p', 'ch9.a3'), h('div', { class: 'inline-ctls' }, hSel), d3p, d3),
+      h('div', { class: 'faq' }, ctx.text('h3', 'ch9.q4'), ctx.text('p', 'ch9.a4'), d4),
     );
 
     return {
@@ -151,6 +189,7 @@ export default {
         ctx.texts.bind(d1p, 'ch9.d1', { H });
         ctx.texts.bind(d1note, 'ch9.d1.note', { H, s1: fmt(s1.self, 3), sH: fmt(sH.self, 3), st: fmt(sTied.self, 3), u: fmt(1 / L, 3) });
         Object.assign(d1note.dataset, { s1: String(s1.self), sH: String(sH.self), st: String(sTied.self), bare: String(sBare.self) });
+        await orderDemo(c, state, item, d4);
         const maxEnt = Math.log(L) || 1;
         d1.replaceChildren(h('table', { class: 'data faq-heads' },
           h('thead', null, h('tr', null, h('th', { scope: 'col' }, t('ch9.d1.th.who')), h('th', { scope: 'col' }, t('ch9.d1.th.self')), h('th', { scope: 'col' }, `${t('ch9.d1.th.ent')} (≤ ${fmt(maxEnt, 3)})`))),

@@ -76,6 +76,7 @@ export const PAGE_MESSAGES = {
     'err.chapter': 'This chapter could not be computed with these settings:',
 
     'ch1.p1': 'Self-attention lets every token of a sequence look at every other token and build its new representation as a weighted mix of them. Start with the barest form, with no learned matrices at all. Each token is one row of `X` [L, d]. The scores are the dot products `X·Xᵀ`, scaled by `1/√d`; a softmax over each row turns them into weights, and the output mixes the rows of `X` with those weights.',
+    'ch1.why': 'Why self-attention rather than an RNN or a CNN? An RNN reads a sequence one step after another: it cannot compute position 100 before the 99 before it, and what the first token said must survive every step in between, where gradients fade. A CNN sees only the window of its kernel, so relating two distant tokens takes a stack of layers. Self-attention compares all positions in one matrix product, in parallel, and any two positions are one step apart, whatever their distance. The price is the L × L score matrix: time and memory grow with the square of the length.',
     'ch1.p2': 'Edit the sentence: words are split on spaces, and Chinese, Japanese or Korean text one character per token. Each token gets a seeded pseudo-random embedding: the same word always gets the same vector, and the seed changes them all.',
     'ch1.d': 'Width d in this chapter (the tutorial uses a [4, 8] input)',
     'ch1.tokens': 'Tokens of sentence 1',
@@ -232,6 +233,11 @@ export const PAGE_MESSAGES = {
     'ch9.d3.err': 'view(H·L·D) straight after permute: “{msg}”',
     'ch9.d3.errMsg': 'view size is not compatible with input tensor’s size and stride — call .contiguous() first',
     'ch9.d3.ok': 'With H = 1 the permute only moves an axis of size 1. PyTorch ignores the stride of a size-1 axis, so the permuted tensor is still contiguous and view(H·L·D) works without .contiguous().',
+    'ch9.q4': 'Tutorial 3 writes forward(v, k, q): does the order matter?',
+    'ch9.a4': 'Its forward takes (v, k, q), the reverse of PyTorch’s nn.MultiheadAttention(query, key, value), of tutorial 2 and of this library’s `mha.forward(query, key, value)`. In self-attention all three are x, so nothing shows. In cross-attention, passing (query, key, value) to a forward(v, k, q) swaps the queries and the values: the output takes the length of the wrong sequence, or, when the lengths are equal, nothing fails at all and the result is silently wrong. Pass the tensors by name, and check the output’s length.',
+    'ch9.d4.right': 'Right order, mha.forward(query = sentence 2 {q}, key = value = sentence 1 {k}): output {out}, one row per query token.',
+    'ch9.d4.error': 'Tutorial 3’s order read as (query, key, value), forward(sentence 1, sentence 1, sentence 2): the library refuses it: “{msg}”.',
+    'ch9.d4.equal': 'With two sentences of the same length ({L} tokens each), the swapped call runs without any error and returns output {out}, which differs from the right one by up to {diff}: silently wrong.',
 
     'prov.hint': 'Hover a score to see the q_i row and k_j column it comes from and the terms of their dot product; hover a weight to see the softmax of its row.',
     'prov.score': 'score[{i}{q}, {j}{k}] = {s} × q_i · k_j, a sum of {D} products:',
@@ -338,6 +344,7 @@ export const PAGE_MESSAGES = {
     'err.chapter': '在这些设置下，本章无法计算：',
 
     'ch1.p1': '自注意力让序列中的每个词元都能看到所有其他词元，并把它们加权混合成自己的新表示。先从最简单的形式开始：完全没有可学习的矩阵。每个词元是 `X` [L, d] 的一行。分数是点积 `X·Xᵀ`，再乘以 `1/√d`；对每一行做 softmax 得到权重，输出就是用这些权重对 `X` 的各行加权求和。',
+    'ch1.why': '为什么用自注意力，而不是 RNN 或 CNN？RNN 一步接一步地读序列：算第 100 个位置之前必须先算完前 99 个，第一个词元的信息要经过中间的每一步才能传到后面，梯度也随之消失。CNN 只能看到卷积核窗口内的内容，要关联两个相距很远的词元需要堆叠很多层。自注意力用一次矩阵乘法并行地比较所有位置，任意两个位置之间都只隔一步，无论相距多远。代价是 L × L 的分数矩阵：时间和内存随长度的平方增长。',
     'ch1.p2': '编辑句子：英文按空格切分为词，中文、日文、韩文每个字符一个词元。每个词元都有一个由种子决定的伪随机嵌入：同一个词总是得到同一个向量，改变种子会改变所有向量。',
     'ch1.d': '本章的维度 d（教程使用 [4, 8] 的输入）',
     'ch1.tokens': '句子 1 的词元',
@@ -494,6 +501,11 @@ export const PAGE_MESSAGES = {
     'ch9.d3.err': 'permute 之后直接 view(H·L·D)：“{msg}”',
     'ch9.d3.errMsg': 'view size is not compatible with input tensor’s size and stride —— 请先调用 .contiguous()',
     'ch9.d3.ok': 'H = 1 时，permute 只是移动了一个长度为 1 的轴。PyTorch 会忽略长度为 1 的轴的步长，所以 permute 之后的张量仍然是连续的，不调用 .contiguous() 也能 view(H·L·D)。',
+    'ch9.q4': '教程 3 写的是 forward(v, k, q)：参数顺序有关系吗？',
+    'ch9.a4': '它的 forward 接受 (v, k, q)，与 PyTorch 的 nn.MultiheadAttention(query, key, value)、教程 2 以及本库的 `mha.forward(query, key, value)` 顺序相反。在自注意力中三者都是 x，看不出问题。在交叉注意力中，把 (query, key, value) 传给 forward(v, k, q) 会把查询和值对调：输出的长度变成另一个序列的长度；如果两个长度相等，则什么错误都不会报，结果却悄悄地错了。按名字传递张量，并检查输出的长度。',
+    'ch9.d4.right': '正确顺序 mha.forward(query = 句子 2 {q}，key = value = 句子 1 {k})：输出 {out}，每个查询词元一行。',
+    'ch9.d4.error': '按教程 3 的顺序当作 (query, key, value) 传入，forward(句子 1, 句子 1, 句子 2)：库拒绝了这次调用：“{msg}”。',
+    'ch9.d4.equal': '两个句子长度相同（各 {L} 个词元）时，对调后的调用不会报任何错误，返回输出 {out}，与正确结果最多相差 {diff}：悄悄地错了。',
 
     'prov.hint': '悬停在某个分数上，可以看到它来自哪一行 q_i 和哪一列 k_j，以及它们点积的各项；悬停在某个权重上，可以看到它所在行的 softmax。',
     'prov.score': '分数[{i}{q}, {j}{k}] = {s} × q_i · k_j，是 {D} 个乘积之和：',
