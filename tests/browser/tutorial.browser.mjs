@@ -110,6 +110,14 @@ export default function (t) {
       assert.equal(await page.locator('#ch9 .ch9-view-err').count(), 0);
       assert.match(await page.textContent('#ch9 .ch9-view-ok'), /still contiguous/);
 
+      // ch9: tutorial 3's forward(v, k, q) order: refused at unequal lengths, silently wrong at equal ones.
+      assert.match(await page.textContent('#ch9-order .ch9-order-err'), /key and value must have the same length/);
+      assert.ok(Number(await page.getAttribute('#ch9-order .ch9-order-equal', 'data-diff')) > 0.1);
+      // ch6: a whole number of device pixels per PE column (no beat pattern).
+      const pe = await mapInfo(page, '#ch6', 0);
+      assert.equal(pe.cols, 512);
+      assert.ok(Number(pe.ds.cellW) >= 1 && Number.isInteger(Number(pe.ds.cellW)), `PE cell width ${pe.ds.cellW} device px`);
+
       // ch3: under the causal mask row i's entropy is bounded by ln(i + 1), not ln Lk.
       await setState(page, { mask: 'causal' });
       const maxima = await page.evaluate(() => [...document.querySelectorAll('#ch3 .entropy [data-max]')].map((e) => Number(e.dataset.max)));
