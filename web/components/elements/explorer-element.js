@@ -101,8 +101,12 @@ export class AttentionLabExplorer extends AttentionLabElement {
     // The library checks E % H and says so; the message is shown inline.
     const mha = lab.multiHeadAttention({ embedDim: E, numHeads: H, seed });
     let r;
+    let avgR = null;
     try {
-      r = await mha.forward({ data: x, shape: [1, L, E] }, undefined, undefined, { mask: maskKind === 'causal' ? { kind: 'causal' } : undefined, trace: true });
+      const opts = { mask: maskKind === 'causal' ? { kind: 'causal' } : undefined };
+      r = await mha.forward({ data: x, shape: [1, L, E] }, undefined, undefined, { ...opts, trace: true });
+      // The head average, as the library computes it.
+      if (H > 1) avgR = await mha.forward({ data: x, shape: [1, L, E] }, undefined, undefined, { ...opts, averageWeights: true });
     } finally {
       mha.dispose();
     }
@@ -122,14 +126,13 @@ export class AttentionLabExplorer extends AttentionLabElement {
     const LL = L * L;
     let hi = 0;
     for (const v of w) if (v > hi) hi = v;
-    const avg = new Float32Array(LL);
     for (let hh = 0; hh < H; hh++) {
-      for (let k = 0; k < LL; k++) avg[k] += w[hh * LL + k] / H;
       this._maps[hh].opts.maxSize = size;
       this._maps[hh].setData({ data: w, offset: hh * LL, rows: L, cols: L, rowLabels: toks, colLabels: toks, domain: [0, hi || 1], title: t('hm.head', { h: hh }), tensor: r.weights });
     }
     if (H > 1) {
       this._maps[H].opts.maxSize = size;
+      const avg = avgR.weights.data;
       this._maps[H].setData({ data: avg, rows: L, cols: L, rowLabels: toks, colLabels: toks, title: t('hm.average', { n: H }), tensor: { data: avg, shape: [L, L] } });
     }
     this._flow.setTrace(r.trace);

@@ -72,6 +72,7 @@ export default {
       if (!avgMap) {
         avgMap = ctx.heatmap({ maxSize: 300, cellMax: 40, name: 'head_average' });
         avgMap.el.classList.add('avg-map');
+        prov.weights({ map: avgMap, source: () => provData?.avg && { weights: provData.avg, Lk: provData.L, rowLabels: provData.labels, colLabels: provData.labels } });
         avgBox.append(avgMap.el);
       }
       unlink();
@@ -137,16 +138,18 @@ export default {
       for (let k = b * H * LL; k < (b + 1) * H * LL; k++) if (w[k] > hi) hi = w[k];
       const domain = [0, hi > 0 ? hi : 1];
       const labels = tokens[b];
-      const avg = new Float32Array(LL);
       for (let hh = 0; hh < H; hh++) {
         const off = (b * H + hh) * LL;
-        for (let k = 0; k < LL; k++) avg[k] += w[off + k] / H;
         maps[hh].setData({
           data: w, offset: off, rows: L, cols: L, rowLabels: labels, colLabels: labels, domain,
           title: t('ch4.head', { h: hh }), tensor: r.weights, dimNames: ['b', 'h', 'query', 'key'],
         });
       }
       provData = { L, b, H, w, scores: null, labels };
+      // The head average, as the library computes it (averageWeights).
+      const ra = await item.obj.forward({ data: x, shape: [B, L, E] }, undefined, undefined, { mask, averageWeights: true });
+      const avg = ra.weights.data.slice(b * LL, (b + 1) * LL);
+      provData.avg = avg;
       avgMap.setData({ data: avg, rows: L, cols: L, rowLabels: labels, colLabels: labels, title: t('ch4.avg', { n: H }), tensor: { data: avg, shape: [L, L] } });
 
       code.firstChild.textContent = [
