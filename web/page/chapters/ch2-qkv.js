@@ -105,7 +105,7 @@ export default {
       async update(c, state) {
         const t = c.t;
         const inp = await deriveInputs(c.lab(), state, c.cache);
-        const p = projections(inp, state, c.cache);
+        const p = await projections(c.lab(), c.objects, inp, state, c.cache);
         const { L, E, tokens } = inp;
         const { dk, dv } = p;
         if (document.activeElement !== dvInput) dvInput.value = String(dv);

@@ -107,7 +107,7 @@ export default {
         tOut.textContent = state.T.toFixed(2);
         const lab = c.lab();
         const inp = await deriveInputs(lab, state, c.cache);
-        const p = projections(inp, state, c.cache);
+        const p = await projections(c.lab(), c.objects, inp, state, c.cache);
         const { L, tokens, lengths } = inp;
         const { dk, dv } = p;
         const q = p.q.subarray(0, L * dk);

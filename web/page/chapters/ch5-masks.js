@@ -3,9 +3,9 @@
 // conventions; cross-attention with Lq ≠ Lk (tutorial 2's masking section).
 import { h, fmt } from '../../components/lib/dom.js';
 import { tokenize, embedBatch } from '../../components/lib/tokens.js';
-import { matmul, matmulT, maxAbsDiff } from '../../components/lib/tensor-math.js';
+import { matmulT, maxAbsDiff } from '../../components/lib/tensor-math.js';
 import { maskPredicate } from '../../components/lib/pipeline.js';
-import { deriveInputs, projections, maskSpec } from '../lib/model.js';
+import { deriveInputs, projections, maskSpec, libraryProjection } from '../lib/model.js';
 import { codeBlock, tokenChips } from '../lib/ui.js';
 import { Provenance } from '../lib/provenance.js';
 
@@ -81,7 +81,7 @@ export default {
         const t = c.t;
         const lab = c.lab();
         const inp = await deriveInputs(lab, state, c.cache);
-        const p = projections(inp, state, c.cache);
+        const p = await projections(c.lab(), c.objects, inp, state, c.cache);
         const { B, L, tokens, lengths } = inp;
         const { dk, dv } = p;
         const b = Math.min(state.b5, B - 1);
@@ -161,9 +161,10 @@ export default {
         const peK = state.pe ? (await lab.positionalEncoding(Lk, E)).data : null;
         const xq = embedBatch([qt], Lq, E, state.seed, peQ);
         const xk = embedBatch([kt], Lk, E, state.seed, peK);
-        const cq = matmul(xq, p.wq, Lq, E, dk);
-        const ck = matmul(xk, p.wk, Lk, E, dk);
-        const cv = matmul(xk, p.wv, Lk, E, dv);
+        const proj = (x, n, w, d, tag) => libraryProjection(lab, c.objects, { x, B: 1, n, E, w, d, tag, seed: state.seed });
+        const cq = await proj(xq, Lq, p.wq, dk, 'cq');
+        const ck = await proj(xk, Lk, p.wk, dk, 'ck');
+        const cv = await proj(xk, Lk, p.wv, dv, 'cv');
         const causal = state.mask5 === 'causal' || state.mask5 === 'both';
         const rc = await lab.scaledDotProductAttention({ data: cq, shape: [Lq, dk] }, { data: ck, shape: [Lk, dk] }, { data: cv, shape: [Lk, dv] }, { scale: s, mask: causal ? { kind: 'causal' } : undefined });
         crossP.textContent = t('ch5.crossP', { lq: Lq, lk: Lk });

@@ -2,7 +2,7 @@
 // seeded embeddings plus positional encoding, the mask spec, and the library
 // objects (MHA, layer) cached per backend and configuration.
 import { tokenize, embedBatch, PAD, xavier, mixSeed } from '../../components/lib/tokens.js';
-import { maxAbsDiff, matmul } from '../../components/lib/tensor-math.js';
+import { maxAbsDiff } from '../../components/lib/tensor-math.js';
 
 const EXTRA_SENTENCES = ['the mask hides the padding', 'short one'];
 
@@ -147,22 +147,57 @@ export async function compareBackends(objects, labs, main, { E, H, seed, c, x, B
 }
 
 /**
+ * X·W for X [B, n, E] and W [E, d] (row-major, "keras" layout), computed by
+ * the library: an MHA with embedDim d, one head, key and value width E, no
+ * bias, W_V = W and W_O = I, whose query i may see only key i (a diagonal
+ * keep mask). Each row's softmax then puts weight exactly 1 on v_i = x_i·W,
+ * and W_O = I passes it through, so the output is X·W from the library's
+ * own linear kernels. The page multiplies nothing.
+ * @returns {Promise<Float32Array>} [B, n, d]
+ */
+export async function libraryProjection(lab, objects, { x, B, n, E, w, d, tag, seed }) {
+  const it = objects._get(`proj-${tag}`, lab, { E, d, seed }, () => {
+    const m = lab.multiHeadAttention({ embedDim: d, numHeads: 1, kdim: E, vdim: E, bias: false, seed });
+    const eye = new Float32Array(d * d);
+    for (let k = 0; k < d; k++) eye[k * d + k] = 1;
+    m.setWeights({ wv: { data: w, shape: [E, d] }, wo: { data: eye, shape: [d, d] } }, { layout: 'keras' });
+    return m;
+  });
+  if (it.w !== w) {
+    if (it.w) it.obj.setWeights({ wv: { data: w, shape: [E, d] } }, { layout: 'keras' });
+    it.w = w;
+  }
+  const keep = new Float32Array(n * n);
+  for (let i = 0; i < n; i++) keep[i * n + i] = 1;
+  const r = await it.obj.forward({ data: new Float32Array(B * n * d), shape: [B, n, d] }, { data: x, shape: [B, n, E] }, { data: x, shape: [B, n, E] },
+    { mask: { kind: 'keep', data: keep, shape: [n, n] }, needWeights: false });
+  return r.output.data;
+}
+
+/** The seeded chapter 2 matrices W_Q [E, d_k], W_K [E, d_k], W_V [E, d_v] (Xavier-uniform). */
+let lastWeights = null;
+export function projectionWeights(E, dk, dv, seed) {
+  const key = `${E},${dk},${dv},${seed}`;
+  if (lastWeights?.key !== key) lastWeights = { key, value: { wq: xavier(E, dk, mixSeed(seed, 101)), wk: xavier(E, dk, mixSeed(seed, 102)), wv: xavier(E, dv, mixSeed(seed, 103)) } };
+  return lastWeights.value;
+}
+
+/**
  * The chapter 2 projections W_Q [E, d_k], W_K [E, d_k], W_V [E, d_v] (seeded
  * Xavier-uniform, as the tutorial's torch.randn-initialised matrices but
- * scaled) and Q, K, V = X·W for the whole batch → { wq, wk, wv, q, k, v }
- * with q, k [B, L, d_k], v [B, L, d_v].
+ * scaled) and Q, K, V = X·W for the whole batch, computed by the library →
+ * { wq, wk, wv, q, k, v } with q, k [B, L, d_k], v [B, L, d_v].
  */
-export function projections(inp, state, cache) {
+export async function projections(lab, objects, inp, state, cache) {
   const { B, L, E, x } = inp;
   const { dk, dv, seed } = state;
-  const key = JSON.stringify([cache.inputs?.key, dk, dv, seed]);
+  const key = JSON.stringify([cache.inputs?.key, dk, dv, seed, lab.backend]);
   if (cache.proj?.key === key) return cache.proj.value;
-  const wq = xavier(E, dk, mixSeed(seed, 101));
-  const wk = xavier(E, dk, mixSeed(seed, 102));
-  const wv = xavier(E, dv, mixSeed(seed, 103));
-  const q = matmul(x, wq, B * L, E, dk);
-  const k = matmul(x, wk, B * L, E, dk);
-  const v = matmul(x, wv, B * L, E, dv);
+  const { wq, wk, wv } = projectionWeights(E, dk, dv, seed);
+  const p = (w, d, tag) => libraryProjection(lab, objects, { x, B, n: L, E, w, d, tag, seed });
+  const q = await p(wq, dk, 'q');
+  const k = await p(wk, dk, 'k');
+  const v = await p(wv, dv, 'v');
   const value = { wq, wk, wv, q, k, v, dk, dv };
   cache.proj = { key, value };
   return value;
