@@ -19,9 +19,10 @@ import { AttentionLabExplorer } from './elements/explorer-element.js';
 import { AttentionLabHeatmap } from './elements/heatmap-element.js';
 import { AttentionLabShapeFlow } from './elements/shape-flow-element.js';
 import { AttentionLabPositionalEncoding } from './elements/pe-element.js';
+import { AttentionLabTrainer } from './elements/trainer-element.js';
 import { AttentionLabModelView } from './elements/model-view-element.js';
 
-export { AttentionLabExplorer, AttentionLabHeatmap, AttentionLabShapeFlow, AttentionLabPositionalEncoding, AttentionLabModelView };
+export { AttentionLabExplorer, AttentionLabHeatmap, AttentionLabShapeFlow, AttentionLabPositionalEncoding, AttentionLabModelView, AttentionLabTrainer };
 export { getLab } from './lib/lab-instance.js';
 export { Heatmap, linkHeatmaps } from './lib/heatmap.js';
 export { ShapeFlow } from './lib/shape-flow.js';
@@ -35,6 +36,7 @@ export const ELEMENTS = Object.freeze({
   'attention-lab-heatmap': AttentionLabHeatmap,
   'attention-lab-shape-flow': AttentionLabShapeFlow,
   'attention-lab-positional-encoding': AttentionLabPositionalEncoding,
+  'attention-lab-trainer': AttentionLabTrainer,
   'attention-lab-model-view': AttentionLabModelView,
 });
 

@@ -5,12 +5,14 @@
 //   { type: 'ablate', layer, head, enabled }   → { type: 'ablation', accuracy }
 //   { type: 'getWeights' }                     → { type: 'weights', weights }
 //   { type: 'setWeights', weights }            → a report
-// Messages out: { type: 'report', report } every time slice (about 50 ms of
+// Messages out: { type: 'report', report } every time slice (about 100 ms of
 // training), { type: 'error', message }.
+// (SLICE_MS: long enough that the page draws few reports, short enough that
+// the curves move smoothly.)
 import { init } from '../../index.js';
 import { TrainingSession } from './session.js';
 
-const SLICE_MS = 50;
+const SLICE_MS = 100;
 let lab = null;
 let session = null;
 let playing = false;
@@ -72,6 +74,7 @@ self.onmessage = async (ev) => {
         break;
       case 'setWeights':
         session.model.setWeights(m.weights);
+        session.lastHeldOut = session.evaluate().sequenceAccuracy;
         report();
         break;
       default:
