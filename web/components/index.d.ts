@@ -137,6 +137,38 @@ export declare class AttentionLabModelView extends AttentionLabElement {
   export(format: 'png' | 'svg' | 'json'): Promise<Blob | null>;
 }
 
+/** One report of <attention-lab-trainer>: metrics and each layer's maps [H, L, L]. */
+export interface TrainerReport {
+  step: number;
+  loss: number;
+  accuracy: number;
+  heldOut: number;
+  tokens: number[];
+  maps: Array<{ data: Float32Array; shape: [number, number, number] }>;
+  stopped: string | null;
+}
+
+/**
+ * <attention-lab-trainer task="reverse" size="64" lr="0.003">: trains a tiny
+ * transformer in a Web Worker and shows every head's map as it forms.
+ * Attributes: task (copy | reverse | sort | shift | induction), size (E),
+ * lr, lang, eager, autoplay.
+ */
+export declare class AttentionLabTrainer extends AttentionLabElement {
+  readonly report: TrainerReport | null;
+  readonly history: Array<{ step: number; loss: number; heldOut: number }>;
+  readonly snapshots: Array<{ step: number; maps: TrainerReport['maps'] }>;
+  play(): Promise<TrainerReport>;
+  pause(): Promise<TrainerReport | null>;
+  step(n?: number): Promise<TrainerReport>;
+  reset(): Promise<void>;
+  ablate(layer: number, head: number, off: boolean): Promise<TrainerReport>;
+  weights(): Promise<Record<string, { data: Float32Array; shape: number[] }>>;
+  loadWeights(weights: Record<string, { data: ArrayLike<number>; shape: number[] }>): Promise<TrainerReport>;
+  saveSafetensors(): Promise<Uint8Array>;
+  loadSafetensors(bytes: Uint8Array | ArrayBuffer): Promise<TrainerReport>;
+}
+
 export interface TraceRecord {
   step: string;
   shape: number[];
@@ -151,6 +183,7 @@ export declare const ELEMENTS: Readonly<{
   'attention-lab-shape-flow': typeof AttentionLabShapeFlow;
   'attention-lab-positional-encoding': typeof AttentionLabPositionalEncoding;
   'attention-lab-model-view': typeof AttentionLabModelView;
+  'attention-lab-trainer': typeof AttentionLabTrainer;
 }>;
 
 /**
