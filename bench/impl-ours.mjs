@@ -98,15 +98,20 @@ export async function prepare(c, impl, env) {
   }
 
   if (c.kind === 'gemm') {
-    const be = lab._backend;
-    if (!be || typeof be.gemmBench !== 'function') throw skip('no gemmBench hook in this backend');
+    // benchGemm lives in the bench module (bindings/bench/, built by
+    // scripts/bench.sh), not in the shipped one; it has no webgpu version.
+    const variant = { wasm: 'simd', 'wasm-scalar': 'scalar' }[lab.backend];
+    const bench = variant ? await env.loadBenchModule(variant) : null;
+    if (!bench || typeof bench.benchGemm !== 'function') {
+      throw skip(variant ? `no bench module for ${variant} (scripts/bench.sh builds build/wasm-${variant}/attention_lab_bench_${variant})` : 'no gemmBench hook in this backend');
+    }
     // benchGemm times `iterations` calls itself (B packed once, as weights
     // are): pick enough iterations for ~20 ms per sample.
-    const once = be.gemmBench(c.M, c.N, c.K, 1);
+    const once = bench.benchGemm(c.M, c.N, c.K, 1);
     const iterations = Math.max(1, Math.round(20 / Math.max(once, 0.01)));
     return {
       flops: caseFlops(c),
-      sample: () => be.gemmBench(c.M, c.N, c.K, iterations),
+      sample: () => bench.benchGemm(c.M, c.N, c.K, iterations),
       // benchGemm returns timings only (its A and B are fixed patterns), so
       // there is no output to cross-check here; the MHA rows cover the GEMM.
       outputs: () => ({}),

@@ -9,7 +9,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { runOne } from './common.mjs';
 import { buildModel } from './onnx-models.mjs';
 
@@ -22,6 +22,16 @@ export const nodeEnv = {
     const dir = process.env.ATTNLAB_BENCH_WEB;
     const { init } = await import(dir ? pathToFileURL(path.join(dir, 'node.js')).href : '../web/node.js');
     return init({ backend });
+  },
+  // The bench module (bindings/bench/: internal kernel timings such as
+  // benchGemm), built by scripts/bench.sh into build/wasm-<variant>/.
+  async loadBenchModule(variant) {
+    const dir = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'build', `wasm-${variant}`);
+    const glue = path.join(dir, `attention_lab_bench_${variant}.mjs`);
+    if (!fs.existsSync(glue)) return null;
+    const factory = (await import(pathToFileURL(glue).href)).default;
+    const wasmBinary = fs.readFileSync(path.join(dir, `attention_lab_bench_${variant}.wasm`));
+    return factory({ wasmBinary, print: () => {}, printErr: () => {} });
   },
   async loadOrt() {
     const ort = await import('onnxruntime-web');

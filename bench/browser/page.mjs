@@ -25,6 +25,17 @@ const env = {
     const { init } = await import(new URL('index.js', new URL(webPath, ROOT)).href);
     return init({ backend });
   },
+  // The bench module (bindings/bench/), built by scripts/bench.sh.
+  async loadBenchModule(variant) {
+    const base = at(`build/wasm-${variant}/attention_lab_bench_${variant}`);
+    let factory;
+    try {
+      factory = (await import(`${base}.mjs`)).default;
+    } catch {
+      return null;
+    }
+    return factory({ locateFile: () => `${base}.wasm`, print: () => {}, printErr: () => {} });
+  },
   async loadOrt() {
     const ort = await import(at('node_modules/onnxruntime-web/dist/ort.wasm.min.mjs'));
     ort.env.wasm.wasmPaths = at('node_modules/onnxruntime-web/dist/');

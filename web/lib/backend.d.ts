@@ -180,8 +180,6 @@ export interface WasmBackend<M = any, C = any> extends Backend<M, C> {
   memoryBytes(): number;
   /** Bytes currently allocated by malloc (leak tests). */
   heapBytesInUse(): number;
-  /** Benchmark hook: ms per call of the packed GEMM C[m,n] = A[m,k]·B[k,n]. */
-  gemmBench?(m: number, n: number, k: number, iterations: number): number;
   /** The Emscripten module, for the training API (web/lib/train/). */
   wasmModule?: any;
 }

@@ -70,14 +70,15 @@ export function createWasmBackend(Module, name) {
     if (code !== 0) throw new RangeError(`${where}: ${Module.lastError()}`);
   }
 
+  // The mask as the binding's value_object "MaskArgs" (bindings/common.cpp).
   function maskArgs(arena, mask) {
-    return [
-      mask.causal,
-      arena.fromI32(mask.lengths),
-      mask.kind,
-      arena.fromF32(mask.data),
-      ...mask.shape4,
-    ];
+    return {
+      causal: mask.causal,
+      lengths: arena.fromI32(mask.lengths),
+      kind: mask.kind,
+      data: arena.fromF32(mask.data),
+      shape: mask.shape4,
+    };
   }
 
   return {
@@ -105,8 +106,10 @@ export function createWasmBackend(Module, name) {
         const out = arena.f32(nOut);
         const weights = p.needWeights ? arena.f32(nW) : 0;
         const hasScale = p.scale !== undefined;
-        check(p.where, Module.sdpa(p.batch, p.heads, p.lq, p.lk, p.d, p.dv, q, k, v,
-          hasScale, hasScale ? p.scale : 1, ...maskArgs(arena, p.mask), out, weights));
+        check(p.where, Module.sdpa({
+          batch: p.batch, heads: p.heads, lq: p.lq, lk: p.lk, d: p.d, dv: p.dv, q, k, v,
+          hasScale, scale: hasScale ? p.scale : 1, mask: maskArgs(arena, p.mask), output: out, weights,
+        }));
         return { output: arena.read(out, nOut), weights: weights ? arena.read(weights, nW) : null };
       });
     },
@@ -129,12 +132,16 @@ export function createWasmBackend(Module, name) {
 
     // ---- multi-head attention and the layer: opaque handles -------------
     createMha(cfg) {
-      const h = Module.mhaCreate(cfg.embedDim, cfg.numHeads, cfg.kdim, cfg.vdim, cfg.bias, cfg.seed >>> 0);
+      const h = Module.mhaCreate({
+        embedDim: cfg.embedDim, numHeads: cfg.numHeads, kdim: cfg.kdim, vdim: cfg.vdim, bias: cfg.bias, seed: cfg.seed >>> 0,
+      });
       if (!h) throw new RangeError(`multiHeadAttention: ${Module.lastError()}`);
       return { kind: 'mha', handle: h };
     },
     createLayer(cfg) {
-      const h = Module.layerCreate(cfg.embedDim, cfg.numHeads, cfg.bias, cfg.seed >>> 0, cfg.dropout, cfg.eps);
+      const h = Module.layerCreate({
+        embedDim: cfg.embedDim, numHeads: cfg.numHeads, bias: cfg.bias, seed: cfg.seed >>> 0, dropout: cfg.dropout, eps: cfg.eps,
+      });
       if (!h) throw new RangeError(`selfAttentionLayer: ${Module.lastError()}`);
       return { kind: 'layer', handle: h, mha: Module.layerMha(h) };
     },
@@ -182,8 +189,10 @@ export function createWasmBackend(Module, name) {
         const nW = p.batch * (p.averageWeights ? 1 : p.numHeads) * p.lq * p.lkTotal;
         const out = arena.f32(nOut);
         const weights = p.needWeights ? arena.f32(nW) : 0;
-        check(p.where, Module.mhaForward(obj.handle, p.batch, p.lq, p.lk, q, k, v,
-          ...maskArgs(arena, p.mask), out, weights, p.averageWeights, p.cache ? p.cache.handle : 0));
+        check(p.where, Module.mhaForward(obj.handle, {
+          batch: p.batch, lq: p.lq, lk: p.lk, query: q, key: k, value: v, mask: maskArgs(arena, p.mask),
+          output: out, weights, averageWeights: p.averageWeights, cache: p.cache ? p.cache.handle : 0,
+        }));
         return { output: arena.read(out, nOut), weights: weights ? arena.read(weights, nW) : null };
       });
     },
@@ -216,15 +225,12 @@ export function createWasmBackend(Module, name) {
         const nW = p.batch * (p.averageWeights ? 1 : p.numHeads) * p.seqLen * p.seqLen;
         const out = arena.f32(nOut);
         const weights = p.needWeights ? arena.f32(nW) : 0;
-        check(p.where, Module.layerForward(obj.handle, p.batch, p.seqLen, x,
-          ...maskArgs(arena, p.mask), p.training, p.dropoutSeed >>> 0, out, weights, p.averageWeights));
+        check(p.where, Module.layerForward(obj.handle, {
+          batch: p.batch, seqLen: p.seqLen, x, mask: maskArgs(arena, p.mask), training: p.training,
+          dropoutSeed: p.dropoutSeed >>> 0, output: out, weights, averageWeights: p.averageWeights,
+        }));
         return { output: arena.read(out, nOut), weights: weights ? arena.read(weights, nW) : null };
       });
-    },
-
-    /** Benchmark hook (bench/): ms per call of the packed GEMM C[m,n] = A[m,k]·B[k,n]. */
-    gemmBench(m, n, k, iterations) {
-      return Module.benchGemm(m, n, k, iterations);
     },
 
     /** Size of the wasm memory in bytes (it grows on demand and never shrinks). */

@@ -1,0 +1,62 @@
+// Bindings shared by every area: lastError, kernelArch, heapBytesInUse and
+// the mask spec structure.
+#include "common.h"
+
+#include <emscripten/bind.h>
+#include <malloc.h>
+
+#include <string>
+
+#include "kernels/kernels.h"
+
+namespace attnlab_bind {
+namespace {
+
+std::string g_last_error;
+
+std::string LastError() { return g_last_error; }
+
+// Bytes currently allocated from the wasm heap by malloc (dlmalloc's
+// mallinfo().uordblks): the leak tests compare it before and after.
+double HeapBytesInUse() { return static_cast<double>(mallinfo().uordblks); }
+
+std::string KernelArchName() { return attnlab::KernelArch(); }
+
+}  // namespace
+
+int Report(const attnlab::Status& s) {
+  if (s.ok()) return 0;
+  g_last_error = s.message;
+  return static_cast<int>(s.code);
+}
+
+attnlab::MaskSpec ToMask(const JsMask& j) {
+  attnlab::MaskSpec m;
+  m.causal = j.causal;
+  m.lengths = Ptr<const int32_t>(j.lengths);
+  m.kind = static_cast<attnlab::MaskKind>(j.kind);
+  m.data = Ptr<const float>(j.data);
+  for (int i = 0; i < 4; ++i) m.shape[i] = I64(j.shape[static_cast<size_t>(i)]);
+  return m;
+}
+
+}  // namespace attnlab_bind
+
+EMSCRIPTEN_BINDINGS(attention_lab_common) {
+  using namespace emscripten;
+  using attnlab_bind::JsMask;
+  function("lastError", &attnlab_bind::LastError);
+  function("kernelArch", &attnlab_bind::KernelArchName);
+  function("heapBytesInUse", &attnlab_bind::HeapBytesInUse);
+  value_array<std::array<double, 4>>("MaskShape")
+      .element(emscripten::index<0>())
+      .element(emscripten::index<1>())
+      .element(emscripten::index<2>())
+      .element(emscripten::index<3>());
+  value_object<JsMask>("MaskArgs")
+      .field("causal", &JsMask::causal)
+      .field("lengths", &JsMask::lengths)
+      .field("kind", &JsMask::kind)
+      .field("data", &JsMask::data)
+      .field("shape", &JsMask::shape);
+}
