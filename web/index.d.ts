@@ -352,7 +352,7 @@ export interface WeightFileFunctions {
   /** Writes tensors and string metadata as safetensors (header padded to 8 bytes, data aligned). */
   writeSafetensors(tensors: Record<string, WritableTensor>, metadata?: Record<string, string> | null): Uint8Array;
   /** Lists a Blob/File (or bytes) by reading only its header; `read` fetches the tensors asked for. */
-  openSafetensors(source: Blob | ArrayBuffer | ArrayBufferView, options?: { maxHeaderBytes?: number }): Promise<OpenedSafetensors>;
+  openSafetensors(source: Blob | { size: number; slice(start: number, end: number): Blob } | ArrayBuffer | ArrayBufferView, options?: { maxHeaderBytes?: number }): Promise<OpenedSafetensors>;
   /** Reads a .npy file (v1.0–3.0, either byte order, C or Fortran order). */
   readNpy(bytes: ArrayBuffer | ArrayBufferView, options?: { copy?: boolean }): FileTensor;
   /** Writes a .npy file (v1.0, little-endian, C order); .npy has no BF16. */
@@ -585,3 +585,9 @@ export interface AttentionLab<M extends LabMode = 'either'> {
   transformer(config: TransformerConfig): Transformer;
   readonly tasks: { copy: TaskGenerator; reverse: TaskGenerator; sort: TaskGenerator; shift: TaskGenerator; induction: TaskGenerator };
 }
+
+export interface StateDictFunctions {
+  /** The names of the tensors one listed layer needs (attention and norm), so a big file's others are never read. */
+  layerTensorNames(tensors: StateDictInput, layer: Pick<AttentionLayerInfo, 'prefix' | 'format'>): string[];
+}
+export declare const layerTensorNames: StateDictFunctions['layerTensorNames'];

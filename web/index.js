@@ -60,4 +60,4 @@ async function tryWebGpu(opts) {
 }
 
 export { simdSupported };
-export { readSafetensors, writeSafetensors, openSafetensors, readNpy, writeNpy, readNpz, writeNpz, listAttentionLayers, fromStateDict, toStateDict } from './lib/io/index.js';
+export { readSafetensors, writeSafetensors, openSafetensors, readNpy, writeNpy, readNpz, writeNpz, listAttentionLayers, fromStateDict, toStateDict, layerTensorNames } from './lib/io/index.js';

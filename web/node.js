@@ -31,4 +31,4 @@ export async function init(options) {
 }
 
 export { simdSupported };
-export { readSafetensors, writeSafetensors, openSafetensors, readNpy, writeNpy, readNpz, writeNpz, listAttentionLayers, fromStateDict, toStateDict } from './lib/io/index.js';
+export { readSafetensors, writeSafetensors, openSafetensors, readNpy, writeNpy, readNpz, writeNpz, listAttentionLayers, fromStateDict, toStateDict, layerTensorNames } from './lib/io/index.js';
