@@ -178,8 +178,17 @@ describe('mapping errors name what is wrong', () => {
     layer.dispose();
   });
 
-  test('listing works from openSafetensors entries (shapes only)', async () => {
+  test('listing works from openSafetensors entries (shapes only); layerTensorNames reads one layer', async () => {
     const f = await lab.openSafetensors(new Blob([bytes('hf_bert.safetensors')]));
-    expect(listAttentionLayers(f.entries).map((l) => l.prefix)).toEqual(['bert.encoder.layer.0.', 'bert.encoder.layer.1.']);
+    const layers = listAttentionLayers(f.entries);
+    expect(layers.map((l) => l.prefix)).toEqual(['bert.encoder.layer.0.', 'bert.encoder.layer.1.']);
+    const names = lab.layerTensorNames(f.entries, layers[1]);
+    expect(names).toHaveLength(10);
+    expect(names.every((n) => n.startsWith('bert.encoder.layer.1.attention.'))).toBe(true);
+    const layer = lab.selfAttentionLayer({ embedDim: 8, numHeads: 2, eps: 1e-12 });
+    layer.loadStateDict(await f.read(names), layers[1]);
+    layer.dispose();
+    const g = tensorsOf('hf_gpt2.safetensors');
+    expect(lab.layerTensorNames(g, { prefix: 'h.1.', format: 'hf-gpt2' }).sort()).toEqual(['h.1.attn.c_attn.bias', 'h.1.attn.c_attn.weight', 'h.1.attn.c_proj.bias', 'h.1.attn.c_proj.weight', 'h.1.ln_1.bias', 'h.1.ln_1.weight']);
   });
 });
