@@ -439,14 +439,14 @@ export interface MultiHeadAttention {
    * The module's sizes, heads (when the file records them) and bias setting
    * must match; a RangeError says what differs. Returns this.
    */
-  loadStateDict(tensors: Record<string, { data: ArrayLike<number>; shape: number[] }>, options?: StateDictOptions): this;
+  loadStateDict(tensors: Record<string, { data: ArrayLike<number>; shape: number[] }>, options?: StateDictOptions | AttentionLayerInfo): this;
   /** The weights as a state dict of `format`, names after `prefix` (default ''). Bit-exact. */
   stateDict(options: { format: StateDictFormat; prefix?: string }): Record<string, Tensor>;
 }
 
 export interface SelfAttentionLayer {
   /** Loads attention + post-LN LayerNorm ('torch' inside nn.TransformerEncoderLayer, 'hf-bert'); pre-norm formats are refused. */
-  loadStateDict(tensors: Record<string, { data: ArrayLike<number>; shape: number[] }>, options?: StateDictOptions): this;
+  loadStateDict(tensors: Record<string, { data: ArrayLike<number>; shape: number[] }>, options?: StateDictOptions | AttentionLayerInfo): this;
   /** The weights and LayerNorm as a 'torch' (prefix default 'self_attn.') or 'hf-bert' state dict. */
   stateDict(options: { format: 'torch' | 'hf-bert'; prefix?: string }): Record<string, Tensor>;
 }

@@ -212,14 +212,20 @@ export function toStateDict(weights, options, where = 'toStateDict') {
   return FORMATS[opts.format].write(weights, config, prefix, opts.norm ?? null);
 }
 
+const LISTING_KEYS = ['embedDim', 'kdim', 'vdim', 'numHeads', 'bias', 'causal', 'rope', 'qDim', 'kvDim', 'norm', 'error'];
+
 /**
  * mha.loadStateDict / layer.loadStateDict: checks that the file's layer fits
  * the module (sizes, heads when known, biases, a post-LN LayerNorm for a
  * layer) and sets its weights. Returns the module.
  */
 export function loadStateDict(module, tensors, options, { where, layer = false }) {
-  const opts = checkOptions(where, 'options', options);
-  checkKeys(where, opts, ['format', 'prefix']);
+  const given = checkOptions(where, 'options', options);
+  // An entry of listAttentionLayers() works as options: its format and prefix are used.
+  checkKeys(where, given, ['format', 'prefix', ...LISTING_KEYS]);
+  const opts = {};
+  if (given.format !== undefined) opts.format = given.format;
+  if (given.prefix !== undefined) opts.prefix = given.prefix;
   const r = fromStateDict(tensors, { ...opts, numHeads: module.numHeads }, where);
   const c = r.config;
   const at = `the '${r.format}' layer at prefix '${r.prefix}'`;
