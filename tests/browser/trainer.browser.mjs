@@ -117,4 +117,31 @@ export default function (t) {
       await page.close();
     }
   }, { timeout: 420000 });
+  chapterTest(t);
+}
+
+export function chapterTest(t) {
+  t.test('chapter "Watch attention learn": a pre-trained snapshot loads and is right at once (EN and zh)', async (h) => {
+    const page = await h.newPage({ viewport: { width: 1100, height: 1000 } });
+    try {
+      await page.goto(h.url('/web/page/index.html#lang=zh'));
+      await page.waitForSelector('#ch10 attention-lab-trainer');
+      await page.evaluate(() => document.getElementById('ch10').scrollIntoView());
+      await page.waitForFunction(() => document.getElementById('ch10-trainer')?.report, null, { timeout: 60000 });
+      const r = await page.evaluate(async () => {
+        const el = document.getElementById('ch10-trainer');
+        document.querySelector('#ch10 button[data-task="shift"]').click();
+        const t0 = performance.now();
+        while (performance.now() - t0 < 30000 && !(el.report?.heldOut >= 0.99 && el.getAttribute('task') === 'shift')) await new Promise((res) => setTimeout(res, 100));
+        return { task: el.getAttribute('task'), heldOut: el.report.heldOut, heading: document.querySelector('#ch10 h2').textContent, play: el.shadowRoot.querySelector('button').textContent };
+      });
+      assert.equal(r.task, 'shift');
+      assert.ok(r.heldOut >= 0.99, `held-out accuracy of the shift snapshot: ${r.heldOut}`);
+      assert.match(r.heading, /看注意力如何学习/);
+      assert.equal(r.play, '播放');
+      assert.deepEqual(page.problems(), []);
+    } finally {
+      await page.close();
+    }
+  });
 }

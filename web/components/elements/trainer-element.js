@@ -9,7 +9,7 @@
 // 64 | 128), lr, lang, eager, autoplay. Methods (each resolves after the
 // worker's next report): play(), pause(), step(n), reset(), ablate(layer,
 // head, off), weights() → { name: tensor }, loadWeights(weights),
-// saveSafetensors() → Uint8Array, loadSafetensors(bytes). Properties:
+// saveSafetensors() → Uint8Array, loadSafetensors(bytes), loadPretrained(url). Properties:
 // report (the latest: step, loss, accuracy, heldOut, maps [layers][H, L, L]),
 // history ([{ step, loss, heldOut }]), snapshots.
 import { AttentionLabElement } from './base.js';
@@ -102,6 +102,16 @@ export class AttentionLabTrainer extends AttentionLabElement {
       this._line, this._chart, this._heads, this._ablation,
       h('div', { class: 'al-controls' }, this._timeline, this._timelineLabel, live));
     this._onDisconnect = () => this._terminate();
+  }
+
+  // The language changed: rebuild the controls' labels, keep the model.
+  _relabel() {
+    if (!this._started) return;
+    this._colours = null;
+    this._mapsKey = null;
+    this._body.replaceChildren();
+    this._build();
+    if (this.report) this._drawReport(this.report);
   }
 
   _terminate() {
@@ -344,6 +354,24 @@ export class AttentionLabTrainer extends AttentionLabElement {
   async saveSafetensors() {
     const w = await this.weights();
     return writeSafetensors(w, { 'attention-lab': JSON.stringify(this._options()) });
+  }
+
+  /**
+   * Loads a snapshot written by saveSafetensors (or scripts/make-pretrained.mjs)
+   * from a same-origin URL: the element takes the snapshot's task and size,
+   * then its weights. Resolves with the report of the loaded model.
+   */
+  async loadPretrained(url) {
+    const res = await fetch(url);
+    if (!res.ok) throw new Error(`<attention-lab-trainer>: could not load ${url} (HTTP ${res.status})`);
+    const file = readSafetensors(new Uint8Array(await res.arrayBuffer()));
+    const meta = JSON.parse(file.metadata?.['attention-lab'] ?? '{}');
+    this.pause();
+    if (meta.task) this.setAttribute('task', meta.task);
+    if (meta.embedDim) this.setAttribute('size', String(meta.embedDim));
+    if (meta.lr) this.setAttribute('lr', String(meta.lr));
+    await this.requestRender();
+    return this.loadWeights(file.tensors);
   }
 
   /** Loads weights from safetensors bytes; resolves with the next report. */

@@ -271,6 +271,11 @@ export const PAGE_MESSAGES = {
     'ym.run': 'Run on the sentence',
     'ym.ran': 'Layer {prefix} ({format}, E {E}, H {H}) on the sentence’s {L} tokens (this page’s seeded embeddings + PE, not the model’s own): output {out} in {ms} ms; {read} MB of the {size} MB file read in {readMs} ms.',
     'ym.python': 'To see what a model attends to for real text, compute the arrays in Python (README: “Weights and attention from PyTorch, transformers and Keras”) and drop the .npy here.',
+    'ch10.p1': 'Every map so far came from seeded random weights. Here a real model learns: a token embedding with sinusoidal positions, the self-attention layer of chapter 7, a feed-forward block and a linear head, trained by the library’s own backward passes and AdamW in a Web Worker, so the page stays responsive. Pick a task and press Play: within a few hundred steps the heads form the pattern the task needs.',
+    'ch10.p2': 'copy makes the diagonal (each position reads itself), reverse the anti-diagonal (position i reads position L−1−i), shift the sub-diagonal (the previous token); sort has to compare contents, and induction (two causal layers) forms a previous-token head and an induction head together, when the loss drops suddenly. Use the timeline to scrub back through the maps, and switch heads off to see what each one contributes to the held-out accuracy.',
+    'ch10.pretrained': 'Load a pre-trained snapshot:',
+    'ch10.try1': 'Train reverse, then switch off one head at a time: the accuracy drops most for the heads whose map is closest to the anti-diagonal.',
+    'ch10.try2': 'Raise the learning rate to 0.01 on sort and watch the loss curve: faster at first, noisier later.',
   },
   zh: {
     'page.title': 'attention-lab —— 一步一步理解注意力',
@@ -539,5 +544,10 @@ export const PAGE_MESSAGES = {
     'ym.run': '在句子上运行',
     'ym.ran': '层 {prefix}（{format}，E {E}，H {H}）作用于句子的 {L} 个词元（本页的种子嵌入 + PE，而非模型自己的嵌入）：输出 {out}，用时 {ms} ms；从 {size} MB 的文件中读取了 {read} MB，用时 {readMs} ms。',
     'ym.python': '要看模型在真实文本上关注什么，请在 Python 中计算注意力数组（README：“Weights and attention from PyTorch, transformers and Keras”），再把 .npy 拖到这里。',
+    'ch10.p1': '到目前为止，每张注意力图都来自带种子的随机权重。这里有一个真正在学习的模型：词元嵌入加正弦位置编码、第 7 章的自注意力层、前馈块和线性输出头，由本库自己的反向传播和 AdamW 在 Web Worker 中训练，页面保持流畅。选择一个任务并点击“播放”：几百步之内，各个头就会形成任务所需的模式。',
+    'ch10.p2': '复制任务形成对角线（每个位置读取自身），反转形成反对角线（位置 i 读取位置 L−1−i），移位形成次对角线（前一个词元）；排序需要比较内容，而归纳任务（两层因果）会同时形成“前一个词元头”和“归纳头”，此时损失会突然下降。用时间轴回看注意力图的变化，并关闭某些头，看看每个头对留出准确率的贡献。',
+    'ch10.pretrained': '加载预训练快照：',
+    'ch10.try1': '训练反转任务，然后一次关闭一个头：注意力图最接近反对角线的头被关闭时，准确率下降最多。',
+    'ch10.try2': '在排序任务上把学习率提高到 0.01，观察损失曲线：起初更快，之后更抖动。',
   },
 };
