@@ -167,6 +167,18 @@ export default function (t) {
       console.log(`    ch3: mean colour difference before/after scaling ${diff.toFixed(1)} (of 255)`);
       assert.ok(diff > 40, `mean colour difference ${diff}`);
 
+      // ch2 / ch4 formulas: W^Q's superscript sits above the baseline, head_i's subscript below.
+      const f = await page.evaluate(() => {
+        const box = (el) => el.getBoundingClientRect();
+        const sup = document.querySelector('#ch2 .formula sup');
+        const base = sup.previousElementSibling;
+        const sub = document.querySelector('#ch4 .formula sub');
+        const subBase = sub.previousElementSibling;
+        return { supBottom: box(sup).bottom, baseBottom: box(base).bottom, subTop: box(sub).top, subBaseTop: box(subBase).top, subBottom: box(sub).bottom, subBaseBottom: box(subBase).bottom };
+      });
+      assert.ok(f.supBottom < f.baseBottom - 3, `superscript raised: ${JSON.stringify(f)}`);
+      assert.ok(f.subBottom > f.subBaseBottom + 1, `subscript lowered: ${JSON.stringify(f)}`);
+
       // ch4: rotated column labels stay inside their canvas (ink bounding box).
       for (const sel of ['#ch4 .head-map[data-head="0"]', '#ch4 .avg-map', '#ch5 figure.al-hm']) {
         const r = await page.evaluate((s) => {
