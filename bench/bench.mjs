@@ -15,6 +15,9 @@
 // over the repeats, plus the CPU time per call (robust to a busy machine).
 // --long runs MHA [1,16384,512,H8] (ours, one call; on by default, off
 // with --quick) and prints the peak wasm memory.
+// First call (Node mode; filter id 'first-call'): fresh processes with V8's
+// default tiering time the MHA [1,128,512,H8] constructor and first forward
+// with and without lab.warmUp() (bench/first-call.mjs).
 // --browser: the same cases in headless Chromium (bench/browser-bench.mjs),
 // a fresh browser context per configuration.
 //
@@ -29,6 +32,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CASES, implsFor, IMPL_LABEL, caseFlops, median, maxAbsDiff } from './common.mjs';
+import { runNode as runFirstCall, formatFirstCall } from './first-call.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const TOLERANCE = 1e-4;
@@ -220,6 +224,16 @@ for (const group of longCases) {
 await closeRunner();
 if (process.stderr.isTTY) process.stderr.write('\r\x1b[K');
 
+// First call after init, with and without warmUp (Node: default V8 tiering, no --no-liftoff).
+let firstCall = null;
+if (!browser && (!filters.length || filters.some((f) => 'first-call'.includes(f)))) {
+  try {
+    firstCall = await runFirstCall({ repeats: Math.max(opts.repeats, 1), pin, self: path.join(here, 'first-call.mjs'), spawnSync, env: { ...process.env, ATTNLAB_BENCH_WEB: snapshotWeb } });
+  } catch (err) {
+    firstCall = { error: String(err && err.message || err) };
+  }
+}
+
 // ---- cross-check --------------------------------------------------------------------------
 
 const readF32 = (file) => {
@@ -310,6 +324,8 @@ for (const group of byCase.values()) {
     lines.push(`  ${pad(IMPL_LABEL[impl], 38)}${lpad(fmtMs(ms), 11)}${lpad(gflops !== null ? gflops.toFixed(1) : '', 9)}${lpad(ratio, 11)}${lpad(err, 10)}${c.kind === 'gemm' ? lpad(row.percentOfCeiling !== undefined ? row.percentOfCeiling.toFixed(0) + '%' : '', 10) : ''}${cpuCols ? lpad(row.cpuMs !== undefined ? fmtMs(row.cpuMs) : '', 10) + lpad(row.cpuShare !== undefined ? (100 * row.cpuShare).toFixed(0) + '%' : '', 6) : ''}  ${r.runs}${extra}`);
   }
 }
+if (firstCall && !firstCall.error) lines.push(...formatFirstCall(firstCall, `Node ${process.version}`));
+else if (firstCall) lines.push('', `First call after init: ERROR ${firstCall.error}`);
 console.log(lines.join('\n'));
 console.log(`\nours÷this = ours wasm SIMD median time / this implementation's (< 1: ours is faster). max|err| = max abs difference from the row marked ref (ORT), outputs and weights; '!' = over ${TOLERANCE}.`);
 console.log('Ours GEMM rows time the packed kernel alone (benchGemm, B packed once); the peers include copying A in and C out.');
@@ -378,6 +394,12 @@ ratioTarget('MHA decode step with KV cache ÷ ORT MultiHeadAttention (past/prese
     acceptance.push({ name: 'MHA [1,16384,512,H8] completes', target: '< 256 MB', ok: false, value: null, detail: String(lr.error ?? lr.skip).slice(0, 200), miss: 'did not complete' });
   }
 }
+if (firstCall && !firstCall.error) {
+  const w = firstCall.warm;
+  addTarget('First MHA [1,128,512,H8] forward after warmUp() ÷ steady median', '≤ 1.5×', (v) => v <= 1.5, w.ratio, w.cpuRatio, fmtRatio,
+    `${fmtMs(w.firstMs)} vs ${fmtMs(w.steadyMs)} ms; without warmUp ${fmtRatio(firstCall.cold.ratio)}, constructor ${fmtMs(firstCall.cold.ctorMs)} → ${fmtMs(w.ctorMs)} ms`,
+    'the first call still pays for tier-up or memory growth');
+}
 if (acceptance.length) {
   console.log(`\nAcceptance targets (${mode} mode${mode === 'node' ? ', one pinned core' : ' — the targets are defined for Node'}; verdict on wall time, CPU-time ratio alongside):`);
   for (const a of acceptance) {
@@ -402,6 +424,7 @@ const report = {
   distChangedDuringRun: distChanged,
   tolerance: TOLERANCE,
   rows,
+  firstCall,
   acceptance,
 };
 fs.mkdirSync(path.dirname(jsonOut), { recursive: true });

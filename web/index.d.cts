@@ -9,3 +9,4 @@ export type * from './index.js' with { 'resolution-mode': 'import' };
 
 export declare const init: typeof api.init;
 export declare const simdSupported: typeof api.simdSupported;
+export declare const DisposedError: typeof api.DisposedError;

@@ -41,6 +41,52 @@ export interface InitOptions {
   locateFile?: (fileName: string, variant: 'simd' | 'scalar') => string | URL;
   /** The .wasm bytes of the selected variant, to skip fetching. */
   wasmBinary?: ArrayBuffer | Uint8Array;
+  /**
+   * Run lab.warmUp() before `init` resolves (true: the default sizes), so
+   * that the first real call costs about what a steady one does.
+   */
+  warmUp?: boolean | WarmUpOptions;
+  /**
+   * Scan every tensor argument of every call for NaN and ±Infinity and throw
+   * a RangeError naming the first one (default false: they propagate). A
+   * call's own `checkFinite` option wins.
+   */
+  checkFinite?: boolean;
+}
+
+/** Options of lab.warmUp(): the sizes to prepare memory for, and a time cap. */
+export interface WarmUpOptions {
+  /** E of the sizes to prepare for (default 512). */
+  embedDim?: number;
+  /** H (default 8). */
+  numHeads?: number;
+  /** L (default 128). */
+  seqLen?: number;
+  /** B (default 1). */
+  batch?: number;
+  /** Stop the warm-up rounds after this many milliseconds (default 3000). */
+  budgetMs?: number;
+}
+
+/** What lab.warmUp() did. */
+export interface WarmUpReport {
+  rounds: number;
+  ms: number;
+}
+
+/** The per-call switch of init's `checkFinite`. */
+export interface CheckFiniteOption {
+  /** Refuse NaN and ±Infinity in this call's tensors (RangeError); default: the lab's setting. */
+  checkFinite?: boolean;
+}
+
+/**
+ * Thrown when a disposed multiHeadAttention, selfAttentionLayer or KV cache
+ * is used: a TypeError named 'DisposedError' (docs/errors.md).
+ */
+export declare class DisposedError extends TypeError {
+  constructor(message?: string);
+  readonly name: 'DisposedError';
 }
 
 /**
@@ -130,7 +176,7 @@ export interface MhaConfig {
   seed?: number;
 }
 
-export interface ForwardOptions {
+export interface ForwardOptions extends CheckFiniteOption {
   mask?: Mask;
   /** Return the attention weights (default true). */
   needWeights?: boolean;
@@ -178,7 +224,7 @@ export interface MultiHeadAttention {
   readonly seed: number;
   readonly disposed: boolean;
   /** Sets any subset of the weights. torch: W [out,in]; keras: W [in,out]; biases [E]. */
-  setWeights(weights: MhaWeights, options?: { layout?: WeightLayout }): this;
+  setWeights(weights: MhaWeights, options?: { layout?: WeightLayout; checkFinite?: boolean }): this;
   getWeights(options?: { layout?: WeightLayout }): Record<'wq' | 'wk' | 'wv' | 'wo', Tensor> & Partial<Record<'bq' | 'bk' | 'bv' | 'bo', Tensor>>;
   /** query [B,Lq,E] (or [Lq,E]); key [B,Lk,kdim] (default query); value [B,Lk,vdim] (default key). */
   forward(query: TensorLike, key?: TensorLike, value?: TensorLike, options?: MhaForwardOptions): Promise<ForwardResult>;
@@ -220,7 +266,7 @@ export interface SelfAttentionLayer {
   readonly bias: boolean;
   readonly seed: number;
   readonly disposed: boolean;
-  setWeights(weights: LayerWeights, options?: { layout?: WeightLayout }): this;
+  setWeights(weights: LayerWeights, options?: { layout?: WeightLayout; checkFinite?: boolean }): this;
   getWeights(options?: { layout?: WeightLayout }): Record<'wq' | 'wk' | 'wv' | 'wo' | 'gamma' | 'beta', Tensor> & Partial<Record<'bq' | 'bk' | 'bv' | 'bo', Tensor>>;
   forward(x: TensorLike, options?: LayerForwardOptions): Promise<LayerForwardResult>;
   forwardSync(x: TensorLike, options?: LayerForwardOptions): LayerForwardResult;
@@ -240,6 +286,8 @@ export interface ShapeTraceParams {
   layer?: boolean;
   unbatched?: boolean;
   training?: boolean;
+  /** The weight layout the formulas are written in (default 'torch': x·Wᵀ; 'keras': x·W). */
+  layout?: WeightLayout;
 }
 
 /** A value, or a Promise of it on the 'webgpu' backend (`await` works for both). */
@@ -262,11 +310,18 @@ export interface AttentionLab<M extends LabMode = 'either'> {
   /** Sinusoidal positional encoding [seqLen, dModel]. */
   positionalEncoding(seqLen: number, dModel: number, options?: { base?: number }): Returned<M, Tensor>;
   /** softmax(X·Xᵀ/√E)·X for x [L,E] or [B,L,E]. */
-  selfAttention(x: TensorLike, options?: { mask?: Mask; scale?: number }): Returned<M, AttentionResult>;
+  selfAttention(x: TensorLike, options?: { mask?: Mask; scale?: number; checkFinite?: boolean }): Returned<M, AttentionResult>;
   /** softmax(Q·Kᵀ·scale + mask)·V over any leading dims; scale defaults to 1/√D. */
-  scaledDotProductAttention(q: TensorLike, k: TensorLike, v: TensorLike, options?: { mask?: Mask; scale?: number; needWeights?: boolean }): Returned<M, AttentionResult>;
+  scaledDotProductAttention(q: TensorLike, k: TensorLike, v: TensorLike, options?: { mask?: Mask; scale?: number; needWeights?: boolean; checkFinite?: boolean }): Returned<M, AttentionResult>;
   multiHeadAttention(config: MhaConfig): MultiHeadAttention;
   selfAttentionLayer(config: LayerConfig): SelfAttentionLayer;
+  /**
+   * Runs every function once per round, at small sizes until the engine has
+   * optimized code for them, then once at the given sizes (memory grown), so
+   * that the first real call costs about what a steady one does. Objects it
+   * makes are disposed.
+   */
+  warmUp(options?: WarmUpOptions): Promise<WarmUpReport>;
   /** The shape trace of a forward pass, without computing it. */
   shapeTrace(params: ShapeTraceParams): TraceStep[];
   /**

@@ -59,5 +59,7 @@ async function tryWebGpu(opts) {
   return backend ? createLab(backend) : null;
 }
 
+export { DisposedError } from './lib/errors.js';
+
 export { simdSupported };
 export { readSafetensors, writeSafetensors, openSafetensors, readNpy, writeNpy, readNpz, writeNpz, listAttentionLayers, fromStateDict, toStateDict, layerTensorNames } from './lib/io/index.js';

@@ -15,6 +15,24 @@ exports.init = function init(options) {
   return load().then((m) => m.init(options));
 };
 
+/**
+ * Thrown when a disposed object is used (a TypeError named 'DisposedError').
+ * The errors come from the ES module's class (lib/errors.js); this copy
+ * exists so that `require` users have it at once, and `instanceof` works
+ * both ways (both classes recognise the name).
+ */
+class DisposedError extends TypeError {
+  constructor(message) {
+    super(message);
+    this.name = 'DisposedError';
+  }
+
+  static [Symbol.hasInstance](value) {
+    return value instanceof TypeError && value.name === 'DisposedError';
+  }
+}
+exports.DisposedError = DisposedError;
+
 /** @type {typeof import('./index').simdSupported} */
 exports.simdSupported = function simdSupported() {
   // Same probe as lib/loader.js, kept synchronous here.

@@ -30,5 +30,7 @@ export async function init(options) {
   return createLab(await loadVariant(variant, GLUE[variant], { wasmBinary }));
 }
 
+export { DisposedError } from './lib/errors.js';
+
 export { simdSupported };
 export { readSafetensors, writeSafetensors, openSafetensors, readNpy, writeNpy, readNpz, writeNpz, listAttentionLayers, fromStateDict, toStateDict, layerTensorNames } from './lib/io/index.js';

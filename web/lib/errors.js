@@ -1,5 +1,19 @@
 // Error helpers: every message names the function and argument, what was
 // given and what is allowed.
+//
+// The rule (docs/errors.md), one class per kind of mistake:
+//   * TypeError: a value of the wrong kind: wrong JS type, a missing field, an
+//     unknown option key, an object that is not what the call needs, a call
+//     the object cannot take now (forwardSync on webgpu, a KV cache still in
+//     use by an unfinished forward: like a locked stream);
+//   * RangeError: a value of the right kind that is not allowed: numbers out
+//     of range, unknown names ('layout', 'backend'), shapes and sizes,
+//     non-finite elements under checkFinite, out of wasm memory;
+//   * DisposedError (a TypeError, like a detached ArrayBuffer): a disposed
+//     multiHeadAttention, selfAttentionLayer or KV cache was used;
+//   * Error: the environment cannot do it (no WebGPU adapter, wasm without
+//     SIMD, a .wasm file that does not instantiate): nothing the arguments
+//     could fix.
 
 /** Short description of a value for error messages. */
 export function describe(value) {
@@ -55,10 +69,53 @@ export function checkBool(where, name, value) {
   return value;
 }
 
-export function checkOptions(where, name, value) {
+/**
+ * Checks an options object (undefined/null mean {}). With `allowed`, a key
+ * that is not in it (and whose value is not undefined) is a TypeError that
+ * names the key and lists the allowed ones.
+ * @param {string} where
+ * @param {string} name
+ * @param {unknown} value
+ * @param {readonly string[]} [allowed]
+ */
+export function checkOptions(where, name, value, allowed) {
   if (value === undefined || value === null) return {};
   if (typeof value !== 'object' || Array.isArray(value)) {
     throw typeError(where, `${name} must be an options object, got ${describe(value)}`);
   }
+  if (allowed) checkKeys(where, name, value, allowed);
   return value;
+}
+
+/** Refuses keys of `obj` outside `allowed` (keys whose value is undefined are ignored). */
+export function checkKeys(where, name, obj, allowed) {
+  for (const key of Object.keys(obj)) {
+    if (!allowed.includes(key) && obj[key] !== undefined) {
+      throw typeError(where, `${name} has an unknown key ${JSON.stringify(key)}; allowed: ${allowed.join(', ')}`);
+    }
+  }
+}
+
+/**
+ * Thrown when a disposed multiHeadAttention, selfAttentionLayer or KV cache
+ * is used. A TypeError (like using a detached ArrayBuffer), named
+ * 'DisposedError'. `instanceof` also recognises instances made by another
+ * copy of this class (the CommonJS entry declares its own).
+ */
+export class DisposedError extends TypeError {
+  /** @param {string} message */
+  constructor(message) {
+    super(message);
+    this.name = 'DisposedError';
+  }
+
+  /** @param {unknown} value */
+  static [Symbol.hasInstance](value) {
+    return value instanceof TypeError && /** @type {TypeError} */ (value).name === 'DisposedError';
+  }
+}
+
+/** DisposedError for `where`: `what` (e.g. 'this object') has been disposed. */
+export function disposedError(where, what, remedy) {
+  return new DisposedError(`${where}: ${what} has been disposed; ${remedy}`);
 }
