@@ -113,6 +113,17 @@ if (typeof process === 'object' && process.argv[1] && import.meta.url.endsWith(p
     execFileSync('taskset', ['-c', '1', 'true'], { stdio: 'ignore' });
     pin = ['taskset', '-c', '1'];
   } catch { /* not pinned */ }
+  if (argv.includes('--browser')) {
+    // Chromium and all its processes on the one pinned core: re-run under taskset.
+    if (pin.length && !process.env.ATTNLAB_FIRST_CALL_PINNED) {
+      const r = spawnSync(pin[0], [...pin.slice(1), process.execPath, self, ...argv], { stdio: 'inherit', env: { ...process.env, ATTNLAB_FIRST_CALL_PINNED: '1' } });
+      process.exit(r.status ?? 1);
+    }
+    const res = await runBrowser({ repeats });
+    if (argv.includes('--json')) console.log(JSON.stringify(res));
+    else console.log(formatFirstCall(res, `headless Chromium ${res.browser ?? ''}`.trim()).join('\n'));
+    process.exit(0);
+  }
   const res = await runNode({ repeats, pin, self, spawnSync });
   if (argv.includes('--json')) console.log(JSON.stringify(res));
   else console.log(formatFirstCall(res, `Node ${process.version}`).join('\n'));
@@ -131,4 +142,38 @@ export async function runNode({ repeats, pin, self, spawnSync, env = process.env
     }
   }
   return { cold: summarize(samples.cold), warm: summarize(samples.warm), raw: samples };
+}
+
+/**
+ * Browser samples: each in a fresh browser context (its own renderer and
+ * cache) of headless Chromium with its default flags (default wasm tiering),
+ * through the test harness's server (strict CSP, no other network).
+ */
+export async function runBrowser({ repeats }) {
+  const { startHarness } = await import('../tests/browser/harness.mjs');
+  const harness = await startHarness();
+  const samples = { cold: [], warm: [] };
+  let browser = '';
+  try {
+    for (let r = 0; r < repeats; r++) {
+      for (const mode of r % 2 ? ['warm', 'cold'] : ['cold', 'warm']) {
+        const page = await harness.newPage();
+        try {
+          await page.goto(harness.url('/bench/browser/page.html'));
+          const out = await page.evaluate(async (warm) => {
+            const { firstCallSample } = await import('/bench/first-call.mjs');
+            const { init } = await import('/web/index.js');
+            return { sample: await firstCallSample(init, { warm }), ua: navigator.userAgent };
+          }, mode === 'warm');
+          browser = (/Chrome\/[\d.]+/.exec(out.ua) ?? [''])[0];
+          samples[mode].push(out.sample);
+        } finally {
+          await page.closeAll();
+        }
+      }
+    }
+  } finally {
+    await harness.close();
+  }
+  return { cold: summarize(samples.cold), warm: summarize(samples.warm), raw: samples, browser };
 }
