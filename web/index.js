@@ -27,7 +27,7 @@ export async function init(options) {
       throw new Error("init: backend 'webgpu' is not available here (no navigator.gpu adapter); use 'auto' to fall back to wasm");
     }
   }
-  return createLab(await loadWasm(opts));
+  return createLab(await loadWasm(opts), opts);
 }
 
 async function loadWasm(opts) {
@@ -56,7 +56,7 @@ async function tryWebGpu(opts) {
   // 'auto' skips software adapters (SwiftShader and the like): there the
   // wasm SIMD backend is ~20x faster. An explicit 'webgpu' accepts them.
   const backend = await mod.createWebGpuBackend({ fallback, allowFallbackAdapter: opts.backend === 'webgpu' });
-  return backend ? createLab(backend) : null;
+  return backend ? createLab(backend, opts) : null;
 }
 
 export { DisposedError } from './lib/errors.js';

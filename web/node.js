@@ -27,7 +27,7 @@ export async function init(options) {
       : new URL(`./dist/attention_lab_${variant}.wasm`, import.meta.url);
     wasmBinary = await readFile(url instanceof URL || String(url).startsWith('file:') ? new URL(url) : url);
   }
-  return createLab(await loadVariant(variant, GLUE[variant], { wasmBinary }));
+  return createLab(await loadVariant(variant, GLUE[variant], { wasmBinary }), opts);
 }
 
 export { DisposedError } from './lib/errors.js';

@@ -5,19 +5,22 @@
 //   fractional, NaN, ±Infinity, huge) · data shorter or longer than its shape ·
 //   mask that does not broadcast · padding lengths out of range · embedDim not
 //   divisible by numHeads · weights of the wrong shape or layout · calls after
-//   dispose() · sizes whose buffers would exceed the wasm memory limit
+//   dispose() · sizes whose buffers would exceed the wasm memory limit ·
+//   unknown option keys · non-finite elements under checkFinite
 //
-// Each case must throw (forward/init: reject) a specific TypeError or
-// RangeError whose message names the argument (calls after dispose: an Error
-// naming the method and saying the object was disposed, as docs/js-api.md
-// specifies). Each bad call runs three times: the wasm heap in use after the
+// Each case must throw (forward/init: reject) the error CLASS the written rule
+// gives (docs/errors.md, web/lib/errors.js): TypeError for a wrong kind
+// (including unknown option keys), RangeError for a value, shape or size,
+// DisposedError (a TypeError) for a call after dispose(). The class is checked
+// by name, by constructor and by instanceof, and the message must name the
+// argument. Each bad call runs three times: the wasm heap in use after the
 // third equals the heap after the first (nothing leaks per failed call), and
 // sizes over the limits are refused before anything is allocated (the heap and
 // the wasm memory do not grow). After every case a valid call of every
 // function still gives the right answer (checked against the float64
 // reference). NaN and Inf input values are not errors: they propagate (the
 // last describe block).
-import { init } from '../../web/node.js';
+import { init, DisposedError } from '../../web/node.js';
 import { ref, BACKENDS, TOL, expectTensorClose, rand, f32Weights } from './helpers.js';
 
 // ---------------------------------------------------------------------------
@@ -63,6 +66,13 @@ const HEADS = 'E not divisible by H';
 const WEIGHTS = 'weights shape/layout';
 const DISPOSED = 'after dispose';
 const MEMORY = 'memory limit';
+const UNKNOWN = 'unknown option key';
+const NONFINITE = 'non-finite (checkFinite)';
+
+/** The class each case expects, by name: exact constructor and instanceof. */
+const CLASSES = { TypeError, RangeError, DisposedError };
+/** The parent class of each (a DisposedError is a TypeError). */
+const PARENT = { DisposedError: TypeError };
 
 const BAD_SIZES = [
   ['zero', 0], ['negative', -3], ['fractional', 2.5], ['NaN', NaN], ['Infinity', Infinity], ['-Infinity', -Infinity],
@@ -72,6 +82,15 @@ const BAD_SIZES = [
 function buildCases() {
   const cases = [];
   const add = (fn, cls, label, call, type, re) => cases.push({ fn, cls, label, call, type, re });
+  // An unknown key in an options/config object: a TypeError naming it and the allowed keys.
+  const unknownKey = (fn, label, call, key, allowedRe) => add(fn, UNKNOWN, label, call, 'TypeError', new RegExp(`unknown key "${key}".*allowed: ${allowedRe}`));
+  // checkFinite: NaN, +Infinity and -Infinity in a tensor argument (element 1).
+  const poison = (t, v) => ({ data: Float32Array.from(t.data).fill(v, 1, 2), shape: t.shape.slice() });
+  const finiteCases = (fn, arg, t, call) => {
+    for (const [label, v] of [['NaN', NaN], ['+Infinity', Infinity], ['-Infinity', -Infinity]]) {
+      add(fn, NONFINITE, `checkFinite: ${arg} holds ${label}`, (c) => call(c, poison(t, v)), 'RangeError', new RegExp(`\\b${arg} holds -?(NaN|Infinity) at element 1\\b`));
+    }
+  };
 
   // ---- init -------------------------------------------------------------
   add('init', TYPE, 'options is a number', () => init(5), 'TypeError', /options/);
@@ -84,6 +103,11 @@ function buildCases() {
   add('init', TYPE, 'wasmBinary is a plain array', () => init({ wasmBinary: [0, 97, 115, 109] }), 'TypeError', /wasmBinary/);
   add('init', LENGTH, 'wasmBinary is 8 zero bytes', () => init({ backend: 'wasm-scalar', wasmBinary: new Uint8Array(8) }), 'RangeError', /wasmBinary/);
   add('init', LENGTH, 'wasmBinary is a truncated module', () => init({ backend: 'wasm-scalar', wasmBinary: new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0, 1]) }), 'RangeError', /wasmBinary/);
+  unknownKey('init', 'options { backnd }', () => init({ backnd: 'wasm' }), 'backnd', 'backend, locateFile, wasmBinary, warmUp, checkFinite');
+  add('init', TYPE, 'checkFinite is 1', () => init({ checkFinite: 1 }), 'TypeError', /checkFinite/);
+  add('init', TYPE, "warmUp is 'yes'", () => init({ warmUp: 'yes' }), 'TypeError', /warmUp/);
+  add('init', UNKNOWN, 'warmUp { seqlen }', () => init({ warmUp: { seqlen: 8 } }), 'TypeError', /unknown key "seqlen"/);
+  add('init', SIZE, 'warmUp { seqLen: 0 }', () => init({ warmUp: { seqLen: 0 } }), 'RangeError', /seqLen/);
 
   // ---- positionalEncoding ----------------------------------------------
   for (const [label, v] of BAD_SIZES) {
@@ -100,6 +124,7 @@ function buildCases() {
   add('positionalEncoding', MISSING, 'no arguments', ({ lab }) => lab.positionalEncoding(), 'TypeError', /seqLen/);
   add('positionalEncoding', MISSING, 'dModel missing', ({ lab }) => lab.positionalEncoding(4), 'TypeError', /dModel/);
   add('positionalEncoding', MEMORY, '[16385, 16384] > 2^28 elements', ({ lab }) => lab.positionalEncoding(16385, 16384), 'RangeError', /seqLen, dModel/);
+  unknownKey('positionalEncoding', 'options { bas }', ({ lab }) => lab.positionalEncoding(4, 8, { bas: 100 }), 'bas', 'base');
 
   // ---- tensors: shared by selfAttention, sdpa, forward --------------------
   // tensorCases(fn, argName, callWith(tensor), { ranks })
@@ -156,6 +181,9 @@ function buildCases() {
     add(fn, SIZE, 'mask.shape with a zero', (c) => callWithOpts(c, { mask: { kind: 'keep', data: f32(1), shape: [0, 1] } }), 'RangeError', /mask/);
     add(fn, TYPE, 'padding lengths is a string', (c) => callWithOpts(c, { mask: { kind: 'padding', lengths: '3,3' } }), 'TypeError', /lengths/);
     add(fn, MISSING, 'padding lengths missing', (c) => callWithOpts(c, { mask: { kind: 'padding' } }), 'TypeError', /lengths/);
+    unknownKey(fn, 'options { maks }', (c) => callWithOpts(c, { maks: { kind: 'causal' } }), 'maks', 'mask');
+    add(fn, TYPE, "checkFinite is 'yes'", (c) => callWithOpts(c, { checkFinite: 'yes' }), 'TypeError', /checkFinite/);
+    add(fn, NONFINITE, 'checkFinite: block mask holds NaN', (c) => callWithOpts(c, { mask: { kind: 'block', data: [[NaN]] }, checkFinite: true }), 'RangeError', /mask holds NaN at element 0/);
   };
 
   // ---- selfAttention ----------------------------------------------------
@@ -163,6 +191,7 @@ function buildCases() {
   tensorCases('selfAttention', 'x', selfCall, [3, 4], { rankBad: [[12], [1, 1, 3, 4]] });
   optionCases('selfAttention', (c, o) => c.lab.selfAttention(SX, o));
   add('selfAttention', TYPE, 'scale is a string', ({ lab }) => lab.selfAttention(SX, { scale: '0.5' }), 'TypeError', /scale/);
+  finiteCases('selfAttention', 'x', SX, ({ lab }, t) => lab.selfAttention(t, { checkFinite: true }));
   for (const scale of [NaN, Infinity, -Infinity, 1e39]) {
     add('selfAttention', SIZE, `scale ${scale}`, ({ lab }) => lab.selfAttention(SX, { scale }), 'RangeError', /scale/);
   }
@@ -191,6 +220,9 @@ function buildCases() {
   add('scaledDotProductAttention', SIZE, "v's Lk 6 vs k's Lk 5", ({ lab }) => lab.scaledDotProductAttention(Q, K, T([2, 2, 6, 3])), 'RangeError', /\bv\b/);
   add('scaledDotProductAttention', SIZE, "k's leading dims [3,2] vs q's [2,2]", ({ lab }) => lab.scaledDotProductAttention(Q, T([3, 2, 5, 6]), T([3, 2, 5, 3])), 'RangeError', /\bk\b/);
   optionCases('scaledDotProductAttention', (c, o) => c.lab.scaledDotProductAttention(Q, K, V, o));
+  finiteCases('scaledDotProductAttention', 'q', Q, ({ lab }, t) => lab.scaledDotProductAttention(t, K, V, { checkFinite: true }));
+  finiteCases('scaledDotProductAttention', 'k', K, ({ lab }, t) => lab.scaledDotProductAttention(Q, t, V, { checkFinite: true }));
+  finiteCases('scaledDotProductAttention', 'v', V, ({ lab }, t) => lab.scaledDotProductAttention(Q, K, t, { checkFinite: true }));
   for (const scale of [NaN, Infinity, 1e39, -1e39]) {
     add('scaledDotProductAttention', SIZE, `scale ${scale}`, ({ lab }) => lab.scaledDotProductAttention(Q, K, V, { scale }), 'RangeError', /scale/);
   }
@@ -241,6 +273,7 @@ function buildCases() {
     add(fn, MEMORY, 'embedDim 65536: projection > 2^28 elements', ({ lab }) => lab[ctor]({ embedDim: 65536, numHeads: 1 }), 'RangeError', /embedDim/);
   };
   mhaLike('multiHeadAttention', 'multiHeadAttention');
+  unknownKey('multiHeadAttention', 'config { kDim }', ({ lab }) => lab.multiHeadAttention({ embedDim: 8, numHeads: 2, kDim: 5 }), 'kDim', 'embedDim, numHeads, kdim, vdim, bias, seed');
   for (const [label, v] of BAD_SIZES) {
     add('multiHeadAttention', SIZE, `kdim ${label}`, ({ lab }) => lab.multiHeadAttention({ embedDim: 8, numHeads: 2, kdim: v }), 'RangeError', /kdim/);
     add('multiHeadAttention', SIZE, `vdim ${label}`, ({ lab }) => lab.multiHeadAttention({ embedDim: 8, numHeads: 2, vdim: v }), 'RangeError', /vdim/);
@@ -251,6 +284,7 @@ function buildCases() {
 
   // ---- selfAttentionLayer (constructor) ----------------------------------
   mhaLike('selfAttentionLayer', 'selfAttentionLayer');
+  unknownKey('selfAttentionLayer', 'config { dropOut }', ({ lab }) => lab.selfAttentionLayer({ embedDim: 8, numHeads: 2, dropOut: 0.1 }), 'dropOut', 'embedDim, numHeads, kdim, vdim, bias, seed, dropout, eps');
   for (const dropout of [-0.1, 1, 1.5, NaN, Infinity]) {
     add('selfAttentionLayer', SIZE, `dropout ${dropout}`, ({ lab }) => lab.selfAttentionLayer({ embedDim: 8, numHeads: 2, dropout }), 'RangeError', /dropout/);
   }
@@ -280,13 +314,17 @@ function buildCases() {
     optionCases(fn, (c, o) => c.mha[method](MQ, MK, MV, o));
     add(fn, TYPE, 'averageWeights is 1', ({ mha }) => mha[method](MQ, MK, MV, { averageWeights: 1 }), 'TypeError', /averageWeights/);
     add(fn, TYPE, "trace is 'true'", ({ mha }) => mha[method](MQ, MK, MV, { trace: 'true' }), 'TypeError', /trace/);
+    unknownKey(fn, 'options { needWeight }', ({ mha }) => mha[method](MQ, MK, MV, { needWeight: false }), 'needWeight', 'mask, needWeights, averageWeights, trace, kvCache, checkFinite');
+    finiteCases(fn, 'query', MQ, ({ mha }, t) => mha[method](t, MK, MV, { checkFinite: true }));
+    finiteCases(fn, 'key', MK, ({ mha }, t) => mha[method](MQ, t, MV, { checkFinite: true }));
+    finiteCases(fn, 'value', MV, ({ mha }, t) => mha[method](MQ, MK, t, { checkFinite: true }));
     for (const [label, shape] of [['[2,5] (Lq 2 vs 3)', [2, 4]], ['[3,5] (Lk 5 vs 4)', [3, 5]], ['[2,3,3,4] (H 3 vs 2)', [2, 3, 3, 4]], ['[3,1,1,4] (B 3 vs 2)', [3, 1, 1, 4]], ['[1,1,1,1,4] (rank 5)', [1, 1, 1, 1, 4]]]) {
       add(fn, MASK, `keep mask ${label}`, ({ mha }) => mha[method](MQ, MK, MV, { mask: { kind: 'keep', data: f32(shape.reduce((a, b) => a * b, 1)), shape } }), 'RangeError', /mask/);
     }
     for (const [label, lengths] of [['[5, 1] (> Lk 4)', [5, 1]], ['[-1, 1]', [-1, 1]], ['[0.5, 1]', [0.5, 1]], ['[4] (B = 2)', [4]]]) {
       add(fn, PAD, `lengths ${label}`, ({ mha }) => mha[method](MQ, MK, MV, { mask: { kind: 'padding', lengths } }), 'RangeError', /lengths/);
     }
-    add(fn, DISPOSED, 'disposed MHA', ({ deadMha }) => deadMha[method](MQ, MK, MV), 'Error', /forward.*disposed/);
+    add(fn, DISPOSED, 'disposed MHA', ({ deadMha }) => deadMha[method](MQ, MK, MV), 'DisposedError', /forward.*disposed/);
     add(fn, MEMORY, 'weights [1,2,16384,16384] > 2^28 elements', ({ mha }) => mha[method](T([1, 16384, 8]), T([1, 16384, 5]), T([1, 16384, 7])), 'RangeError', /weights/);
   }
 
@@ -300,7 +338,11 @@ function buildCases() {
     add(fn, TYPE, 'wq is a string', (c) => set(c, { wq: 'w' }), 'TypeError', /\bwq\b/);
     add(fn, TYPE, 'wo.data holds a string', (c) => set(c, { wo: { data: new Array(64).fill('1'), shape: [8, 8] } }), 'TypeError', /\bwo\b/);
     add(fn, TYPE, 'bq nested with a boolean', (c) => set(c, { bq: [[true, 1, 1, 1, 1, 1, 1, 1]] }), 'TypeError', /\bbq\b/);
-    add(fn, SIZE, 'unknown weight "wz"', (c) => set(c, { wz: T([8, 8]) }), 'RangeError', /wz/);
+    add(fn, UNKNOWN, 'unknown weight "wz"', (c) => set(c, { wz: T([8, 8]) }), 'TypeError', /weights has an unknown key "wz"; allowed: wq, bq/);
+    add(fn, UNKNOWN, 'options { layot }', (c) => set(c, {}, { layot: 'keras' }), 'TypeError', /unknown key "layot"; allowed: layout, checkFinite/);
+    for (const [label, v] of [['NaN', NaN], ['+Infinity', Infinity], ['-Infinity', -Infinity]]) {
+      add(fn, NONFINITE, `checkFinite: wq holds ${label}`, (c) => set(c, { wq: { data: f32(64).fill(v, 9, 10), shape: [8, 8] } }, { checkFinite: true }), 'RangeError', /wq holds -?(NaN|Infinity) at element 9 \(index \[1, 1\]/);
+    }
     add(fn, TYPE, 'options is a string', (c) => set(c, { bq: f32(8) }, 'keras'), 'TypeError', /options/);
     add(fn, WEIGHTS, "layout 'tensorflow'", (c) => set(c, { bq: f32(8) }, { layout: 'tensorflow' }), 'RangeError', /layout/);
     add(fn, WEIGHTS, 'layout 1', (c) => set(c, { bq: f32(8) }, { layout: 1 }), 'RangeError', /layout/);
@@ -321,17 +363,18 @@ function buildCases() {
     } else {
       add(fn, WEIGHTS, 'wk [8,5]', (c) => set(c, { wk: T([8, 5]) }), 'RangeError', /\bwk\b/);
     }
-    add(fn, DISPOSED, 'setWeights on a disposed object', (c) => c[`dead${obj[0].toUpperCase()}${obj.slice(1)}`].setWeights({ bq: f32(8) }), 'Error', /setWeights.*disposed/);
+    add(fn, DISPOSED, 'setWeights on a disposed object', (c) => c[`dead${obj[0].toUpperCase()}${obj.slice(1)}`].setWeights({ bq: f32(8) }), 'DisposedError', /setWeights.*disposed/);
     const get = `${fn.split('.')[0]}.getWeights`;
     add(get, TYPE, 'options is a string', (c) => c[obj].getWeights('keras'), 'TypeError', /options/);
     add(get, WEIGHTS, "layout 'jax'", (c) => c[obj].getWeights({ layout: 'jax' }), 'RangeError', /layout/);
-    add(get, DISPOSED, 'getWeights on a disposed object', (c) => c[`dead${obj[0].toUpperCase()}${obj.slice(1)}`].getWeights(), 'Error', /getWeights.*disposed/);
+    unknownKey(get, 'options { layot }', (c) => c[obj].getWeights({ layot: 'keras' }), 'layot', 'layout');
+    add(get, DISPOSED, 'getWeights on a disposed object', (c) => c[`dead${obj[0].toUpperCase()}${obj.slice(1)}`].getWeights(), 'DisposedError', /getWeights.*disposed/);
     const held = `${fn.split('.')[0]}.heldBytes`;
-    add(held, DISPOSED, 'heldBytes on a disposed object', (c) => c[`dead${obj[0].toUpperCase()}${obj.slice(1)}`].heldBytes(), 'Error', /heldBytes.*disposed/);
+    add(held, DISPOSED, 'heldBytes on a disposed object', (c) => c[`dead${obj[0].toUpperCase()}${obj.slice(1)}`].heldBytes(), 'DisposedError', /heldBytes.*disposed/);
   };
   weightCases('mha.setWeights', 'mha', { kdim: 5, vdim: 7 });
   add('mha.setWeights', WEIGHTS, 'bq on a bias: false MHA', ({ mha0 }) => mha0.setWeights({ bq: f32(8) }), 'RangeError', /\bbq\b.*bias/);
-  add('mha.setWeights', WEIGHTS, 'gamma on an MHA', ({ mha }) => mha.setWeights({ gamma: f32(8) }), 'RangeError', /gamma/);
+  add('mha.setWeights', UNKNOWN, 'gamma on an MHA', ({ mha }) => mha.setWeights({ gamma: f32(8) }), 'TypeError', /unknown key "gamma"/);
 
   // ---- the layer ---------------------------------------------------------
   weightCases('layer.setWeights', 'layer', { kdim: 8, vdim: 8 });
@@ -344,6 +387,9 @@ function buildCases() {
     add(fn, SIZE, "x's last dim 9 vs embedDim 8", ({ layer }) => layer[method](T([2, 3, 9])), 'RangeError', /\bx\b/);
     optionCases(fn, (c, o) => c.layer[method](LX, o));
     add(fn, TYPE, 'training is 1', ({ layer }) => layer[method](LX, { training: 1 }), 'TypeError', /training/);
+    unknownKey(fn, 'options { train }', ({ layer }) => layer[method](LX, { train: true }), 'train', 'mask, needWeights, averageWeights, trace, training, dropoutSeed, checkFinite');
+    add(fn, UNKNOWN, 'options { kvCache } (an MHA option)', ({ layer }) => layer[method](LX, { kvCache: {} }), 'TypeError', /unknown key "kvCache".*no key\/value cache/);
+    finiteCases(fn, 'x', LX, ({ layer }, t) => layer[method](t, { checkFinite: true }));
     add(fn, TYPE, "dropoutSeed is '7'", ({ layer }) => layer[method](LX, { training: true, dropoutSeed: '7' }), 'TypeError', /dropoutSeed/);
     for (const dropoutSeed of [-1, 1.5, 2 ** 32, NaN, Infinity]) {
       add(fn, SIZE, `dropoutSeed ${dropoutSeed}`, ({ layer }) => layer[method](LX, { training: true, dropoutSeed }), 'RangeError', /dropoutSeed/);
@@ -352,7 +398,7 @@ function buildCases() {
     add(fn, MASK, 'keep mask [2,3,3,3] (H 3 vs 2)', ({ layer }) => layer[method](LX, { mask: { kind: 'keep', data: f32(54), shape: [2, 3, 3, 3] } }), 'RangeError', /mask/);
     add(fn, PAD, 'lengths [4, 1] (> L 3)', ({ layer }) => layer[method](LX, { mask: { kind: 'padding', lengths: [4, 1] } }), 'RangeError', /lengths/);
     add(fn, PAD, 'lengths [1] (B = 2)', ({ layer }) => layer[method](LX, { mask: { kind: 'padding', lengths: [1] } }), 'RangeError', /lengths/);
-    add(fn, DISPOSED, 'disposed layer', ({ deadLayer }) => deadLayer[method](LX), 'Error', /forward.*disposed/);
+    add(fn, DISPOSED, 'disposed layer', ({ deadLayer }) => deadLayer[method](LX), 'DisposedError', /forward.*disposed/);
     add(fn, MEMORY, 'weights [1,2,16384,16384] > 2^28 elements', ({ layer }) => layer[method](T([1, 16384, 8])), 'RangeError', /weights/);
   }
 
@@ -369,6 +415,12 @@ function buildCases() {
     add('shapeTrace', TYPE, `${key} is a string`, ({ lab }) => lab.shapeTrace({ ...st, [key]: '4' }), 'TypeError', new RegExp(`\\b${key}\\b`));
   }
   add('shapeTrace', HEADS, 'embedDim 10, numHeads 4', ({ lab }) => lab.shapeTrace({ ...st, embedDim: 10, numHeads: 4 }), 'RangeError', /embedDim.*numHeads/);
+  unknownKey('shapeTrace', 'params { heads }', ({ lab }) => lab.shapeTrace({ ...st, heads: 2 }), 'heads', 'batch, lq');
+  add('shapeTrace', WEIGHTS, "layout 'jax'", ({ lab }) => lab.shapeTrace({ ...st, layout: 'jax' }), 'RangeError', /layout/);
+
+  // ---- createKVCache -------------------------------------------------------
+  unknownKey('mha.createKVCache', 'options { maxLen }', ({ mha }) => mha.createKVCache({ maxLen: 4 }), 'maxLen', 'maxLength, batch');
+  add('mha.createKVCache', DISPOSED, 'createKVCache on a disposed MHA', ({ deadMha }) => deadMha.createKVCache({ maxLength: 4 }), 'DisposedError', /createKVCache.*disposed/);
 
   return cases;
 }
@@ -389,6 +441,10 @@ const CASES = buildCases();
 function checkError(err, type, re, label) {
   if (!err || typeof err.message !== 'string') throw new Error(`${label}: expected an Error object, got ${String(err)}`);
   if (err.name !== type) throw new Error(`${label}: expected ${type}, got ${err.name}: ${err.message}`);
+  // The class itself, not just its name: exact constructor, and instanceof its parents.
+  const cls = CLASSES[type];
+  if (!cls || err.constructor !== cls || !(err instanceof cls)) throw new Error(`${label}: expected an instance of ${type}, got ${err.constructor && err.constructor.name}`);
+  if (PARENT[type] && !(err instanceof PARENT[type])) throw new Error(`${label}: a ${type} must also be a ${PARENT[type].name}`);
   if (!re.test(err.message)) throw new Error(`${label}: ${err.name} message does not name the argument (${re}): "${err.message}"`);
 }
 

@@ -3,9 +3,10 @@
 // weight accessors (setWeights / getWeights in 'torch' or 'keras' layout).
 // Classes live at module scope and take their backend through the
 // constructor, so `instanceof` holds across labs.
-import { describe, typeError, rangeError, checkOptions } from './errors.js';
+import { describe, typeError, rangeError, checkOptions, checkKeys, disposedError } from './errors.js';
 import { toTensor, makeTensor, shapeString, product } from './tensor.js';
-import { WEIGHT_KEYS, checkLayout } from './validate.js';
+import { WEIGHT_KEYS, checkLayout, OPTION_KEYS } from './validate.js';
+import { checkFiniteData, finiteOption } from './finite.js';
 import { loadStateDict, moduleStateDict } from './io/index.js';
 
 /** Frees backend objects that were garbage-collected without dispose(). */
@@ -18,10 +19,14 @@ export class AttentionModule {
    * @param {import('./backend.js').Backend} backend
    * @param {string} where the public name, for messages ('multiHeadAttention', …)
    * @param {import('./backend.js').MhaConfigArgs} c validated configuration
+   * @param {{ checkFinite?: boolean }} [settings] the lab's settings (init options)
    */
-  constructor(backend, where, c) {
+  constructor(backend, where, c, settings = {}) {
     /** @type {import('./backend.js').Backend} */
     this._backend = backend;
+    this._settings = settings;
+    /** The layout of the last setWeights (the trace's formulas are written in it). */
+    this._layout = /** @type {import('./backend.js').WeightLayout} */ ('torch');
     this._where = where;
     this._obj = null;
     this._token = {};
@@ -46,7 +51,7 @@ export class AttentionModule {
 
   _live(method) {
     if (!this._obj) {
-      throw new Error(`${this._where}.${method}: this object has been disposed; create a new one`);
+      throw disposedError(`${this._where}.${method}`, 'this object', 'create a new one');
     }
     return this._obj;
   }
@@ -87,16 +92,11 @@ export class AttentionModule {
     if (weights === null || typeof weights !== 'object' || Array.isArray(weights)) {
       throw typeError(where, `weights must be an object such as { wq, bq, wk, bk, wv, bv, wo, bo }, got ${describe(weights)}`);
     }
-    const opts = checkOptions(where, 'options', options);
+    const opts = checkOptions(where, 'options', options, OPTION_KEYS.setWeights);
     const layout = checkLayout(where, opts);
+    const finite = finiteOption(where, opts, this._settings.checkFinite);
     const extra = this._extraWeightKeys();
-    /** @type {string[]} */
-    const keys = WEIGHT_KEYS;
-    for (const key of Object.keys(weights)) {
-      if (!keys.includes(key) && !extra.includes(key)) {
-        throw rangeError(where, `unknown weight ${JSON.stringify(key)}; allowed: ${[...WEIGHT_KEYS, ...extra].join(', ')}`);
-      }
-    }
+    checkKeys(where, 'weights', weights, [...WEIGHT_KEYS, ...extra]);
     // Validate everything before changing anything.
     const staged = [];
     for (const key of [...WEIGHT_KEYS, ...extra]) {
@@ -119,6 +119,7 @@ export class AttentionModule {
       if (!flatOk && !shapeOk) {
         throw rangeError(where, `${key} must have shape ${shapeString(shape)} in '${layout}' layout, got ${shapeString(t.shape)}`);
       }
+      if (finite) checkFiniteData(where, key, t.data, shapeOk ? shape : t.shape);
       staged.push([key, t.data]);
     }
     let gamma = null;
@@ -129,13 +130,14 @@ export class AttentionModule {
       else this._backend.setWeight(obj, key, data, layout);
     }
     if (gamma || beta) this._backend.setNorm(obj, gamma, beta);
+    if (staged.some(([key]) => key[0] === 'w')) this._layout = layout;
     return this;
   }
 
   getWeights(options) {
     const where = `${this._where}.getWeights`;
     const obj = this._live('getWeights');
-    const opts = checkOptions(where, 'options', options);
+    const opts = checkOptions(where, 'options', options, OPTION_KEYS.getWeights);
     const layout = checkLayout(where, opts);
     const out = {};
     for (const key of WEIGHT_KEYS) {

@@ -4,6 +4,7 @@
 // arithmetic as in PyTorch (README "NaN and Inf").
 import { describe, rangeError, checkBool } from './errors.js';
 import { shapeString } from './tensor.js';
+import { MASK_KINDS } from './mask.js';
 
 /** The multi-index of flat `index` in `shape`, e.g. [0, 3, 7]. */
 function unravel(index, shape) {
@@ -42,4 +43,27 @@ export function checkFiniteData(where, name, data, shape, { allowNegInf = false 
 export function finiteOption(where, opts, labDefault) {
   if (opts.checkFinite === undefined) return labDefault;
   return checkBool(where, 'checkFinite', opts.checkFinite);
+}
+
+/**
+ * checkFinite over a call's tensors ([name, { data, shape }] pairs; a tensor
+ * passed twice, e.g. key = query, is scanned once) and its normalized mask
+ * (an additive mask may hold -Infinity).
+ * @param {string} where
+ * @param {[string, { data: ArrayLike<number>, shape: number[] }][]} tensors
+ * @param {{ kind: number, data: ArrayLike<number> | null, shape4: number[] }} [mask]
+ */
+export function checkFiniteArgs(where, tensors, mask) {
+  const seen = new Set();
+  for (const [name, t] of tensors) {
+    if (seen.has(t.data)) continue;
+    seen.add(t.data);
+    checkFiniteData(where, name, t.data, t.shape);
+  }
+  if (mask && mask.data) {
+    // shape4 is the mask broadcast-aligned to [B, H, Lq, Lk]: drop its leading 1s.
+    const shape = mask.shape4.slice();
+    while (shape.length > 1 && shape[0] === 1) shape.shift();
+    checkFiniteData(where, 'mask', mask.data, shape, { allowNegInf: mask.kind === MASK_KINDS.additive });
+  }
 }

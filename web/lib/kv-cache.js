@@ -1,7 +1,7 @@
 // KVCache: the keys and values of the positions a MultiHeadAttention has
 // seen, for incremental decoding (made by mha.createKVCache()). The checks
 // that a forward applies to a cache are checkCache below.
-import { describe, typeError, rangeError, checkInt } from './errors.js';
+import { describe, typeError, rangeError, checkInt, disposedError } from './errors.js';
 import { registry } from './attention-module.js';
 
 /** Keys and values of the positions a MultiHeadAttention has seen (see createKVCache). */
@@ -36,8 +36,8 @@ export class KVCache {
 
   /** Forgets every position (length 0), keeping the memory for the next sequence. */
   reset() {
-    if (!this._obj) throw new Error('kvCache.reset: this cache has been disposed; create a new one with createKVCache()');
-    if (this._busy) throw new Error('kvCache.reset: a forward using this cache has not finished; await it first');
+    if (!this._obj) throw disposedError('kvCache.reset', 'this cache', 'create a new one with createKVCache()');
+    if (this._busy) throw typeError('kvCache.reset', 'a forward using this cache has not finished; await it first');
     this._backend.kvCacheReset(this._obj);
     this._length = 0;
   }
@@ -48,8 +48,8 @@ export class KVCache {
    */
   truncate(length) {
     const where = 'kvCache.truncate';
-    if (!this._obj) throw new Error(`${where}: this cache has been disposed; create a new one with createKVCache()`);
-    if (this._busy) throw new Error(`${where}: a forward using this cache has not finished; await it first`);
+    if (!this._obj) throw disposedError(where, 'this cache', 'create a new one with createKVCache()');
+    if (this._busy) throw typeError(where, 'a forward using this cache has not finished; await it first');
     const n = checkInt(where, 'length', length, 0, this._length);
     this._backend.kvCacheTruncate(this._obj, n);
     this._length = n;
@@ -87,9 +87,9 @@ export function checkCache(where, cache, mha, B, Lk) {
   if (cache._mha !== mha) {
     throw rangeError(where, 'kvCache belongs to another multiHeadAttention; use one created by this layer\'s createKVCache()');
   }
-  if (!cache._obj) throw new Error(`${where}: kvCache has been disposed; create a new one with createKVCache()`);
+  if (!cache._obj) throw disposedError(where, 'kvCache', 'create a new one with createKVCache()');
   if (cache._busy) {
-    throw new Error(`${where}: kvCache is in use by a forward that has not finished; await it before the next step`);
+    throw typeError(where, 'kvCache is in use by a forward that has not finished; await it before the next step');
   }
   if (cache.batch !== B) {
     throw rangeError(where, `kvCache holds batch ${cache.batch} but the inputs have batch B = ${B}`);

@@ -11,7 +11,8 @@
 import { rangeError, checkInt, checkNumber, checkOptions } from './errors.js';
 import { makeTensor } from './tensor.js';
 import { buildTrace } from './trace.js';
-import { checkElements } from './validate.js';
+import { checkElements, checkLayout, OPTION_KEYS } from './validate.js';
+import { warmUp } from './warm-up.js';
 import { then } from './attention-module.js';
 import { selfAttention, scaledDotProductAttention } from './sdpa.js';
 import { MultiHeadAttention } from './multi-head-attention.js';
@@ -26,8 +27,10 @@ export { KVCache } from './kv-cache.js';
 /**
  * Builds the public API over a backend.
  * @param {import('./backend.js').Backend} backend
+ * @param {{ checkFinite?: boolean }} [settings] init's options that hold for every call
  */
-export function createLab(backend) {
+export function createLab(backend, settings = {}) {
+  settings = { checkFinite: settings.checkFinite === true };
   const lab = {
     // Weight files (safetensors, .npy, .npz) and state-dict mapping: pure JS, see io/.
     ...IO_API,
@@ -52,7 +55,7 @@ export function createLab(backend) {
       const where = 'positionalEncoding';
       checkInt(where, 'seqLen', seqLen, 1);
       checkInt(where, 'dModel', dModel, 1);
-      const opts = checkOptions(where, 'options', options);
+      const opts = checkOptions(where, 'options', options, OPTION_KEYS.positionalEncoding);
       const base = opts.base ?? 10000;
       checkNumber(where, 'base', base, { min: 1, minExclusive: true });
       checkElements(where, 'the encoding [seqLen, dModel]', [seqLen, dModel]);
@@ -60,24 +63,24 @@ export function createLab(backend) {
     },
 
     selfAttention(x, options) {
-      return selfAttention(backend, x, options);
+      return selfAttention(backend, x, options, settings);
     },
 
     scaledDotProductAttention(q, k, v, options) {
-      return scaledDotProductAttention(backend, q, k, v, options);
+      return scaledDotProductAttention(backend, q, k, v, options, settings);
     },
 
     multiHeadAttention(config) {
-      return new MultiHeadAttention(backend, config, 'multiHeadAttention');
+      return new MultiHeadAttention(backend, config, 'multiHeadAttention', settings);
     },
 
     selfAttentionLayer(config) {
-      return new SelfAttentionLayer(backend, config);
+      return new SelfAttentionLayer(backend, config, settings);
     },
 
     shapeTrace(params) {
       const where = 'shapeTrace';
-      const p = checkOptions(where, 'params', params);
+      const p = checkOptions(where, 'params', params, OPTION_KEYS.shapeTrace);
       const embedDim = checkInt(where, 'embedDim', p.embedDim, 1);
       const numHeads = checkInt(where, 'numHeads', p.numHeads, 1);
       if (embedDim % numHeads !== 0) {
@@ -96,7 +99,17 @@ export function createLab(backend) {
         layer: Boolean(p.layer),
         unbatched: Boolean(p.unbatched),
         training: Boolean(p.training),
+        layout: checkLayout(where, p),
       });
+    },
+
+    /**
+     * Runs every function until the engine has optimized code for them, then
+     * once at the given sizes (web/lib/warm-up.js), so that the first real
+     * call costs about what a steady one does.
+     */
+    warmUp(options) {
+      return warmUp(lab, options);
     },
 
     /** Internal: the backend object (used by tests and the page). */

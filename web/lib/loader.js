@@ -1,8 +1,10 @@
 // Picks and instantiates a wasm variant; one shared instance per variant per
 // page (or Node process).
 import { createWasmBackend } from './wasm-backend.js';
-import { createLab } from './lab.js';
-import { describe, typeError, rangeError } from './errors.js';
+import { createLab as makeLab } from './lab.js';
+import { describe, typeError, rangeError, checkOptions, checkBool } from './errors.js';
+import { OPTION_KEYS } from './validate.js';
+import { warmUpOptions } from './warm-up.js';
 
 // (module (func (result v128) i32.const 0 i8x16.splat i8x16.popcnt))
 const SIMD_PROBE = new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0, 1, 5, 1, 96, 0, 1, 123, 3, 2, 1, 0, 10, 10, 1, 8, 0, 65, 0, 253, 15, 253, 98, 11]);
@@ -30,7 +32,7 @@ export function checkInitOptions(options) {
   if (options !== undefined && (options === null || typeof options !== 'object' || Array.isArray(options))) {
     throw typeError('init', `options must be an object such as { backend: 'auto' }, got ${describe(options)}`);
   }
-  const opts = options ?? {};
+  const opts = checkOptions('init', 'options', options, OPTION_KEYS.init);
   const backend = opts.backend ?? 'auto';
   if (typeof backend !== 'string') {
     throw typeError('init', `backend must be a string, one of ${BACKENDS.map((b) => `'${b}'`).join(', ')}, got ${describe(backend)}`);
@@ -46,6 +48,13 @@ export function checkInitOptions(options) {
   }
   if (opts.wasmBinary !== undefined && !validWasm(opts.wasmBinary)) {
     throw rangeError('init', `wasmBinary is not a valid WebAssembly module (${opts.wasmBinary.byteLength} bytes); pass the bytes of attention_lab_simd.wasm or attention_lab_scalar.wasm`);
+  }
+  if (opts.checkFinite !== undefined) checkBool('init', 'checkFinite', opts.checkFinite);
+  if (opts.warmUp !== undefined && typeof opts.warmUp !== 'boolean') {
+    if (opts.warmUp === null || typeof opts.warmUp !== 'object' || Array.isArray(opts.warmUp)) {
+      throw typeError('init', `warmUp must be true, false or { embedDim, numHeads, seqLen, batch, budgetMs }, got ${describe(opts.warmUp)}`);
+    }
+    warmUpOptions('init', opts.warmUp); // refused before anything loads
   }
   return { ...opts, backend };
 }
@@ -93,4 +102,14 @@ export function wasmVariantFor(backend) {
   return simdSupported() ? 'simd' : 'scalar';
 }
 
-export { createLab };
+/**
+ * The lab over a loaded backend with init's settings (checkFinite); awaits
+ * lab.warmUp() first when init was asked for it.
+ * @param {import('./backend.js').Backend} backend
+ * @param {{ checkFinite?: boolean, warmUp?: boolean | object }} [opts] init's checked options
+ */
+export async function createLab(backend, opts = {}) {
+  const lab = makeLab(backend, { checkFinite: opts.checkFinite });
+  if (opts.warmUp) await lab.warmUp(opts.warmUp === true ? undefined : opts.warmUp);
+  return lab;
+}

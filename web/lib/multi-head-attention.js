@@ -9,17 +9,19 @@ import { AttentionModule } from './attention-module.js';
 import { mhaBackward } from './train/backward.js';
 import { wasmModuleOf } from './train/heap.js';
 import { KVCache, checkCache } from './kv-cache.js';
-import { readConfig, forwardOptions, checkElements, checkBytes } from './validate.js';
+import { readConfig, forwardOptions, checkElements, checkBytes, OPTION_KEYS } from './validate.js';
+import { checkFiniteArgs, finiteOption } from './finite.js';
 
 export class MultiHeadAttention extends AttentionModule {
   /**
    * @param {import('./backend.js').Backend} backend
    * @param {object} config { embedDim, numHeads, kdim?, vdim?, bias?, seed? }
    * @param {string} [where] the public name for messages
+   * @param {{ checkFinite?: boolean }} [settings] the lab's settings
    */
-  constructor(backend, config, where = 'multiHeadAttention') {
+  constructor(backend, config, where = 'multiHeadAttention', settings = {}) {
     const c = readConfig(where, config, { layer: false });
-    super(backend, where, c);
+    super(backend, where, c, settings);
     this._track(backend.createMha(c));
   }
 
@@ -44,12 +46,13 @@ export class MultiHeadAttention extends AttentionModule {
     if (Ev !== this.vdim) throw rangeError(where, `value's last dim must be vdim (${this.vdim}), got value ${shapeString(tv.shape)}`);
     if (Bk !== B || Bv !== B) throw rangeError(where, `query, key and value must have the same batch size B: got query ${shapeString(tq.shape)}, key ${shapeString(tk.shape)}, value ${shapeString(tv.shape)}`);
     if (Lv !== Lk) throw rangeError(where, `key and value must have the same length Lk: got key ${shapeString(tk.shape)}, value ${shapeString(tv.shape)}`);
-    const f = forwardOptions(where, options);
+    const f = forwardOptions(where, options, OPTION_KEYS.mhaForward);
     const H = this.numHeads;
     const cache = f.opts.kvCache === undefined ? null : checkCache(where, f.opts.kvCache, this, B, Lk);
     // Keys attended over: with a cache, the cached ones plus the new ones.
     const LkAll = cache ? cache._length + Lk : Lk;
     const mask = normalizeMask(where, f.opts.mask, { batch: B, heads: H, lq: Lq, lk: LkAll, leadB: [B], leadH: [H] });
+    if (finiteOption(where, f.opts, this._settings.checkFinite)) checkFiniteArgs(where, [['query', tq], ['key', tk], ['value', tv]], mask);
     const E = this.embedDim;
     const wShape = [B, f.averageWeights ? 1 : H, Lq, LkAll];
     const nW = f.needWeights ? checkElements(where, "the weights [B,H,Lq,Lk] (query's and key's lengths; needWeights: false skips them)", wShape) : 0;
@@ -76,7 +79,7 @@ export class MultiHeadAttention extends AttentionModule {
       weights: r.weights ? makeTensor(r.weights, f.averageWeights ? bs(p.lq, p.lkTotal) : bs(p.numHeads, p.lq, p.lkTotal)) : null,
     };
     if (f.trace) {
-      out.trace = buildTrace({ batch: p.batch, lq: p.lq, lk: p.lkTotal, embedDim: p.embedDim, numHeads: p.numHeads, kdim: this.kdim, vdim: this.vdim, mask: p.mask.given, unbatched });
+      out.trace = buildTrace({ batch: p.batch, lq: p.lq, lk: p.lkTotal, embedDim: p.embedDim, numHeads: p.numHeads, kdim: this.kdim, vdim: this.vdim, mask: p.mask.given, unbatched, layout: this._layout });
     }
     return out;
   }
@@ -84,7 +87,7 @@ export class MultiHeadAttention extends AttentionModule {
   /** Synchronous forward (wasm backends only). */
   forwardSync(query, key, value, options) {
     const backend = this._backend;
-    if (backend.async) throw new Error(`${this._where}.forwardSync is not available on the '${backend.name}' backend; use await forward(...)`);
+    if (backend.async) throw typeError(`${this._where}.forwardSync`, `not available on the '${backend.name}' backend, whose results are Promises; use await forward(...)`);
     const prep = this._prepare(query, key, value, options);
     return this._finish(prep, /** @type {import('./backend.js').ForwardOut} */ (backend.mhaForward(prep.obj, prep.p)));
   }
@@ -110,7 +113,7 @@ export class MultiHeadAttention extends AttentionModule {
   createKVCache(options) {
     const where = `${this._where}.createKVCache`;
     const obj = this._live('createKVCache');
-    const opts = checkOptions(where, 'options', options);
+    const opts = checkOptions(where, 'options', options, OPTION_KEYS.createKVCache);
     if (opts.maxLength === undefined) throw typeError(where, 'options.maxLength is missing: the most positions the cache will hold');
     const maxLength = checkInt(where, 'maxLength', opts.maxLength, 1);
     const batch = checkInt(where, 'batch', opts.batch ?? 1, 1);

@@ -6,21 +6,24 @@ import { rangeError, checkBool, checkOptions } from './errors.js';
 import { toTensor, makeTensor, shapeString, product } from './tensor.js';
 import { normalizeMask } from './mask.js';
 import { then } from './attention-module.js';
-import { checkElements, checkBytes, checkScale } from './validate.js';
+import { checkElements, checkBytes, checkScale, OPTION_KEYS } from './validate.js';
+import { checkFiniteArgs, finiteOption } from './finite.js';
 
 /**
  * @param {import('./backend.js').Backend} backend
  * @param {any} x [L, E] or [B, L, E]
  * @param {any} [options]
+ * @param {{ checkFinite?: boolean }} [settings] the lab's settings
  */
-export function selfAttention(backend, x, options) {
+export function selfAttention(backend, x, options, settings = {}) {
   const where = 'selfAttention';
   const t = toTensor(where, 'x', x, { ranks: [2, 3] });
-  const opts = checkOptions(where, 'options', options);
+  const opts = checkOptions(where, 'options', options, OPTION_KEYS.selfAttention);
   const unbatched = t.shape.length === 2;
   const [B, L, E] = unbatched ? [1, ...t.shape] : t.shape;
   const lead = unbatched ? [] : [B];
-  return sdpaCore(backend, where, { lead, leadB: lead, leadH: [], batch: B, heads: 1, lq: L, lk: L, d: E, dv: E, q: t.data, k: t.data, v: t.data }, opts);
+  const finite = finiteOption(where, opts, settings.checkFinite) ? [['x', t]] : null;
+  return sdpaCore(backend, where, { lead, leadB: lead, leadH: [], batch: B, heads: 1, lq: L, lk: L, d: E, dv: E, q: t.data, k: t.data, v: t.data }, opts, finite);
 }
 
 /**
@@ -29,13 +32,14 @@ export function selfAttention(backend, x, options) {
  * @param {any} k [..., Lk, D]
  * @param {any} v [..., Lk, Dv]
  * @param {any} [options]
+ * @param {{ checkFinite?: boolean }} [settings] the lab's settings
  */
-export function scaledDotProductAttention(backend, q, k, v, options) {
+export function scaledDotProductAttention(backend, q, k, v, options, settings = {}) {
   const where = 'scaledDotProductAttention';
   const tq = toTensor(where, 'q', q);
   const tk = toTensor(where, 'k', k);
   const tv = toTensor(where, 'v', v);
-  const opts = checkOptions(where, 'options', options);
+  const opts = checkOptions(where, 'options', options, OPTION_KEYS.scaledDotProductAttention);
   const r = tq.shape.length;
   if (r < 2) throw rangeError(where, `q must have rank >= 2 ([..., Lq, D]), got shape ${shapeString(tq.shape)}`);
   if (tk.shape.length !== r || tv.shape.length !== r) {
@@ -64,15 +68,18 @@ export function scaledDotProductAttention(backend, q, k, v, options) {
   }
   const B = product(leadB);
   const H = product(leadH);
-  return sdpaCore(backend, where, { lead, leadB, leadH, batch: B, heads: H, lq: Lq, lk: Lk, d: D, dv: Dv, q: tq.data, k: tk.data, v: tv.data }, opts);
+  const finite = finiteOption(where, opts, settings.checkFinite) ? [['q', tq], ['k', tk], ['v', tv]] : null;
+  return sdpaCore(backend, where, { lead, leadB, leadH, batch: B, heads: H, lq: Lq, lk: Lk, d: D, dv: Dv, q: tq.data, k: tk.data, v: tv.data }, opts, finite);
 }
 
-// p: the folded call { lead, leadB, leadH, batch, heads, lq, lk, d, dv, q, k, v }.
-function sdpaCore(backend, where, p, opts) {
+// p: the folded call { lead, leadB, leadH, batch, heads, lq, lk, d, dv, q, k, v };
+// finite: the tensors to scan for NaN/±Infinity (checkFinite), or null.
+function sdpaCore(backend, where, p, opts, finite) {
   const needWeights = opts.needWeights ?? true;
   checkBool(where, 'needWeights', needWeights);
   const scale = checkScale(where, opts.scale);
   const mask = normalizeMask(where, opts.mask, p);
+  if (finite) checkFiniteArgs(where, finite, mask);
   const outShape = [...p.lead, p.lq, p.dv];
   const wShape = [...p.lead, p.lq, p.lk];
   const nOut = checkElements(where, "the output [..., Lq, Dv] (q's length, v's width)", outShape);

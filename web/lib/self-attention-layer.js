@@ -1,14 +1,15 @@
 // SelfAttentionLayer: multi-head self-attention, dropout, residual and
 // LayerNorm (post-norm: y = LayerNorm(x + Dropout(MHA(x, x, x)))).
 // Shape legend: B batch, L sequence, E embed, H heads.
-import { rangeError, checkBool } from './errors.js';
+import { rangeError, typeError, checkBool } from './errors.js';
 import { toTensor, makeTensor, shapeString } from './tensor.js';
 import { normalizeMask } from './mask.js';
 import { buildTrace } from './trace.js';
 import { AttentionModule } from './attention-module.js';
 import { layerBackward } from './train/backward.js';
 import { wasmModuleOf } from './train/heap.js';
-import { readConfig, forwardOptions, checkElements, checkBytes, checkSeed } from './validate.js';
+import { readConfig, forwardOptions, checkElements, checkBytes, checkSeed, OPTION_KEYS } from './validate.js';
+import { checkFiniteArgs, finiteOption } from './finite.js';
 
 // Mixes (seed, counter) into a fresh uint32 dropout seed.
 function mixSeed(seed, counter) {
@@ -22,10 +23,11 @@ export class SelfAttentionLayer extends AttentionModule {
   /**
    * @param {import('./backend.js').Backend} backend
    * @param {object} config { embedDim, numHeads, bias?, seed?, dropout?, eps? }
+   * @param {{ checkFinite?: boolean }} [settings] the lab's settings
    */
-  constructor(backend, config) {
+  constructor(backend, config, settings = {}) {
     const c = readConfig('selfAttentionLayer', config, { layer: true });
-    super(backend, 'selfAttentionLayer', c);
+    super(backend, 'selfAttentionLayer', c, settings);
     /** Dropout probability. */
     this.dropout = c.dropout;
     /** LayerNorm epsilon. */
@@ -59,10 +61,10 @@ export class SelfAttentionLayer extends AttentionModule {
     const unbatched = t.shape.length === 2;
     const [B, L, E] = unbatched ? [1, ...t.shape] : t.shape;
     if (E !== this.embedDim) throw rangeError(where, `x's last dim must be embedDim (${this.embedDim}), got x ${shapeString(t.shape)}`);
-    const f = forwardOptions(where, options);
-    if (f.opts.kvCache !== undefined) {
-      throw rangeError(where, 'kvCache is an option of multiHeadAttention().forward; a selfAttentionLayer has no key/value cache');
+    if (options && typeof options === 'object' && options.kvCache !== undefined) {
+      throw typeError(where, `options has an unknown key "kvCache": a selfAttentionLayer has no key/value cache (kvCache is an option of multiHeadAttention().forward); allowed: ${OPTION_KEYS.layerForward.join(', ')}`);
     }
+    const f = forwardOptions(where, options, OPTION_KEYS.layerForward);
     const training = checkBool(where, 'training', f.opts.training ?? false);
     let dropoutSeed;
     if (f.opts.dropoutSeed !== undefined) {
@@ -74,6 +76,7 @@ export class SelfAttentionLayer extends AttentionModule {
     }
     const H = this.numHeads;
     const mask = normalizeMask(where, f.opts.mask, { batch: B, heads: H, lq: L, lk: L, leadB: [B], leadH: [H] });
+    if (finiteOption(where, f.opts, this._settings.checkFinite)) checkFiniteArgs(where, [['x', t]], mask);
     const wShape = [B, f.averageWeights ? 1 : H, L, L];
     const nW = f.needWeights ? checkElements(where, "the weights [B,H,L,L] (x's length; needWeights: false skips them)", wShape) : 0;
     checkElements(where, "the projected input [B,L,3·embedDim] (x's B and L)", [B, L, 3 * E]);
@@ -97,7 +100,7 @@ export class SelfAttentionLayer extends AttentionModule {
       dropoutSeed: p.dropoutSeed,
     };
     if (f.trace) {
-      out.trace = buildTrace({ batch: p.batch, lq: p.seqLen, lk: p.seqLen, embedDim: p.embedDim, numHeads: p.numHeads, mask: p.mask.given, layer: true, unbatched, training: prep.training });
+      out.trace = buildTrace({ batch: p.batch, lq: p.seqLen, lk: p.seqLen, embedDim: p.embedDim, numHeads: p.numHeads, mask: p.mask.given, layer: true, unbatched, training: prep.training, layout: this._layout });
     }
     return out;
   }
@@ -105,7 +108,7 @@ export class SelfAttentionLayer extends AttentionModule {
   /** Synchronous forward (wasm backends only). */
   forwardSync(x, options) {
     const backend = this._backend;
-    if (backend.async) throw new Error(`selfAttentionLayer.forwardSync is not available on the '${backend.name}' backend; use await forward(...)`);
+    if (backend.async) throw typeError('selfAttentionLayer.forwardSync', `not available on the '${backend.name}' backend, whose results are Promises; use await forward(...)`);
     const prep = this._prepare(x, options);
     return this._finish(prep, /** @type {import('./backend.js').ForwardOut} */ (backend.layerForward(prep.obj, prep.p)));
   }

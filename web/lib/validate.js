@@ -8,6 +8,26 @@
 import { describe, typeError, rangeError, checkInt, checkNumber, checkBool, checkOptions } from './errors.js';
 import { shapeString, product, MAX_ELEMENTS } from './tensor.js';
 
+/**
+ * The keys each options or config object accepts (docs/errors.md): any other
+ * key is a TypeError that names it and lists these. A new option goes into
+ * its function's list here (and into index.d.ts).
+ */
+export const OPTION_KEYS = {
+  init: ['backend', 'locateFile', 'wasmBinary', 'warmUp', 'checkFinite'],
+  positionalEncoding: ['base'],
+  selfAttention: ['mask', 'scale', 'checkFinite'],
+  scaledDotProductAttention: ['mask', 'scale', 'needWeights', 'checkFinite'],
+  multiHeadAttention: ['embedDim', 'numHeads', 'kdim', 'vdim', 'bias', 'seed'],
+  selfAttentionLayer: ['embedDim', 'numHeads', 'kdim', 'vdim', 'bias', 'seed', 'dropout', 'eps'],
+  mhaForward: ['mask', 'needWeights', 'averageWeights', 'trace', 'kvCache', 'checkFinite'],
+  layerForward: ['mask', 'needWeights', 'averageWeights', 'trace', 'training', 'dropoutSeed', 'checkFinite'],
+  setWeights: ['layout', 'checkFinite'],
+  getWeights: ['layout'],
+  createKVCache: ['maxLength', 'batch'],
+  shapeTrace: ['batch', 'lq', 'seqLen', 'lk', 'embedDim', 'numHeads', 'kdim', 'vdim', 'mask', 'layer', 'unbatched', 'training', 'layout'],
+};
+
 /** The weight keys of an MHA, in the order of the C++ core's weight ids. */
 export const WEIGHT_KEYS = /** @type {import('./backend.js').WeightKey[]} */ (['wq', 'bq', 'wk', 'bk', 'wv', 'bv', 'wo', 'bo']);
 
@@ -71,7 +91,7 @@ export function checkWeightBytes(where, c) {
  * @returns {import('./backend.js').LayerConfigArgs} (dropout and eps only for a layer)
  */
 export function readConfig(where, config, { layer }) {
-  const c = checkOptions(where, 'config', config);
+  const c = checkOptions(where, 'config', config, layer ? OPTION_KEYS.selfAttentionLayer : OPTION_KEYS.multiHeadAttention);
   if (config === undefined || config === null) throw typeError(where, 'config is missing: expected { embedDim, numHeads, … }');
   if (c.embedDim === undefined) throw typeError(where, 'config.embedDim is missing (the model width E)');
   if (c.numHeads === undefined) throw typeError(where, 'config.numHeads is missing (the number of heads H)');
@@ -102,9 +122,14 @@ export function readConfig(where, config, { layer }) {
   return out;
 }
 
-/** The options every forward takes (each op reads its own extras from `opts`). */
-export function forwardOptions(where, options) {
-  const opts = checkOptions(where, 'options', options);
+/**
+ * The options every forward takes (each op reads its own extras from `opts`).
+ * @param {string} where
+ * @param {unknown} options
+ * @param {readonly string[]} allowed the op's keys (OPTION_KEYS.mhaForward, …)
+ */
+export function forwardOptions(where, options, allowed) {
+  const opts = checkOptions(where, 'options', options, allowed);
   return {
     opts,
     needWeights: checkBool(where, 'needWeights', opts.needWeights ?? true),

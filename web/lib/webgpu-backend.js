@@ -10,6 +10,7 @@
 //
 // Shape legend: B batch, Lq/Lk (L) sequence, E embed, H heads, D head dim,
 // Dv value head dim.
+import { disposedError } from './errors.js';
 import { GpuRuntime } from './webgpu-runtime.js';
 import * as ops from './webgpu-ops.js';
 import { dropoutUniform, keepScale, defaultScale, maskStrides, peFrequencies } from './webgpu-host.js';
@@ -279,7 +280,7 @@ function makeBackend(rt, info, fallbackFactory) {
         const c = p.cache;
         return loadWasm('a KV-cache forward needs the wasm backend').then((fb) => {
           // Disposed while the wasm backend loaded: make no wasm copy to leak.
-          if (obj.disposed) throw new Error(`${p.where}: this object has been disposed; create a new one`);
+          if (obj.disposed) throw disposedError(p.where, 'this object', 'create a new one');
           const mha = wasmObject(fb, obj);
           if (!c.wasm) c.wasm = fb.createKvCache(mha, c.batch, c.maxLength);
           return fb.mhaForward(mha, { ...p, cache: c.wasm });
