@@ -113,6 +113,8 @@ export async function warmUp(lab, options) {
   }
   // Last, the sizes asked for, on the optimized code: grows the wasm memory
   // and touches its pages (on webgpu: buffers of those sizes in the pool).
+  // The idle pause before it gives the compiler a last chance to finish.
+  await pause(20);
   await round(lab, o);
   return { rounds: rounds + 1, ms: now() - t0 };
 }
