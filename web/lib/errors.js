@@ -77,6 +77,7 @@ export function checkBool(where, name, value) {
  * @param {string} name
  * @param {unknown} value
  * @param {readonly string[]} [allowed]
+ * @returns {any} the options object ({} for undefined/null)
  */
 export function checkOptions(where, name, value, allowed) {
   if (value === undefined || value === null) return {};
