@@ -1,5 +1,5 @@
 // Compile-only check: the lab's type follows the backend asked for.
-import { init, type AttentionLab, type Tensor } from '../../web/index.js';
+import { init, DisposedError, type AttentionLab, type Tensor, type WarmUpReport } from '../../web/index.js';
 
 async function modes(): Promise<void> {
   const x = { data: new Float32Array(2 * 4 * 8), shape: [2, 4, 8] };
@@ -30,6 +30,15 @@ async function modes(): Promise<void> {
   const mha = wasm.multiHeadAttention({ embedDim: 8, numHeads: 2 });
   const f: Tensor = (await mha.forward(x)).output;
   const s: Tensor = mha.forwardSync(x).output;
-  console.log(out, pe, name, p, a, f, s);
+  // init options: warmUp, checkFinite; lab.warmUp(); DisposedError.
+  const warmed: AttentionLab<'sync'> = await init({ backend: 'wasm', warmUp: { embedDim: 64, numHeads: 4 }, checkFinite: true });
+  const report: WarmUpReport = await warmed.warmUp({ seqLen: 16, budgetMs: 100 });
+  warmed.selfAttention(x, { checkFinite: false });
+  mha.setWeights({}, { layout: 'keras', checkFinite: true });
+  const trace = warmed.shapeTrace({ lq: 4, embedDim: 8, numHeads: 2, layout: 'keras' });
+  const err: TypeError = new DisposedError('x');
+  // @ts-expect-error unknown init option
+  await init({ backnd: 'wasm' });
+  console.log(out, pe, name, p, a, f, s, report.rounds, trace.length, err.name);
 }
 void modes();
