@@ -237,8 +237,20 @@ export function loadStateDict(module, tensors, options, { where, layer = false }
   if (c.bias !== module.bias) {
     throw rangeError(where, `${at} ${c.bias ? 'has biases' : 'has no biases'}, but this module was created with bias: ${module.bias}; create it with bias: ${c.bias}`);
   }
-  if (r.format === 'hf-llama' && (c.qDim !== c.embedDim || c.numKvHeads !== c.numHeads || !module.rope)) {
-    throw rangeError(where, `${at} needs rotary position embeddings (RoPE)${c.numKvHeads !== c.numHeads ? ` and grouped KV heads (${c.numKvHeads} for ${c.numHeads} query heads)` : ''}, which this module does not have`);
+  if (r.format === 'hf-llama') {
+    const kv = module.numKvHeads ?? module.numHeads;
+    if (c.qDim !== c.embedDim) {
+      throw rangeError(where, `${at} projects queries to ${c.qDim} dims, not embedDim ${c.embedDim}; this library's heads split embedDim`);
+    }
+    if (module.numKvHeads === undefined && c.numKvHeads !== c.numHeads) {
+      throw rangeError(where, `${at} needs rotary position embeddings (RoPE) and grouped KV heads (${c.numKvHeads} for ${c.numHeads} query heads), which this module does not have`);
+    }
+    if (kv !== c.numKvHeads) {
+      throw rangeError(where, `${at} has ${c.numKvHeads} KV heads for ${c.numHeads} query heads (k_proj ${c.kvDim} rows); create the module with numKvHeads: ${c.numKvHeads}`);
+    }
+    if (!module.rope || module.rope.interleaved) {
+      throw rangeError(where, `${at} needs rotary position embeddings as transformers applies them (rotate_half pairs): create the module with rope: { base: <config.json rope_theta; 10000 for Llama 2>, interleaved: false }`);
+    }
   }
   const w = { ...r.weights };
   if (layer) {
