@@ -232,7 +232,9 @@ export function checkWritable(where, what, t) {
   if (t === null || typeof t !== 'object' || Array.isArray(t)) {
     throw typeError(where, `${what} must be a tensor { data, shape, dtype? }, got ${t === null ? 'null' : typeof t}`);
   }
-  const { data, shape } = t;
+  const { shape } = t;
+  /** @type {any} */
+  const data = t.data;
   if (!(ArrayBuffer.isView(data) && !(data instanceof DataView)) && !Array.isArray(data)) {
     throw typeError(where, `${what}.data must be a Float32Array, an Int32Array or a number array`);
   }
@@ -241,8 +243,9 @@ export function checkWritable(where, what, t) {
   }
   let count = 1;
   for (const d of shape) count *= d;
-  if (count !== data.length) {
-    throw rangeError(where, `${what}: shape [${shape.join(',')}] needs ${count} elements but data has ${data.length}`);
+  const length = /** @type {{ length: number }} */ (t.data).length;
+  if (count !== length) {
+    throw rangeError(where, `${what}: shape [${shape.join(',')}] needs ${count} elements but data has ${length}`);
   }
   const dtype = t.dtype ?? defaultDtype(data);
   if (typeof dtype !== 'string') throw typeError(where, `${what}.dtype must be a string such as 'F32'`);

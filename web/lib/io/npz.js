@@ -123,6 +123,7 @@ export function readNpz(bytes, options) {
   const u8 = asBytes(where, bytes);
   const dv = new DataView(u8.buffer, u8.byteOffset, u8.byteLength);
   const { members, cdOffset } = centralDirectory(where, u8);
+  /** @type {Record<string, any>} */
   const tensors = {};
   const spans = [];
   for (const m of members) {
@@ -178,7 +179,7 @@ export function writeNpz(tensors) {
       const Ctor = err instanceof RangeError ? RangeError : TypeError;
       throw new Ctor(`${where}: tensors[${JSON.stringify(name)}]: ${err.message.replace(/^writeNpy: (tensor)?:? ?/, '')}`);
     }
-    parts.push({ name: enc.encode(`${name}.npy`), npy, crc: crc32(npy) });
+    parts.push({ name: enc.encode(`${name}.npy`), npy, crc: crc32(npy), offset: 0 });
   }
   let localSize = 0;
   let cdSize = 0;

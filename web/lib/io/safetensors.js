@@ -159,6 +159,7 @@ export function readSafetensors(bytes, options) {
   const n = safetensorsHeaderLength(where, u8, u8.byteLength, opts.maxHeaderBytes);
   const start = 8 + n;
   const { entries, metadata } = parseSafetensorsHeader(where, u8.subarray(8, start), u8.byteLength - start);
+  /** @type {Record<string, any>} */
   const tensors = {};
   for (const e of pickEntries(where, entries, opts.names)) {
     tensors[e.name] = decodeEntry(where, e, u8.subarray(start + e.begin, start + e.end), opts.copy);
@@ -171,7 +172,7 @@ export function readSafetensors(bytes, options) {
  * File from a drop or an <input>) or bytes in memory. Reads only the header
  * (File.slice); `read(names)` then reads only the named tensors' bytes, one
  * block each.
- * @returns {Promise<{ entries, metadata, fileSize, read(names?: string[]): Promise<Record<string, Tensor>> }>}
+ * @returns {Promise<{ entries, metadata, fileSize, read(names?: string[]): Promise<Record<string, {data, shape, dtype}>> }>}
  */
 export async function openSafetensors(source, options) {
   const where = 'openSafetensors';
@@ -192,6 +193,7 @@ export async function openSafetensors(source, options) {
     metadata,
     fileSize,
     async read(names) {
+      /** @type {Record<string, any>} */
       const out = {};
       for (const e of pickEntries(`${where}().read`, entries, names)) {
         out[e.name] = decodeEntry(where, e, await slice(start + e.begin, start + e.end), false);
@@ -223,7 +225,7 @@ export function writeSafetensors(tensors, metadata) {
   const items = [];
   for (const name of Object.keys(tensors)) {
     if (name === '__metadata__') throw rangeError(where, '"__metadata__" is reserved for the metadata; pass it as the second argument');
-    items.push({ name, ...checkWritable(where, `tensors[${JSON.stringify(name)}]`, tensors[name]) });
+    items.push({ name, begin: 0, end: 0, ...checkWritable(where, `tensors[${JSON.stringify(name)}]`, tensors[name]) });
   }
   const order = items.map((t, i) => i).sort((a, b) => DTYPES[items[b].dtype].size - DTYPES[items[a].dtype].size || a - b);
   const header = {};
