@@ -150,8 +150,12 @@ export class AttentionLabModelView extends AttentionLabElement {
     const t = this.t;
     const src = this.getAttribute('src');
     if (src && src !== this._loadedSrc) {
+      const url = new URL(src, document.baseURI);
+      if (!['http:', 'https:', 'blob:'].includes(url.protocol)) {
+        throw new RangeError(`<attention-lab-model-view> src="${src}": only http(s) and blob: URLs are fetched`);
+      }
       this._status.textContent = t('mv.loading', { src });
-      const res = await fetch(src);
+      const res = await fetch(url.href);
       if (!res.ok) throw new Error(`${src}: HTTP ${res.status}`);
       this._loadedSrc = src;
       await this.load(new Uint8Array(await res.arrayBuffer()));
