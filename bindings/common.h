@@ -42,4 +42,14 @@ struct JsMask {
 
 attnlab::MaskSpec ToMask(const JsMask& m);
 
+// The trace buffers (forward(…, { trace: 'values' })): value_object
+// "TraceArgs", every field a pointer or 0 (see attnlab::ForwardTrace).
+struct JsTrace {
+  uintptr_t q = 0, k = 0, v = 0, scores = 0, masked = 0, weights = 0,
+            context = 0, attention = 0, dropout = 0, residual = 0;
+};
+
+// Fills `out` from j; returns &out, or nullptr when no buffer is given.
+const attnlab::ForwardTrace* ToTrace(const JsTrace& j, attnlab::ForwardTrace* out);
+
 }  // namespace attnlab_bind

@@ -27,6 +27,7 @@ struct JsLayerForward {
   uintptr_t output = 0;   // [B,L,E]
   uintptr_t weights = 0;  // optional [B,H,L,L] or [B,L,L]
   bool averageWeights = false;
+  JsTrace trace;          // optional trace buffers
 };
 
 uintptr_t LayerCreate(const JsLayerConfig& j) {
@@ -77,6 +78,8 @@ int LayerForward(uintptr_t h, const JsLayerForward& j) {
   a.output = Ptr<float>(j.output);
   a.weights = Ptr<float>(j.weights);
   a.average_weights = j.averageWeights;
+  attnlab::ForwardTrace trace;
+  a.trace = ToTrace(j.trace, &trace);
   return Report(Ptr<SelfAttentionLayer>(h)->Forward(a));
 }
 
@@ -115,7 +118,8 @@ EMSCRIPTEN_BINDINGS(attention_lab_layer) {
       .field("dropoutSeed", &JsLayerForward::dropoutSeed)
       .field("output", &JsLayerForward::output)
       .field("weights", &JsLayerForward::weights)
-      .field("averageWeights", &JsLayerForward::averageWeights);
+      .field("averageWeights", &JsLayerForward::averageWeights)
+      .field("trace", &JsLayerForward::trace);
   function("layerCreate", &attnlab_bind::LayerCreate);
   function("layerDestroy", &attnlab_bind::LayerDestroy);
   function("layerMha", &attnlab_bind::LayerMha);

@@ -27,6 +27,7 @@ struct JsMhaForward {
   uintptr_t weights = 0;                // optional [B,H,Lq,Lk_total] or [B,Lq,Lk_total]
   bool averageWeights = false;
   uintptr_t cache = 0;                  // a kvCacheCreate handle or 0
+  JsTrace trace;                        // optional trace buffers
 };
 
 uintptr_t MhaCreate(const JsMhaConfig& j) {
@@ -77,6 +78,8 @@ int MhaForward(uintptr_t h, const JsMhaForward& j) {
   a.weights = Ptr<float>(j.weights);
   a.average_weights = j.averageWeights;
   a.cache = Ptr<KvCache>(j.cache);
+  attnlab::ForwardTrace trace;
+  a.trace = ToTrace(j.trace, &trace);
   return Report(Ptr<MultiHeadAttention>(h)->Forward(a));
 }
 
@@ -124,7 +127,8 @@ EMSCRIPTEN_BINDINGS(attention_lab_mha) {
       .field("output", &JsMhaForward::output)
       .field("weights", &JsMhaForward::weights)
       .field("averageWeights", &JsMhaForward::averageWeights)
-      .field("cache", &JsMhaForward::cache);
+      .field("cache", &JsMhaForward::cache)
+      .field("trace", &JsMhaForward::trace);
   function("mhaCreate", &attnlab_bind::MhaCreate);
   function("mhaDestroy", &attnlab_bind::MhaDestroy);
   function("mhaSetWeight", &attnlab_bind::MhaSetWeight);

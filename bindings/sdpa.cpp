@@ -17,6 +17,7 @@ struct JsSdpa {
   JsMask mask;
   uintptr_t output = 0;   // [B,H,Lq,Dv]
   uintptr_t weights = 0;  // optional [B,H,Lq,Lk]
+  JsTrace trace;          // optional trace buffers (scores, masked, weights)
 };
 
 int Sdpa(const JsSdpa& j) {
@@ -35,6 +36,8 @@ int Sdpa(const JsSdpa& j) {
   a.mask = ToMask(j.mask);
   a.output = Ptr<float>(j.output);
   a.weights = Ptr<float>(j.weights);
+  attnlab::ForwardTrace trace;
+  a.trace = ToTrace(j.trace, &trace);
   return Report(attnlab::ScaledDotProductAttention(a));
 }
 
@@ -62,7 +65,8 @@ EMSCRIPTEN_BINDINGS(attention_lab_sdpa) {
       .field("scale", &JsSdpa::scale)
       .field("mask", &JsSdpa::mask)
       .field("output", &JsSdpa::output)
-      .field("weights", &JsSdpa::weights);
+      .field("weights", &JsSdpa::weights)
+      .field("trace", &JsSdpa::trace);
   function("sdpa", &attnlab_bind::Sdpa);
   function("positionalEncoding", &attnlab_bind::PositionalEncoding);
 }

@@ -115,6 +115,22 @@ Status PositionalEncoding(int64_t seq_len, int64_t d_model, double base,
 // ---------------------------------------------------------------------------
 // Scaled dot-product attention
 
+// The intermediates of a forward pass (the JS forward(…, { trace: 'values' })):
+// each non-null pointer receives one step's values, written by the same call
+// that computes the output. Lk is Lk_total with a KV cache.
+struct ForwardTrace {
+  float* q = nullptr;          // [B, Lq, E] Q = query·W_Q + b_Q (MHA, layer)
+  float* k = nullptr;          // [B, Lk, E] K (with a cache: every cached key)
+  float* v = nullptr;          // [B, Lk, E] V
+  float* scores = nullptr;     // [B, H, Lq, Lk] scaled scores Q·Kᵀ·scale
+  float* masked = nullptr;     // [B, H, Lq, Lk] after the mask (masked: -1e9)
+  float* weights = nullptr;    // [B, H, Lq, Lk] softmax (never averaged)
+  float* context = nullptr;    // [B, Lq, E] weights·V, heads merged (MHA, layer)
+  float* attention = nullptr;  // [B, L, E] the layer's output projection
+  float* dropout = nullptr;    // [B, L, E] the layer's dropout output
+  float* residual = nullptr;   // [B, L, E] x + dropout
+};
+
 // Arguments of ScaledDotProductAttention. Tensors are [N, L, D] where N is the
 // product of all leading dimensions, viewed as [B, H] (N = B·H) for masks.
 struct SdpaArgs {
@@ -132,6 +148,7 @@ struct SdpaArgs {
   MaskSpec mask;
   float* output = nullptr;   // [B, H, Lq, Dv]
   float* weights = nullptr;  // optional [B, H, Lq, Lk]
+  const ForwardTrace* trace = nullptr;  // optional: scores, masked, weights
 };
 
 // softmax(Q·Kᵀ·scale + mask)·V, returning the output and optionally the
@@ -175,6 +192,8 @@ struct MhaForwardArgs {
   // key: Lk_total = cache length before the call + Lk (without a cache,
   // Lk_total = Lk). The cache must come from this layer's CreateKvCache.
   KvCache* cache = nullptr;
+  // Optional: q, k, v, scores, masked, weights, context.
+  const ForwardTrace* trace = nullptr;
 };
 
 // torch.nn.MultiheadAttention-style layer:
@@ -281,6 +300,8 @@ struct LayerForwardArgs {
   float* output = nullptr;       // [B, L, E]
   float* weights = nullptr;      // optional [B, H, L, L] (or [B, L, L])
   bool average_weights = false;
+  // Optional: every field (the MHA's, then attention, dropout, residual).
+  const ForwardTrace* trace = nullptr;
 };
 
 // y = LayerNorm(x + Dropout(MHA(x, x, x))).

@@ -442,6 +442,29 @@ Status MultiHeadAttention::Forward(const MhaForwardArgs& a) {
     view.k_sh = view.v_sh = d;
     view.k_sb = view.v_sb = cache_sb;
   }
+  // The trace: Q, K, V and the scores before the core overwrites Q; the core
+  // writes the (unaveraged) weights into the trace.
+  const ForwardTrace* t = a.trace;
+  if (t != nullptr) {
+    auto rows = [&](float* dst, const float* src, int64_t sb, int64_t sl, int64_t n) {
+      if (dst == nullptr) return;
+      for (int64_t b = 0; b < a.batch; ++b) {
+        for (int64_t l = 0; l < n; ++l) {
+          std::memcpy(dst + (b * n + l) * e, src + b * sb + l * sl, static_cast<size_t>(e) * sizeof(float));
+        }
+      }
+    };
+    rows(t->q, view.q, view.q_sb, view.q_sl, a.lq);
+    rows(t->k, view.k, view.k_sb, view.k_sl, lk_total);
+    rows(t->v, view.v, view.v_sb, view.v_sl, lk_total);
+    if (t->scores != nullptr || t->masked != nullptr) {
+      kernels::AttentionTraceScores(view, t->scores, t->masked);
+    }
+    if (t->weights != nullptr) {
+      view.weights = t->weights;
+      view.average_weights = false;
+    }
+  }
   // Context [B, Lq, E], heads merged by strides. It overwrites Q in place:
   // the core reads the Q rows of a (head, query block) before it writes the
   // context rows of that same block and head, and nothing reads them after.
@@ -455,6 +478,17 @@ Status MultiHeadAttention::Forward(const MhaForwardArgs& a) {
   view.o_sh = d;
   view.o_sb = a.lq * ctx_ld;
   kernels::AttentionCore(view, im.attn_scratch.data());
+  if (t != nullptr) {
+    if (t->context != nullptr) {
+      for (int64_t r = 0; r < mq; ++r) {
+        std::memcpy(t->context + r * e, ctx + r * ctx_ld, static_cast<size_t>(e) * sizeof(float));
+      }
+    }
+    if (t->weights != nullptr && a.weights != nullptr) {
+      view.average_weights = a.average_weights;
+      kernels::CopyTraceWeights(view, t->weights, a.weights);
+    }
+  }
 
   kernels::Gemm(mq, e, e, ctx, ctx_ld, im.po,
                 c.bias ? im.w[7].data() : nullptr, a.output, e);

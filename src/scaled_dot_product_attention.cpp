@@ -65,11 +65,23 @@ Status ScaledDotProductAttention(const SdpaArgs& a) {
     return s;
   }
 
+  const ForwardTrace* t = a.trace;
+  if (t != nullptr) {
+    if (t->scores != nullptr || t->masked != nullptr) {
+      kernels::AttentionTraceScores(view, t->scores, t->masked);
+    }
+    if (t->weights != nullptr) view.weights = t->weights;
+  }
+
   internal::AlignedBuffer scratch;
   if (!scratch.Reserve(kernels::AttentionScratchFloats(view))) {
     return Status::OutOfMemory("out of memory for scratch (wasm memory is limited to 2 GiB)");
   }
   kernels::AttentionCore(view, scratch.data());
+  if (t != nullptr && t->weights != nullptr && a.weights != nullptr && a.weights != t->weights) {
+    view.average_weights = false;
+    kernels::CopyTraceWeights(view, t->weights, a.weights);
+  }
   return Status::Ok();
 }
 

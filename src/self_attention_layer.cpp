@@ -103,9 +103,18 @@ Status SelfAttentionLayer::Forward(const LayerForwardArgs& a) {
   m.output = im.attn.data();
   m.weights = a.weights;
   m.average_weights = a.average_weights;
+  m.trace = a.trace;
   if (!(s = im.mha->Forward(m)).ok()) return s;
+  const ForwardTrace* t = a.trace;
+  const size_t bytes = static_cast<size_t>(n) * sizeof(float);
+  if (t != nullptr && t->attention != nullptr) std::memcpy(t->attention, im.attn.data(), bytes);
   if (a.training && im.config.dropout > 0.0f) {
     if (!(s = Dropout(n, im.config.dropout, a.dropout_seed, im.attn.data())).ok()) return s;
+  }
+  if (t != nullptr && t->dropout != nullptr) std::memcpy(t->dropout, im.attn.data(), bytes);
+  if (t != nullptr && t->residual != nullptr) {
+    const float* r = im.attn.data();
+    for (int64_t i = 0; i < n; ++i) t->residual[i] = a.x[i] + r[i];
   }
   kernels::AddLayerNorm(a.batch * a.seq_len, e, a.x, im.attn.data(),
                         im.gamma.data(), im.beta.data(), im.config.eps, a.output);

@@ -130,6 +130,8 @@ export interface AttentionResult {
   output: Tensor;
   /** null when `needWeights: false`. */
   weights: Tensor | null;
+  /** scaledDotProductAttention / selfAttention with `trace`: scores, (mask), softmax, weighted_sum. */
+  trace?: TraceStep[];
 }
 
 export interface TraceStep {
@@ -137,6 +139,10 @@ export interface TraceStep {
   shape: number[];
   formula: string;
   shapes?: Record<string, number[]>;
+  /** With `trace: 'values'`: the step's value, computed by the backend in use (shape = `shape`). */
+  value?: Tensor;
+  /** With `trace: 'values'`, on linear_qkv and split_heads: `{ q, k, v }`. */
+  values?: Record<string, Tensor>;
 }
 
 export interface ForwardResult extends AttentionResult {
@@ -182,8 +188,8 @@ export interface ForwardOptions extends CheckFiniteOption {
   needWeights?: boolean;
   /** Average the weights over heads: [B,Lq,Lk] instead of [B,H,Lq,Lk] (default false). */
   averageWeights?: boolean;
-  /** Return the shape trace (default false). */
-  trace?: boolean;
+  /** true: the shape trace; 'values': every step with its value (default false). */
+  trace?: boolean | 'values';
 }
 
 export interface MhaForwardOptions extends ForwardOptions {
@@ -310,9 +316,9 @@ export interface AttentionLab<M extends LabMode = 'either'> {
   /** Sinusoidal positional encoding [seqLen, dModel]. */
   positionalEncoding(seqLen: number, dModel: number, options?: { base?: number }): Returned<M, Tensor>;
   /** softmax(X·Xᵀ/√E)·X for x [L,E] or [B,L,E]. */
-  selfAttention(x: TensorLike, options?: { mask?: Mask; scale?: number; checkFinite?: boolean }): Returned<M, AttentionResult>;
+  selfAttention(x: TensorLike, options?: { mask?: Mask; scale?: number; trace?: boolean | 'values'; checkFinite?: boolean }): Returned<M, AttentionResult>;
   /** softmax(Q·Kᵀ·scale + mask)·V over any leading dims; scale defaults to 1/√D. */
-  scaledDotProductAttention(q: TensorLike, k: TensorLike, v: TensorLike, options?: { mask?: Mask; scale?: number; needWeights?: boolean; checkFinite?: boolean }): Returned<M, AttentionResult>;
+  scaledDotProductAttention(q: TensorLike, k: TensorLike, v: TensorLike, options?: { mask?: Mask; scale?: number; needWeights?: boolean; trace?: boolean | 'values'; checkFinite?: boolean }): Returned<M, AttentionResult>;
   multiHeadAttention(config: MhaConfig): MultiHeadAttention;
   selfAttentionLayer(config: LayerConfig): SelfAttentionLayer;
   /**

@@ -713,6 +713,56 @@ void AttentionCore(const AttentionView& view, float* scratch) {
 }  // namespace simd
 #endif
 
+void AttentionTraceScores(const AttentionView& v, float* scores, float* masked) {
+  for (int64_t b = 0; b < v.batch; ++b) {
+    const int64_t length =
+        v.lengths != nullptr ? std::min<int64_t>(v.lengths[b], v.lk) : v.lk;
+    for (int64_t h = 0; h < v.heads; ++h) {
+      const float* k = v.k + b * v.k_sb + h * v.k_sh;
+      for (int64_t i = 0; i < v.lq; ++i) {
+        const float* qi = v.q + b * v.q_sb + h * v.q_sh + i * v.q_sl;
+        const int64_t row = ((b * v.heads + h) * v.lq + i) * v.lk;
+        int64_t valid = std::max<int64_t>(length, 0);
+        if (v.causal) valid = std::max<int64_t>(0, std::min<int64_t>(valid, i + 1 + v.causal_offset));
+        RowMask rm;
+        if (v.mask != nullptr) {
+          rm.kind = v.mask_kind;
+          rm.data = v.mask + b * v.m_sb + h * v.m_sh + i * v.m_sq;
+          rm.stride_k = v.m_sk;
+        }
+        float* s = scores != nullptr ? scores + row : masked + row;
+        RowScoresScalar(qi, k, v.k_sl, v.d, v.lk, s);
+        if (masked != nullptr) {
+          float* m = masked + row;
+          if (m != s) std::memcpy(m, s, static_cast<size_t>(v.lk) * sizeof(float));
+          ScaleMaskMaxScalar(m, valid, v.scale, rm);
+          std::fill(m + valid, m + v.lk, kMaskFill);
+        }
+        if (scores != nullptr) {
+          for (int64_t j = 0; j < v.lk; ++j) s[j] *= v.scale;
+        }
+      }
+    }
+  }
+}
+
+void CopyTraceWeights(const AttentionView& v, const float* w, float* out) {
+  if (!v.average_weights) {
+    std::memcpy(out, w, static_cast<size_t>(v.batch * v.heads * v.lq * v.lk) * sizeof(float));
+    return;
+  }
+  const int64_t plane = v.lq * v.lk;
+  const float inv_heads = 1.0f / static_cast<float>(v.heads);
+  std::fill(out, out + v.batch * plane, 0.0f);
+  for (int64_t b = 0; b < v.batch; ++b) {
+    for (int64_t h = 0; h < v.heads; ++h) {
+      const float* p = w + (b * v.heads + h) * plane;
+      float* o = out + b * plane;
+      for (int64_t r = 0; r < plane; ++r) o[r] += p[r] * inv_heads;
+    }
+  }
+}
+
 int64_t AttentionScratchFloats(const AttentionView& view) {
 #if ATTNLAB_SIMD
   if (!UsingScalarKernels()) return LayoutFor<SimdSet>(view).total;

@@ -59,6 +59,15 @@ struct AttentionView {
 // Scratch the attention core needs, in floats, for one call.
 int64_t AttentionScratchFloats(const AttentionView& view);
 
+// The trace of the core (ForwardTrace): scaled scores Q·Kᵀ·scale and the
+// masked scores [B, H, Lq, Lk] of `view` (either output may be null), with
+// the core's row rules (tensor mask, causal/padding fill).
+void AttentionTraceScores(const AttentionView& view, float* scores, float* masked);
+
+// Weights [B, H, Lq, Lk] → `out`: a copy, or averaged over heads
+// ([B, Lq, Lk], summed in head order·(1/H) as the core does).
+void CopyTraceWeights(const AttentionView& view, const float* weights, float* out);
+
 #define ATTNLAB_KERNEL_SET                                                    \
   int64_t GemmNr(int64_t n);                                                  \
   int64_t PackedFloats(int64_t k, int64_t n);                                 \

@@ -60,6 +60,25 @@ export default function (t) {
     assert.deepEqual(problems, []);
   }, { timeout: 150000 });
 
+  t.test("webgpu: trace: 'values' — every step computed on the GPU equals the float64 reference", async (h) => {
+    const { result, problems } = await onPage(h, 'traceValues', [8]);
+    const s = result.steps;
+    assert.deepEqual(Object.keys(s).filter((k) => k !== 'k'), ['input', 'linear_qkv', 'split_heads', 'scores', 'mask', 'softmax',
+      'weighted_sum', 'merge_heads', 'output_linear', 'dropout', 'residual', 'layer_norm']);
+    for (const [step, d] of Object.entries(s)) {
+      if (d.shapeOk !== undefined) assert.ok(d.shapeOk, `${step}: value shape differs from the step's shape`);
+      const tol = step === 'mask' ? 1e-4 : step === 'layer_norm' || step === 'residual' || step === 'dropout' ? TOL.layer : TOL.output;
+      assert.ok((step === 'mask' ? d.rel : d.abs) <= tol, `${step}: |Δ| = ${d.abs} (${JSON.stringify(d)})`);
+    }
+    assert.deepEqual(result.sdpa.steps, ['scores', 'mask', 'softmax', 'weighted_sum']);
+    within('sdpa softmax', result.sdpa.softmax, TOL.weights);
+    within('sdpa weighted_sum', result.sdpa.weightedSum, TOL.output);
+    assert.ok(result.sdpa.weightsNull);
+    assert.equal(result.counters.fallbackCalls, 0, 'the trace was answered by the wasm fallback');
+    assert.equal(result.backend, 'webgpu');
+    assert.deepEqual(problems, []);
+  }, { timeout: 120000 });
+
   t.test('webgpu: scaledDotProductAttention and selfAttention match wasm', async (h) => {
     const { result, problems } = await onPage(h, 'sdpaParity', [2, 16]);
     for (const r of result.results) {

@@ -673,3 +673,65 @@ export function compareClose(actual, expected, { abs = 0, rel = 0 } = {}) {
   }
   return res;
 }
+
+// ---------------------------------------------------------------------------
+// Forward trace (forward(…, { trace: 'values' }))
+
+/**
+ * Every intermediate of an MHA forward (and, with `layer`, of the layer), in
+ * float64, for the trace tests. Same arguments as multiHeadAttention (batched
+ * inputs [B, L, ·]); `layer`: { dropout, training, dropoutSeed, gamma, beta, eps }.
+ * → { q, k, v [B,L,E], scores, masked, weights [B,H,Lq,Lk], heads { q, k, v } [B,H,L,D],
+ *     weighted [B,H,Lq,D], context [B,Lq,E], attention [B,Lq,E], dropout?, residual?, output }
+ */
+export function forwardTraceReference(cfg, weights, queryIn, keyIn = queryIn, valueIn = keyIn,
+  { mask = null, layer = null } = {}) {
+  const E = cfg.embedDim, H = cfg.numHeads, D = E / H;
+  const kdim = cfg.kdim ?? E, vdim = cfg.vdim ?? E;
+  const query = toTensor(queryIn), key = toTensor(keyIn), value = toTensor(valueIn);
+  const [B, Lq] = query.shape;
+  const Lk = key.shape[1];
+  const W = {};
+  for (const [n, t] of Object.entries(weights)) if (t != null) W[n] = toTensor(t).data;
+  const q = linearTorch(query.data, B * Lq, E, W.wq, W.bq, E);
+  const k = linearTorch(key.data, B * Lk, kdim, W.wk, W.bk, E);
+  const v = linearTorch(value.data, B * Lk, vdim, W.wv, W.bv, E);
+  const split = (X, L) => {
+    const out = new Float64Array(B * H * L * D);
+    for (let b = 0; b < B; b++) for (let h = 0; h < H; h++) for (let i = 0; i < L; i++) for (let d = 0; d < D; d++) {
+      out[((b * H + h) * L + i) * D + d] = X[(b * L + i) * E + h * D + d];
+    }
+    return out;
+  };
+  const heads = { q: split(q, Lq), k: split(k, Lk), v: split(v, Lk) };
+  const scale = 1 / Math.sqrt(D);
+  const scores = new Float64Array(B * H * Lq * Lk);
+  for (let n = 0; n < B * H; n++) for (let i = 0; i < Lq; i++) for (let j = 0; j < Lk; j++) {
+    let s = 0;
+    for (let d = 0; d < D; d++) s += heads.q[(n * Lq + i) * D + d] * heads.k[(n * Lk + j) * D + d];
+    scores[(n * Lq + i) * Lk + j] = s * scale;
+  }
+  const masked = applyMask(Float64Array.from(scores), B, H, Lq, Lk, mask);
+  const w = softmaxRows(Float64Array.from(masked), Lk);
+  const weighted = new Float64Array(B * H * Lq * D);
+  for (let n = 0; n < B * H; n++) for (let i = 0; i < Lq; i++) for (let j = 0; j < Lk; j++) {
+    const p = w[(n * Lq + i) * Lk + j];
+    for (let d = 0; d < D; d++) weighted[(n * Lq + i) * D + d] += p * heads.v[(n * Lk + j) * D + d];
+  }
+  const context = new Float64Array(B * Lq * E);
+  for (let b = 0; b < B; b++) for (let h = 0; h < H; h++) for (let i = 0; i < Lq; i++) for (let d = 0; d < D; d++) {
+    context[(b * Lq + i) * E + h * D + d] = weighted[((b * H + h) * Lq + i) * D + d];
+  }
+  const attention = linearTorch(context, B * Lq, E, W.wo, W.bo, E);
+  const out = { q, k, v, heads, scores, masked, weights: w, weighted, context, attention, output: attention };
+  if (layer) {
+    const p = layer.dropout ?? 0.1;
+    const dropped = layer.training && p > 0 ? dropout(attention, p, layer.dropoutSeed ?? 0).data : attention;
+    const residual = new Float64Array(attention.length);
+    for (let i = 0; i < residual.length; i++) residual[i] = query.data[i] + dropped[i];
+    out.dropout = dropped;
+    out.residual = residual;
+    out.output = layerNorm({ data: residual, shape: [B, Lq, E] }, null, layer.gamma ?? null, layer.beta ?? null, layer.eps ?? LN_EPS).data;
+  }
+  return out;
+}

@@ -77,6 +77,8 @@ export interface SdpaArgs {
   scale: number | undefined;
   mask: MaskArgs;
   needWeights: boolean;
+  /** trace: 'values': also return scores, masked and weights (TraceOut). */
+  trace: boolean;
 }
 
 /** Forward pass of a MultiHeadAttention. */
@@ -102,6 +104,8 @@ export interface MhaForwardArgs<C = any> {
   averageWeights: boolean;
   /** A createKvCache() handle, or null. */
   cache: C | null;
+  /** trace: 'values': also return q, k, v, scores, masked, weights, context (TraceOut). */
+  trace: boolean;
 }
 
 /** Forward pass of a SelfAttentionLayer (x is query, key and value). */
@@ -119,6 +123,35 @@ export interface LayerForwardArgs {
   dropoutSeed: number;
   needWeights: boolean;
   averageWeights: boolean;
+  /** trace: 'values': also return every TraceOut field. */
+  trace: boolean;
+}
+
+/**
+ * The intermediates of a forward with `trace: true` in its bag, computed by
+ * the backend in use (Lk: every key attended over, cached ones included).
+ */
+export interface TraceOut {
+  /** [B, Lq, E] Q projection (MHA, layer). */
+  q?: Float32Array;
+  /** [B, Lk, E] */
+  k?: Float32Array;
+  /** [B, Lk, E] */
+  v?: Float32Array;
+  /** [B, H, Lq, Lk] Q·Kᵀ·scale */
+  scores: Float32Array;
+  /** [B, H, Lq, Lk] after the mask (masked positions -1e9) */
+  masked: Float32Array;
+  /** [B, H, Lq, Lk] softmax, never averaged */
+  weights: Float32Array;
+  /** [B, Lq, E] weights·V with heads merged (MHA, layer) */
+  context?: Float32Array;
+  /** [B, L, E] the layer's output projection, before dropout */
+  attention?: Float32Array;
+  /** [B, L, E] the layer's dropout output */
+  dropout?: Float32Array;
+  /** [B, L, E] x + dropout */
+  residual?: Float32Array;
 }
 
 /** What sdpa, mhaForward and layerForward return. */
@@ -126,6 +159,8 @@ export interface ForwardOut {
   output: Float32Array;
   /** null when needWeights is false. */
   weights: Float32Array | null;
+  /** When the bag asked for the trace. */
+  trace?: TraceOut;
 }
 
 /**

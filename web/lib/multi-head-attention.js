@@ -5,6 +5,7 @@ import { rangeError, checkInt, checkOptions, typeError } from './errors.js';
 import { toTensor, makeTensor, shapeString } from './tensor.js';
 import { normalizeMask } from './mask.js';
 import { buildTrace } from './trace.js';
+import { attachValues } from './trace-values.js';
 import { AttentionModule } from './attention-module.js';
 import { mhaBackward } from './train/backward.js';
 import { wasmModuleOf } from './train/heap.js';
@@ -57,14 +58,16 @@ export class MultiHeadAttention extends AttentionModule {
     const wShape = [B, f.averageWeights ? 1 : H, Lq, LkAll];
     const nW = f.needWeights ? checkElements(where, "the weights [B,H,Lq,Lk] (query's and key's lengths; needWeights: false skips them)", wShape) : 0;
     checkElements(where, "the projected query [B,Lq,3·embedDim] (query's B and Lq)", [B, Lq, 3 * E]);
-    checkBytes(where, [tq.data.length, tk.data.length, tv.data.length, 3 * B * Lq * E, 3 * B * Lk * E, B * Lq * E, nW, LkAll * (2 * E / H + 64)],
+    // trace: 'values' adds Q, K, V, the context and three [B,H,Lq,Lk] planes.
+    const nTrace = f.traceValues ? 2 * B * Lq * E + 2 * B * LkAll * E + 3 * B * H * Lq * LkAll : 0;
+    checkBytes(where, [tq.data.length, tk.data.length, tv.data.length, 3 * B * Lq * E, 3 * B * Lk * E, B * Lq * E, nW, LkAll * (2 * E / H + 64), nTrace],
       () => `query ${shapeString(tq.shape)}, key ${shapeString(tk.shape)}, value ${shapeString(tv.shape)} (embedDim ${E})${f.needWeights ? ` and the weights ${shapeString(wShape)}` : ''}`);
     /** @type {import('./backend.js').MhaForwardArgs} */
     const p = {
       where, batch: B, lq: Lq, lk: Lk, lkTotal: LkAll, embedDim: E, numHeads: H,
       query: tq.data, key: tk.data, value: tv.data, mask,
       needWeights: f.needWeights, averageWeights: f.averageWeights,
-      cache: cache ? cache._obj : null,
+      cache: cache ? cache._obj : null, trace: f.traceValues,
     };
     return { obj, unbatched, f, cache, p };
   }
@@ -80,6 +83,9 @@ export class MultiHeadAttention extends AttentionModule {
     };
     if (f.trace) {
       out.trace = buildTrace({ batch: p.batch, lq: p.lq, lk: p.lkTotal, embedDim: p.embedDim, numHeads: p.numHeads, kdim: this.kdim, vdim: this.vdim, mask: p.mask.given, unbatched, layout: this._layout });
+      if (f.traceValues) {
+        attachValues(out.trace, r.trace, { batch: p.batch, lq: p.lq, lk: p.lkTotal, embedDim: p.embedDim, numHeads: p.numHeads, input: p.query, output: r.output });
+      }
     }
     return out;
   }

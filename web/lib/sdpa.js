@@ -6,8 +6,9 @@ import { rangeError, checkBool, checkOptions } from './errors.js';
 import { toTensor, makeTensor, shapeString, product } from './tensor.js';
 import { normalizeMask } from './mask.js';
 import { then } from './attention-module.js';
-import { checkElements, checkBytes, checkScale, OPTION_KEYS } from './validate.js';
+import { checkElements, checkBytes, checkScale, checkTrace, OPTION_KEYS } from './validate.js';
 import { checkFiniteArgs, finiteOption } from './finite.js';
+import { sdpaTrace } from './trace-values.js';
 
 /**
  * @param {import('./backend.js').Backend} backend
@@ -78,21 +79,27 @@ function sdpaCore(backend, where, p, opts, finite) {
   const needWeights = opts.needWeights ?? true;
   checkBool(where, 'needWeights', needWeights);
   const scale = checkScale(where, opts.scale);
+  const trace = checkTrace(where, opts.trace);
   const mask = normalizeMask(where, opts.mask, p);
   if (finite) checkFiniteArgs(where, finite, mask);
   const outShape = [...p.lead, p.lq, p.dv];
   const wShape = [...p.lead, p.lq, p.lk];
   const nOut = checkElements(where, "the output [..., Lq, Dv] (q's length, v's width)", outShape);
   const nW = needWeights ? checkElements(where, "the weights [..., Lq, Lk] (q's and k's lengths; needWeights: false skips them)", wShape) : 0;
-  checkBytes(where, [p.q.length, p.k.length, p.v.length, nOut, nW, p.lk * (p.d + p.dv + 64)],
+  const nTrace = trace === 'values' ? 3 * product(wShape) : 0;
+  checkBytes(where, [p.q.length, p.k.length, p.v.length, nOut, nW, p.lk * (p.d + p.dv + 64), nTrace],
     () => `q ${shapeString([...p.lead, p.lq, p.d])}, k ${shapeString([...p.lead, p.lk, p.d])}, v ${shapeString([...p.lead, p.lk, p.dv])}, the output ${shapeString(outShape)}${needWeights ? ` and the weights ${shapeString(wShape)}` : ''}`);
   /** @type {import('./backend.js').SdpaArgs} */
   const args = {
     where, batch: p.batch, heads: p.heads, lq: p.lq, lk: p.lk, d: p.d, dv: p.dv,
-    q: p.q, k: p.k, v: p.v, scale, mask, needWeights,
+    q: p.q, k: p.k, v: p.v, scale, mask, needWeights, trace: trace === 'values',
   };
-  return then(backend.sdpa(args), (r) => ({
-    output: makeTensor(r.output, outShape),
-    weights: r.weights ? makeTensor(r.weights, wShape) : null,
-  }));
+  return then(backend.sdpa(args), (r) => {
+    const out = {
+      output: makeTensor(r.output, outShape),
+      weights: r.weights ? makeTensor(r.weights, wShape) : null,
+    };
+    if (trace) out.trace = sdpaTrace(r.trace, { lead: p.lead, lq: p.lq, lk: p.lk, dv: p.dv, mask: mask.given, output: r.output });
+    return out;
+  });
 }

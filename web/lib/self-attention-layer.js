@@ -5,6 +5,7 @@ import { rangeError, typeError, checkBool } from './errors.js';
 import { toTensor, makeTensor, shapeString } from './tensor.js';
 import { normalizeMask } from './mask.js';
 import { buildTrace } from './trace.js';
+import { attachValues } from './trace-values.js';
 import { AttentionModule } from './attention-module.js';
 import { layerBackward } from './train/backward.js';
 import { wasmModuleOf } from './train/heap.js';
@@ -80,12 +81,14 @@ export class SelfAttentionLayer extends AttentionModule {
     const wShape = [B, f.averageWeights ? 1 : H, L, L];
     const nW = f.needWeights ? checkElements(where, "the weights [B,H,L,L] (x's length; needWeights: false skips them)", wShape) : 0;
     checkElements(where, "the projected input [B,L,3·embedDim] (x's B and L)", [B, L, 3 * E]);
-    checkBytes(where, [t.data.length, 3 * B * L * E, 3 * B * L * E, nW, L * (2 * E / H + 64)],
+    // trace: 'values' adds Q, K, V, the context, three [B,H,L,L] planes and three [B,L,E].
+    const nTrace = f.traceValues ? 7 * B * L * E + 3 * B * H * L * L : 0;
+    checkBytes(where, [t.data.length, 3 * B * L * E, 3 * B * L * E, nW, L * (2 * E / H + 64), nTrace],
       () => `x ${shapeString(t.shape)} (embedDim ${E})${f.needWeights ? ` and the weights ${shapeString(wShape)}` : ''}`);
     /** @type {import('./backend.js').LayerForwardArgs} */
     const p = {
       where, batch: B, seqLen: L, embedDim: E, numHeads: H, x: t.data, mask, training, dropoutSeed,
-      needWeights: f.needWeights, averageWeights: f.averageWeights,
+      needWeights: f.needWeights, averageWeights: f.averageWeights, trace: f.traceValues,
     };
     return { obj, unbatched, f, training, p };
   }
@@ -101,6 +104,9 @@ export class SelfAttentionLayer extends AttentionModule {
     };
     if (f.trace) {
       out.trace = buildTrace({ batch: p.batch, lq: p.seqLen, lk: p.seqLen, embedDim: p.embedDim, numHeads: p.numHeads, mask: p.mask.given, layer: true, unbatched, training: prep.training, layout: this._layout });
+      if (f.traceValues) {
+        attachValues(out.trace, r.trace, { batch: p.batch, lq: p.seqLen, lk: p.seqLen, embedDim: p.embedDim, numHeads: p.numHeads, input: p.x, output: r.output });
+      }
     }
     return out;
   }

@@ -16,8 +16,8 @@ import { shapeString, product, MAX_ELEMENTS } from './tensor.js';
 export const OPTION_KEYS = {
   init: ['backend', 'locateFile', 'wasmBinary', 'warmUp', 'checkFinite'],
   positionalEncoding: ['base'],
-  selfAttention: ['mask', 'scale', 'checkFinite'],
-  scaledDotProductAttention: ['mask', 'scale', 'needWeights', 'checkFinite'],
+  selfAttention: ['mask', 'scale', 'trace', 'checkFinite'],
+  scaledDotProductAttention: ['mask', 'scale', 'needWeights', 'trace', 'checkFinite'],
   multiHeadAttention: ['embedDim', 'numHeads', 'kdim', 'vdim', 'bias', 'seed'],
   selfAttentionLayer: ['embedDim', 'numHeads', 'kdim', 'vdim', 'bias', 'seed', 'dropout', 'eps'],
   mhaForward: ['mask', 'needWeights', 'averageWeights', 'trace', 'kvCache', 'checkFinite'],
@@ -124,18 +124,28 @@ export function readConfig(where, config, { layer }) {
 
 /**
  * The options every forward takes (each op reads its own extras from `opts`).
+ * trace: true (the shape trace) or 'values' (each step with its value).
  * @param {string} where
  * @param {unknown} options
  * @param {readonly string[]} allowed the op's keys (OPTION_KEYS.mhaForward, …)
  */
 export function forwardOptions(where, options, allowed) {
   const opts = checkOptions(where, 'options', options, allowed);
+  const trace = checkTrace(where, opts.trace);
   return {
     opts,
     needWeights: checkBool(where, 'needWeights', opts.needWeights ?? true),
     averageWeights: checkBool(where, 'averageWeights', opts.averageWeights ?? false),
-    trace: checkBool(where, 'trace', opts.trace ?? false),
+    trace: trace !== false,
+    traceValues: trace === 'values',
   };
+}
+
+/** The trace option: false (default), true (shapes) or 'values'. */
+export function checkTrace(where, trace) {
+  if (trace === undefined || trace === false) return false;
+  if (trace === true || trace === 'values') return trace;
+  throw typeError(where, `trace must be true (the shape trace), false or 'values' (every step with its value), got ${describe(trace)}`);
 }
 
 /** The optional scale of an SDPA call (a finite float32), or undefined. */

@@ -8,6 +8,12 @@
 const WEIGHT_IDS = { wq: 0, bq: 1, wk: 2, bk: 3, wv: 4, bv: 5, wo: 6, bo: 7 };
 const LAYOUTS = { torch: 0, keras: 1 };
 
+/** Float counts of the MHA's trace buffers (Lk: every key attended over). */
+function mhaTraceSizes(B, Lq, Lk, E, H) {
+  const nW = B * H * Lq * Lk;
+  return { q: B * Lq * E, k: B * Lk * E, v: B * Lk * E, scores: nW, masked: nW, weights: nW, context: B * Lq * E };
+}
+
 /** @typedef {{ kind: 'mha' | 'layer', handle: number, mha?: number }} WasmHandle */
 /** @typedef {{ kind: 'kvcache', handle: number }} WasmCache */
 
@@ -81,6 +87,22 @@ export function createWasmBackend(Module, name) {
     };
   }
 
+  // The trace buffers (bag.trace) as value_object "TraceArgs": `sizes` maps
+  // each wanted TraceOut field to its float count; the others are 0.
+  const NO_TRACE = Object.freeze({ q: 0, k: 0, v: 0, scores: 0, masked: 0, weights: 0, context: 0, attention: 0, dropout: 0, residual: 0 });
+  function traceArgs(arena, sizes) {
+    if (!sizes) return NO_TRACE;
+    const t = { ...NO_TRACE };
+    for (const key of Object.keys(sizes)) t[key] = arena.f32(sizes[key]);
+    return t;
+  }
+  function readTrace(arena, t, sizes) {
+    if (!sizes) return undefined;
+    const out = {};
+    for (const key of Object.keys(sizes)) out[key] = arena.read(t[key], sizes[key]);
+    return /** @type {import('./backend.js').TraceOut} */ (out);
+  }
+
   return {
     name,
     async: false,
@@ -106,11 +128,13 @@ export function createWasmBackend(Module, name) {
         const out = arena.f32(nOut);
         const weights = p.needWeights ? arena.f32(nW) : 0;
         const hasScale = p.scale !== undefined;
+        const sizes = p.trace ? { scores: nW, masked: nW, weights: nW } : null;
+        const trace = traceArgs(arena, sizes);
         check(p.where, Module.sdpa({
           batch: p.batch, heads: p.heads, lq: p.lq, lk: p.lk, d: p.d, dv: p.dv, q, k, v,
-          hasScale, scale: hasScale ? p.scale : 1, mask: maskArgs(arena, p.mask), output: out, weights,
+          hasScale, scale: hasScale ? p.scale : 1, mask: maskArgs(arena, p.mask), output: out, weights, trace,
         }));
-        return { output: arena.read(out, nOut), weights: weights ? arena.read(weights, nW) : null };
+        return { output: arena.read(out, nOut), weights: weights ? arena.read(weights, nW) : null, trace: readTrace(arena, trace, sizes) };
       });
     },
 
@@ -189,11 +213,13 @@ export function createWasmBackend(Module, name) {
         const nW = p.batch * (p.averageWeights ? 1 : p.numHeads) * p.lq * p.lkTotal;
         const out = arena.f32(nOut);
         const weights = p.needWeights ? arena.f32(nW) : 0;
+        const sizes = p.trace ? mhaTraceSizes(p.batch, p.lq, p.lkTotal, p.embedDim, p.numHeads) : null;
+        const trace = traceArgs(arena, sizes);
         check(p.where, Module.mhaForward(obj.handle, {
           batch: p.batch, lq: p.lq, lk: p.lk, query: q, key: k, value: v, mask: maskArgs(arena, p.mask),
-          output: out, weights, averageWeights: p.averageWeights, cache: p.cache ? p.cache.handle : 0,
+          output: out, weights, averageWeights: p.averageWeights, cache: p.cache ? p.cache.handle : 0, trace,
         }));
-        return { output: arena.read(out, nOut), weights: weights ? arena.read(weights, nW) : null };
+        return { output: arena.read(out, nOut), weights: weights ? arena.read(weights, nW) : null, trace: readTrace(arena, trace, sizes) };
       });
     },
 
@@ -225,11 +251,15 @@ export function createWasmBackend(Module, name) {
         const nW = p.batch * (p.averageWeights ? 1 : p.numHeads) * p.seqLen * p.seqLen;
         const out = arena.f32(nOut);
         const weights = p.needWeights ? arena.f32(nW) : 0;
+        const sizes = p.trace
+          ? { ...mhaTraceSizes(p.batch, p.seqLen, p.seqLen, p.embedDim, p.numHeads), attention: nOut, dropout: nOut, residual: nOut }
+          : null;
+        const trace = traceArgs(arena, sizes);
         check(p.where, Module.layerForward(obj.handle, {
           batch: p.batch, seqLen: p.seqLen, x, mask: maskArgs(arena, p.mask), training: p.training,
-          dropoutSeed: p.dropoutSeed >>> 0, output: out, weights, averageWeights: p.averageWeights,
+          dropoutSeed: p.dropoutSeed >>> 0, output: out, weights, averageWeights: p.averageWeights, trace,
         }));
-        return { output: arena.read(out, nOut), weights: weights ? arena.read(weights, nW) : null };
+        return { output: arena.read(out, nOut), weights: weights ? arena.read(weights, nW) : null, trace: readTrace(arena, trace, sizes) };
       });
     },
 

@@ -16,6 +16,7 @@ import * as ops from './webgpu-ops.js';
 import { dropoutUniform, keepScale, defaultScale, maskStrides, peFrequencies } from './webgpu-host.js';
 import { createDeviceLoss } from './webgpu-device-loss.js';
 import { createGpuModules } from './webgpu-modules.js';
+import { scoreBuffers, reads, readMhaTrace, result } from './webgpu-readback.js';
 
 /**
  * Creates the webgpu backend, or resolves to null when WebGPU is unavailable
@@ -98,7 +99,8 @@ function makeBackend(rt, info, fallbackFactory) {
   }
 
   // Q/K/V projections, attention (heads split and merged by strides) and the
-  // output projection, recorded into `job`. Returns { out, weights }.
+  // output projection, recorded into `job`. Returns { out, weights } and, with
+  // p.trace, the buffers of the trace (Q, K, V, scores, masked, context).
   function recordMha(job, obj, p, query, key, value) {
     const { cfg } = obj;
     const g = obj.gpu;
@@ -113,29 +115,34 @@ function makeBackend(rt, info, fallbackFactory) {
     ops.linear(job, { x: key, m: B * Lk, k: cfg.kdim, w: g.wk, bias: g.bk, n: E, y: K });
     ops.linear(job, { x: value, m: B * Lk, k: cfg.vdim, w: g.wv, bias: g.bv, n: E, y: V });
     const ctx = job.storage('the merged heads', [B, Lq, E], B * Lq * E);
-    const weights = p.needWeights ? ops.weightsBuffer(job, B, H, Lq, Lk) : null;
-    ops.attention(job, {
+    const weights = p.needWeights || p.trace ? ops.weightsBuffer(job, B, H, Lq, Lk) : null;
+    const view = {
       batch: B, heads: H, lq: Lq, lk: Lk, d: D, dv: D, scale: defaultScale(D),
       q: { t: Q, sb: Lq * E, sh: D, sl: E },
       k: { t: K, sb: Lk * E, sh: D, sl: E },
       v: { t: V, sb: Lk * E, sh: D, sl: E },
       out: { t: ctx, sb: Lq * E, sh: D, sl: E },
       ...ops.maskInputs(job, p.mask, maskStrides),
-    }, weights);
+    };
+    /** @type {any} */
+    let trace = null;
+    if (p.trace) {
+      trace = { q: Q, k: K, v: V, ctx, ...scoreBuffers(job, view) };
+    }
+    ops.attention(job, view, weights);
     const out = job.storage('the attention output', [B, Lq, E], B * Lq * E);
     ops.linear(job, { x: ctx, m: B * Lq, k: E, w: g.wo, bias: g.bo, n: E, y: out });
-    return { out, weights };
+    return { out, weights, trace };
   }
 
   // Asks for the weights in the readback (averaged over heads when asked).
-  function readWeights(job, weights, B, H, Lq, Lk, average) {
-    if (!weights) return;
+  function readWeights(job, rd, weights, B, H, Lq, Lk, average) {
     if (average) {
       const a = job.storage('the averaged weights', [B, Lq, Lk], B * Lq * Lk);
       ops.averageHeads(job, weights, a, B, H, Lq, Lk);
-      job.read(a, B * Lq * Lk);
+      rd.add(job, 'weights', a, B * Lq * Lk);
     } else {
-      job.read(weights, B * H * Lq * Lk);
+      rd.add(job, 'weights', weights, B * H * Lq * Lk);
     }
   }
 
@@ -216,24 +223,32 @@ function makeBackend(rt, info, fallbackFactory) {
         const { batch: B, heads: H, lq: Lq, lk: Lk, d: D, dv: Dv } = p;
         const scale = p.scale !== undefined ? Math.fround(p.scale) : defaultScale(D);
         if (!Number.isFinite(scale)) throw new RangeError(`${p.where}: scale must be a finite float32 number (got ${p.scale})`);
-        const reads = await runJob(p.where, (job) => {
+        const rd = reads();
+        const results = await runJob(p.where, (job) => {
           const q = job.input('q', [B, H, Lq, D], p.q);
           const k = p.k === p.q ? q : job.input('k', [B, H, Lk, D], p.k);
           const v = p.v === p.k ? k : p.v === p.q ? q : job.input('v', [B, H, Lk, Dv], p.v);
           const out = job.storage('output', [B, H, Lq, Dv], B * H * Lq * Dv);
-          const weights = p.needWeights ? ops.weightsBuffer(job, B, H, Lq, Lk) : null;
-          ops.attention(job, {
+          const weights = p.needWeights || p.trace ? ops.weightsBuffer(job, B, H, Lq, Lk) : null;
+          const view = {
             batch: B, heads: H, lq: Lq, lk: Lk, d: D, dv: Dv, scale,
             q: { t: q, sb: H * Lq * D, sh: Lq * D, sl: D },
             k: { t: k, sb: H * Lk * D, sh: Lk * D, sl: D },
             v: { t: v, sb: H * Lk * Dv, sh: Lk * Dv, sl: Dv },
             out: { t: out, sb: H * Lq * Dv, sh: Lq * Dv, sl: Dv },
             ...ops.maskInputs(job, p.mask, maskStrides),
-          }, weights);
-          job.read(out, B * H * Lq * Dv);
-          if (weights) job.read(weights, B * H * Lq * Lk);
+          };
+          const tr = p.trace ? scoreBuffers(job, view) : null;
+          ops.attention(job, view, weights);
+          rd.add(job, 'output', out, B * H * Lq * Dv);
+          if (p.needWeights) rd.add(job, 'weights', weights, B * H * Lq * Lk);
+          if (tr) {
+            rd.add(job, 't.scores', tr.scores, B * H * Lq * Lk);
+            rd.add(job, 't.masked', tr.masked, B * H * Lq * Lk);
+            rd.add(job, 't.weights', weights, B * H * Lq * Lk);
+          }
         });
-        return { output: reads[0], weights: reads[1] ?? null };
+        return result(rd.take(results), p.needWeights, p.trace);
       }, (fb) => fb.sdpa(p));
     },
 
@@ -290,15 +305,17 @@ function makeBackend(rt, info, fallbackFactory) {
         const { cfg } = obj;
         const E = cfg.embedDim;
         const { batch: B, lq: Lq, lk: Lk } = p;
-        const reads = await runJob(p.where, (job) => {
+        const rd = reads();
+        const results = await runJob(p.where, (job) => {
           const query = job.input('query', [B, Lq, E], p.query);
           const key = p.key === p.query ? query : job.input('key', [B, Lk, cfg.kdim], p.key);
           const value = p.value === p.key ? key : p.value === p.query ? query : job.input('value', [B, Lk, cfg.vdim], p.value);
-          const { out, weights } = recordMha(job, obj, p, query, key, value);
-          job.read(out, B * Lq * E);
-          readWeights(job, weights, B, cfg.numHeads, Lq, Lk, p.averageWeights);
+          const { out, weights, trace } = recordMha(job, obj, p, query, key, value);
+          rd.add(job, 'output', out, B * Lq * E);
+          if (p.needWeights) readWeights(job, rd, weights, B, cfg.numHeads, Lq, Lk, p.averageWeights);
+          if (trace) readMhaTrace(job, rd, trace, weights, B, cfg.numHeads, Lq, Lk, E);
         });
-        return { output: reads[0], weights: reads[1] ?? null };
+        return result(rd.take(results), p.needWeights, p.trace);
       }, (fb) => fb.mhaForward(wasmObject(fb, obj), p));
     },
 
@@ -308,18 +325,38 @@ function makeBackend(rt, info, fallbackFactory) {
         const E = cfg.embedDim;
         const { batch: B, seqLen: L } = p;
         const pDrop = Math.fround(cfg.dropout);
-        const reads = await runJob(p.where, (job) => {
+        const rd = reads();
+        const results = await runJob(p.where, (job) => {
           const x = job.input('x', [B, L, E], p.x);
-          const { out: attn, weights } = recordMha(job, obj, { ...p, lq: L, lk: L }, x, x, x);
-          if (p.training && pDrop > 0) ops.dropout(job, attn, B * L * E, pDrop, keepScale(pDrop), p.dropoutSeed);
-          const y = job.storage('output', [B, L, E], B * L * E);
+          const { out: attn, weights, trace } = recordMha(job, obj, { ...p, lq: L, lk: L }, x, x, x);
+          const n = B * L * E;
+          let res = attn;
+          if (trace) {
+            // Out of place, so that the attention, dropout and residual steps can all be read.
+            const dropped = job.storage('the trace dropout', [B, L, E], n);
+            const residual = job.storage('the trace residual', [B, L, E], n);
+            ops.traceDropoutResidual(job, {
+              attn, x, dropped, residual, n, p: pDrop, keepScale: keepScale(pDrop), seed: p.dropoutSeed, training: p.training && pDrop > 0,
+            });
+            res = dropped;
+            Object.assign(trace, { attention: attn, dropped, residual });
+          } else if (p.training && pDrop > 0) {
+            ops.dropout(job, attn, n, pDrop, keepScale(pDrop), p.dropoutSeed);
+          }
+          const y = job.storage('output', [B, L, E], n);
           ops.addLayerNorm(job, {
-            x, residual: attn, gamma: obj.gpu.gamma, beta: obj.gpu.beta, y, rows: B * L, dim: E, eps: Math.fround(cfg.eps),
+            x, residual: res, gamma: obj.gpu.gamma, beta: obj.gpu.beta, y, rows: B * L, dim: E, eps: Math.fround(cfg.eps),
           });
-          job.read(y, B * L * E);
-          readWeights(job, weights, B, cfg.numHeads, L, L, p.averageWeights);
+          rd.add(job, 'output', y, n);
+          if (p.needWeights) readWeights(job, rd, weights, B, cfg.numHeads, L, L, p.averageWeights);
+          if (trace) {
+            readMhaTrace(job, rd, trace, weights, B, cfg.numHeads, L, L, E);
+            rd.add(job, 't.attention', trace.attention, n);
+            rd.add(job, 't.dropout', trace.dropped, n);
+            rd.add(job, 't.residual', trace.residual, n);
+          }
         });
-        return { output: reads[0], weights: reads[1] ?? null };
+        return result(rd.take(results), p.needWeights, p.trace);
       }, (fb) => fb.layerForward(wasmObject(fb, obj), p));
     },
   };

@@ -83,6 +83,31 @@ export function attention(job, view, weights) {
   }
 }
 
+/**
+ * The trace's scores (forward(…, { trace: 'values' })): scaled scores and
+ * masked scores [B, H, Lq, Lk] of an attention view (as `attention` takes).
+ */
+export function traceScores(job, view, scores, masked) {
+  const { batch: B, heads: H, lq, lk } = view;
+  const n = B * H * lq * lk;
+  job.dispatch('attention_trace_scores', [view.q.t, view.k.t, view.mask ?? job.dummy, view.lengths ?? job.dummy, scores, masked], {
+    heads: H, lq, lk, d: view.d, scale: view.scale,
+    causal: view.causal ? 1 : 0, has_lengths: view.lengths ? 1 : 0,
+    q_sb: view.q.sb, q_sh: view.q.sh, q_sl: view.q.sl,
+    k_sb: view.k.sb, k_sh: view.k.sh, k_sl: view.k.sl,
+    mask_kind: view.maskKind,
+    m_sb: view.maskStrides[0], m_sh: view.maskStrides[1], m_sq: view.maskStrides[2], m_sk: view.maskStrides[3],
+    n,
+  }, Math.ceil(n / 256));
+}
+
+/** The layer's trace: dropped = dropout(attn) (identity unless training), residual = x + dropped. */
+export function traceDropoutResidual(job, { attn, x, dropped, residual, n, p, keepScale, seed, training }) {
+  job.dispatch('trace_dropout_residual', [attn, x, dropped, residual], {
+    n, seed: seed >>> 0, p, keep_scale: keepScale, training: training ? 1 : 0,
+  }, Math.ceil(n / 256));
+}
+
 /** The [B,H,Lq,Lk] weights buffer of a call, checked against the limits. */
 export function weightsBuffer(job, B, H, lq, lk) {
   return job.storage('the attention weights', [B, H, lq, lk], B * H * lq * lk, HINT_WEIGHTS);

@@ -524,3 +524,56 @@ export async function kvCache(seed = 7) {
     fallbackCalls: backend.counters().fallbackCalls,
   };
 }
+
+// ---- trace: 'values' ----------------------------------------------------------
+
+/**
+ * forward(…, { trace: 'values' }) on the webgpu backend: every step of a
+ * layer (causal mask, training dropout) and an SDPA call against the float64
+ * reference (tests/reference/reference.mjs), computed on the GPU (no wasm
+ * fallback call). Returns per-step max differences.
+ */
+export async function traceValues(seed = 8) {
+  const ref = await import('/tests/reference/reference.mjs');
+  const r = rng(seed);
+  const { gpu, backend } = await labs();
+  const B = 2, L = 5, E = 16, H = 4;
+  const cfg = { embedDim: E, numHeads: H, dropout: 0.25 };
+  const weights = randomWeights(r, E, E, E, true, 'torch');
+  const gamma = randomData(r, E, 1).map((v) => 1 + 0.5 * v);
+  const beta = randomData(r, E, 0.3);
+  const x = { data: randomData(r, B * L * E, 1.5), shape: [B, L, E] };
+  const layer = gpu.selfAttentionLayer(cfg);
+  layer.setWeights({ ...weights, gamma, beta });
+  const res = await layer.forward(x, { mask: { kind: 'causal' }, trace: 'values', training: true, dropoutSeed: 99 });
+  const refW = {};
+  for (const [k, v] of Object.entries(weights)) refW[k] = k[0] === 'b' ? { data: v, shape: [E] } : v;
+  const exp = ref.forwardTraceReference(cfg, refW, x, x, x,
+    { mask: { kind: 'causal' }, layer: { dropout: 0.25, training: true, dropoutSeed: 99, gamma: { data: gamma, shape: [E] }, beta: { data: beta, shape: [E] } } });
+  const want = {
+    input: x.data, linear_qkv: exp.q, split_heads: exp.heads.q, scores: exp.scores, mask: exp.masked, softmax: exp.weights,
+    weighted_sum: exp.weighted, merge_heads: exp.context, output_linear: exp.attention, dropout: exp.dropout,
+    residual: exp.residual, layer_norm: exp.output,
+  };
+  const steps = {};
+  for (const s of res.trace) {
+    const diff = maxDiff(s.value.data, want[s.step]);
+    // Masked scores hold -1e9: compare relative to the magnitude.
+    steps[s.step] = { ...diff, rel: diff.abs / Math.max(1, Math.abs(diff.want ?? 0)), shapeOk: JSON.stringify(s.value.shape) === JSON.stringify(s.shape) };
+  }
+  steps.k = maxDiff(res.trace.find((s) => s.step === 'linear_qkv').values.k.data, exp.k);
+
+  const q = { data: randomData(r, 2 * 3 * 4 * 8), shape: [2, 3, 4, 8] };
+  const k = { data: randomData(r, 2 * 3 * 6 * 8), shape: [2, 3, 6, 8] };
+  const v = { data: randomData(r, 2 * 3 * 6 * 8), shape: [2, 3, 6, 8] };
+  const sd = await gpu.scaledDotProductAttention(q, k, v, { mask: { kind: 'padding', lengths: [6, 3] }, trace: 'values', needWeights: false });
+  const sdExp = ref.scaledDotProductAttention(q, k, v, { mask: { kind: 'padding', lengths: [6, 3] } });
+  const sdpa = {
+    steps: sd.trace.map((s) => s.step),
+    softmax: maxDiff(sd.trace.find((s) => s.step === 'softmax').value.data, sdExp.weights.data),
+    weightedSum: maxDiff(sd.trace.find((s) => s.step === 'weighted_sum').value.data, sdExp.output.data),
+    weightsNull: sd.weights === null,
+  };
+  layer.dispose();
+  return { steps, sdpa, counters: backend.counters(), backend: gpu.backend };
+}
