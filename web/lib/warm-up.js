@@ -10,10 +10,11 @@
 //     (the first MHA [E=512] constructor costs about 10x the next one);
 //   * on 'webgpu', pipelines are compiled and buffers created on first use.
 // So a round calls each function at small sizes (which is enough to make the
-// engine compile them), rounds repeat with short idle pauses (which let the
-// background compiler finish on a busy core) until three rounds in a row are
-// no faster than the best so far; then one round at the sizes given (default
-// E=512, H=8, L=128, B=1) grows and touches the memory those sizes need.
+// engine compile them), rounds repeat with idle pauses as long as the round
+// (which let the background compiler finish on a busy core) until three rounds in a row are
+// no faster than the best so far; then two rounds at the sizes given (default
+// E=512, H=8, L=128, B=1) grow and touch the memory those sizes need and
+// warm the code only large sizes reach.
 import { checkInt, checkNumber, checkOptions } from './errors.js';
 
 /** Options of lab.warmUp() and of init({ warmUp: {…} }). */
@@ -109,12 +110,19 @@ export async function warmUp(lab, options) {
     if (dt < 0.9 * best) slower = 0;
     else if (++slower >= 3) break;
     best = Math.min(best, dt);
-    await pause(5); // lets the engine's background compiler run on a busy core
+    // Idle as long as the round ran (5–100 ms): the engine's background
+    // compiler gets about half the core even when the page has only one
+    // (Chromium compiles only while the main thread is idle there).
+    await pause(Math.min(100, Math.max(5, dt)));
   }
-  // Last, the sizes asked for, on the optimized code: grows the wasm memory
-  // and touches its pages (on webgpu: buffers of those sizes in the pool).
-  // The idle pause before it gives the compiler a last chance to finish.
+  // Last, the sizes asked for, twice: the first grows the wasm memory and
+  // touches its pages (on webgpu: buffers of those sizes in the pool) and
+  // runs the code only large sizes reach (e.g. blocked packing); after an
+  // idle pause as long as it took, the second runs that code optimized.
   await pause(20);
+  const t = now();
   await round(lab, o);
-  return { rounds: rounds + 1, ms: now() - t0 };
+  await pause(Math.min(200, Math.max(20, now() - t)));
+  await round(lab, o);
+  return { rounds: rounds + 2, ms: now() - t0 };
 }
