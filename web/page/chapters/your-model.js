@@ -39,7 +39,7 @@ export default {
   deps: ['text', 'seed'],
   mount(ctx, body, section) {
     defineViewer();
-    const input = h('input', { type: 'file', id: 'ym-file', accept: '.safetensors,.npy,.npz,.json', class: 'ym-input' });
+    const input = h('input', { type: 'file', id: 'ym-file', accept: '.safetensors,.npy,.npz,.json', multiple: true, class: 'ym-input' });
     const drop = h('label', { class: 'ym-drop', for: 'ym-file' }, ctx.text('span', 'ym.drop'), input);
     const info = h('p', { class: 'ym-info', role: 'status', 'aria-live': 'polite' });
     const error = h('p', { class: 'ym-error', role: 'alert', hidden: true });
@@ -63,7 +63,29 @@ export default {
       error.textContent = e ? `${e.name ? `${e.name}: ` : ''}${e.message ?? e}` : '';
     };
 
-    async function handle(f) {
+    // Several files at once: a tokens.json (a JSON list of strings) labels the arrays of the other.
+    async function handleFiles(files) {
+      let tokens = null;
+      let main = files[0];
+      if (files.length > 1) {
+        for (const f of files) {
+          if (!/\.json$/i.test(f.name ?? '') || f.size > 2 ** 20) continue;
+          try {
+            const list = JSON.parse(await f.text());
+            if (Array.isArray(list) && list.every((x) => typeof x === 'string')) {
+              tokens = list;
+              main = files.find((g) => g !== f);
+              break;
+            }
+          } catch {
+            // not a token list: an ordinary file
+          }
+        }
+      }
+      await handle(main, tokens);
+    }
+
+    async function handle(f, tokens = null) {
       file = f;
       opened = null;
       layers = [];
@@ -78,7 +100,7 @@ export default {
       const name = f.name ?? 'file';
       try {
         if (/\.(npy|npz|json)$/i.test(name)) {
-          await showArrays(f);
+          await showArrays(f, tokens);
           return;
         }
         const t0 = performance.now();
@@ -89,7 +111,7 @@ export default {
         section.dataset.listMs = ms.toFixed(1);
         info.textContent = t('ym.listed', { name, size: mb(f.size), n: opened.entries.length, layers: layers.length, ms: ms.toFixed(0), read: mb(stats.bytesRead) });
         if (layers.length) renderTable();
-        else if (f.size <= MAX_ARRAY_FILE) await showArrays(f);
+        else if (f.size <= MAX_ARRAY_FILE) await showArrays(f, tokens);
         else info.textContent += ` ${t('ym.noLayers')}`;
       } catch (e) {
         info.textContent = t('ym.failed', { name });
@@ -97,11 +119,11 @@ export default {
       }
     }
 
-    async function showArrays(f) {
+    async function showArrays(f, tokens) {
       const t = ctx.t;
       viewer.setAttribute('view', 'model');
       viewer.hidden = false;
-      viewer.tokens = null;
+      viewer.tokens = tokens;
       const d = await viewer.load(f);
       section.dataset.arrays = `${d.layers}x${d.heads}x${d.lq}x${d.lk}`;
       info.textContent = t('ym.arrays', { name: f.name ?? 'file', layers: d.layers, heads: d.heads, L: d.lq });
@@ -168,7 +190,7 @@ export default {
     }
 
     input.addEventListener('change', () => {
-      if (input.files?.[0]) handle(input.files[0]);
+      if (input.files?.length) handleFiles([...input.files]);
     });
     drop.addEventListener('dragover', (e) => {
       e.preventDefault();
@@ -178,8 +200,8 @@ export default {
     drop.addEventListener('drop', (e) => {
       e.preventDefault();
       drop.classList.remove('ym-over');
-      const f = e.dataTransfer?.files?.[0];
-      if (f) handle(f);
+      const files = [...(e.dataTransfer?.files ?? [])];
+      if (files.length) handleFiles(files);
     });
 
     return {
