@@ -165,7 +165,13 @@ export default {
       const tensors = await opened.read(layerTensorNames(opened.entries, layer));
       const readMs = performance.now() - t0;
       const E = layer.embedDim;
-      const mha = lab.multiHeadAttention({ embedDim: E, numHeads: heads, kdim: layer.kdim, vdim: layer.vdim, bias: layer.bias });
+      const config = { embedDim: E, numHeads: heads, kdim: layer.kdim, vdim: layer.vdim, bias: layer.bias };
+      if (layer.format === 'hf-llama') {
+        // GQA + RoPE as transformers' Llama: k/v_proj rows = numKvHeads·D; rope_theta is
+        // not in the weights (10000 for Llama 2; config.json says for others).
+        Object.assign(config, { numKvHeads: layer.kvDim / (E / heads), rope: { base: 10000, interleaved: false } });
+      }
+      const mha = lab.multiHeadAttention(config);
       try {
         mha.loadStateDict(tensors, { format: layer.format, prefix: layer.prefix });
         const tokens = deriveTokens(ctx.state()).raw[0].slice(0, MAX_TOKENS);
