@@ -8,8 +8,9 @@ test('mutated weight files parse or throw a clear RangeError/TypeError', () => {
   const shown = res.failures.slice(0, 3).map((f) => `${f.why} (input of ${f.input.length} bytes)`).join('\n');
   expect(shown).toBe('');
   expect(res.runs).toBeGreaterThan(1000);
-  // No input of a few KB may take long (a hang would stop the test run).
-  expect(res.slowest).toBeLessThan(2000);
+  // No input of a few KB may take long (a GC pause on a loaded machine aside;
+  // a hang would stop the test run).
+  expect(res.slowest).toBeLessThan(5000);
   // The corpus files parse, so mutations reach past the first checks.
   expect(res.accepted.readSafetensors).toBeGreaterThan(6);
   expect(res.accepted.readNpz).toBeGreaterThan(2);
