@@ -156,6 +156,32 @@ describe('each framework file → the layer equals the float64 reference', () =>
   });
 });
 
+describe('naming variants', () => {
+  test("BERT's older LayerNorm.gamma/beta and Keras '.'/':0' names map the same", () => {
+    const bert = tensorsOf('hf_bert.safetensors');
+    const old = {};
+    for (const [k, v] of Object.entries(bert)) old[k.replace('LayerNorm.weight', 'LayerNorm.gamma').replace('LayerNorm.bias', 'LayerNorm.beta')] = v;
+    const a = fromStateDict(bert, { prefix: 'bert.encoder.layer.0.' });
+    const b = fromStateDict(old, { prefix: 'bert.encoder.layer.0.' });
+    expect(b.norm.gamma.data).toEqual(a.norm.gamma.data);
+    expect(b.norm.beta.data).toEqual(a.norm.beta.data);
+    const keras = tensorsOf('keras_mha.npz');
+    const dotted = {};
+    const colon = {};
+    for (const [k, v] of Object.entries(keras)) {
+      dotted[k.replace(/\//g, '.')] = v;
+      colon[`${k}:0`] = v;
+    }
+    const ref = fromStateDict(keras, {});
+    for (const variant of [dotted, colon]) {
+      const r = fromStateDict(variant, {});
+      expect(r.format).toBe('keras');
+      for (const key of Object.keys(ref.weights)) expect(r.weights[key].data).toEqual(ref.weights[key].data);
+    }
+    expect(fromStateDict(dotted, {}).prefix).toBe('multi_head_attention.');
+  });
+});
+
 describe('mapping errors name what is wrong', () => {
   const st = () => ({ ...tensorsOf('hf_gpt2.safetensors') });
   test.each([
