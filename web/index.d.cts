@@ -10,3 +10,4 @@ export type * from './index.js' with { 'resolution-mode': 'import' };
 export declare const init: typeof api.init;
 export declare const simdSupported: typeof api.simdSupported;
 export declare const DisposedError: typeof api.DisposedError;
+export declare const TrainingStoppedError: typeof api.TrainingStoppedError;

@@ -610,6 +610,11 @@ export interface Trainer {
   reset(): void;
 }
 
+/** Thrown by trainer.step when the loss or gradient becomes non-finite; the weights of the last good step are kept. */
+export declare class TrainingStoppedError extends Error {
+  readonly name: 'TrainingStoppedError';
+}
+
 export type WeightMap = Record<string, Tensor>;
 
 export interface Transformer {

@@ -60,6 +60,7 @@ async function tryWebGpu(opts) {
 }
 
 export { DisposedError } from './lib/errors.js';
+export { TrainingStoppedError } from './lib/train/transformer.js';
 
 export { simdSupported };
 export { readSafetensors, writeSafetensors, openSafetensors, readNpy, writeNpy, readNpz, writeNpz, listAttentionLayers, fromStateDict, toStateDict, layerTensorNames } from './lib/io/index.js';

@@ -33,6 +33,19 @@ class DisposedError extends TypeError {
 }
 exports.DisposedError = DisposedError;
 
+/** Thrown by trainer.step when the loss becomes non-finite (an Error named 'TrainingStoppedError'; see DisposedError). */
+class TrainingStoppedError extends Error {
+  constructor(message) {
+    super(message);
+    this.name = 'TrainingStoppedError';
+  }
+
+  static [Symbol.hasInstance](value) {
+    return value instanceof Error && value.name === 'TrainingStoppedError';
+  }
+}
+exports.TrainingStoppedError = TrainingStoppedError;
+
 /** @type {typeof import('./index').simdSupported} */
 exports.simdSupported = function simdSupported() {
   // Same probe as lib/loader.js, kept synchronous here.

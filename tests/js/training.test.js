@@ -8,7 +8,10 @@
 //   * the seeded tasks (checked against their definitions);
 //   * bad input → clear RangeError / TypeError; a NaN loss stops the step
 //     and keeps the last good weights.
-import { init } from '../../web/node.js';
+import { init, TrainingStoppedError, DisposedError } from '../../web/node.js';
+import { createRequire } from 'node:module';
+
+const cjs = createRequire(import.meta.url)('../../web/node.cjs');
 import { ref, BACKENDS, rand } from './helpers.js';
 import { numericGradient, relativeError, dot, maskedCrossEntropy, transformerLogits, asTensor, sdpaF64 } from '../reference/backward.mjs';
 
@@ -299,6 +302,14 @@ describe.each(BACKENDS)('%s: bad input', (backend) => {
     model.setWeights(huge);
     const before = model.getWeights();
     expect(() => trainer.step(ok, ok)).toThrow(/became (NaN|inf|-nan|nan).*weights of the last good step are kept/i);
+    let caught = null;
+    try {
+      trainer.step(ok, ok);
+    } catch (e) {
+      caught = e;
+    }
+    expect(caught).toBeInstanceOf(TrainingStoppedError);
+    expect(caught instanceof cjs.TrainingStoppedError).toBe(true);
     expect(trainer.stopped).toMatch(/trainer.step/);
     expect(model.getWeights()).toEqual(before);
     model.setWeights(w);
@@ -322,5 +333,7 @@ describe.each(BACKENDS)('%s: bad input', (backend) => {
     }
     model.dispose();
     expect(Module.heapBytesInUse()).toBe(before);
+    expect(() => model.forward([0, 1])).toThrow(DisposedError);
+    expect(() => trainer.step([0, 1], [0, 1])).toThrow(/disposed/);
   });
 });

@@ -2,7 +2,7 @@
 // step (src/train/transformer.cpp). The model owns its weights, AdamW state
 // and activations in wasm memory; dispose() frees them (a FinalizationRegistry
 // also does, eventually).
-import { describe, typeError, rangeError, checkInt, checkNumber, checkBool, checkOptions } from '../errors.js';
+import { describe, typeError, rangeError, checkInt, checkNumber, checkBool, checkOptions, disposedError } from '../errors.js';
 import { withArena, checkStatus } from './heap.js';
 import { toTokens, toLossMask } from './tokens.js';
 
@@ -20,11 +20,22 @@ function checkKeys(where, what, obj, known) {
   }
 }
 
-/** Training stopped because the loss or the gradient became non-finite. */
+/**
+ * Training stopped because the loss or the gradient became non-finite; the
+ * model keeps the weights of the last good step. An Error named
+ * 'TrainingStoppedError'; `instanceof` also recognises instances of the
+ * CommonJS entry's copy (by the name).
+ */
 export class TrainingStoppedError extends Error {
+  /** @param {string} message */
   constructor(message) {
     super(message);
     this.name = 'TrainingStoppedError';
+  }
+
+  /** @param {unknown} value */
+  static [Symbol.hasInstance](value) {
+    return value instanceof Error && /** @type {Error} */ (value).name === 'TrainingStoppedError';
   }
 }
 
@@ -71,7 +82,7 @@ export class Transformer {
   }
 
   _live(where) {
-    if (!this._handle) throw new Error(`${where}: this model has been disposed; create a new one`);
+    if (!this._handle) throw disposedError(where, 'this model', 'create a new one with lab.transformer()');
     return this._handle;
   }
 
