@@ -264,6 +264,13 @@ export default function (t) {
       assert.equal(await page.getAttribute('#ch3-prov', 'data-kind'), 'weights');
       assert.equal(await page.evaluate(() => document.querySelectorAll('#ch3 figure.al-hm')[1].heatmap.plot.dataset.bandRows), '2');
 
+      // ch1: a weight shows its row's scores and weights, both from the library's trace.
+      await hoverCell(page, '#ch1', 1, 2, 3);
+      const ch1 = await page.evaluate(() => [...document.querySelectorAll('#ch1-prov .prov-row li')].map((li) => [Number(li.dataset.s), Number(li.dataset.w)]));
+      assert.equal(ch1.length, 5);
+      assert.ok(ch1.every(([sc]) => Number.isFinite(sc)), 'scores shown');
+      assert.equal(await page.evaluate(() => document.querySelector('#ch1 figure.al-hm').heatmap.plot.dataset.bandRows), '2,3');
+
       // ch4: a head's weight shows that head's row.
       assert.equal(await page.evaluate(() => document.querySelectorAll('#ch4 figure.al-hm')[3].dataset.head), '3');
       await hoverCell(page, '#ch4', 3, 4, 1);
@@ -272,6 +279,64 @@ export default function (t) {
         return { row: Array.from(m.data.slice(4 * m.cols, 5 * m.cols)), shown: [...document.querySelectorAll('#ch4-prov .prov-row li')].map((li) => Number(li.dataset.w)) };
       });
       assert.deepEqual(head.shown, head.row);
+      assert.deepEqual(page.problems(), []);
+    } finally {
+      await page.closeAll();
+    }
+  });
+
+  t.test("ch8: a clicked intermediate equals the library's trace: 'values' of the same call", async (h) => {
+    const page = await openPage(h, { reducedMotion: 'reduce' });
+    try {
+      await page.locator('#ch8').scrollIntoViewIfNeeded();
+      const pick = async (step, b, hh, which) => {
+        await page.click(`#ch8 .al-flow-steps [data-step="${step}"]`);
+        await page.dispatchEvent(`#ch8 g.al-slab[data-key="${b}:${hh}"]`, 'click');
+        if (which) await page.selectOption('#ch8 .al-flow-picks label:last-child select', which);
+        const name = which ? `${step}_${which}` : step;
+        const slice = hh >= 0 ? `b = ${b}, h = ${hh}` : `b = ${b}`;
+        await page.waitForFunction(([n, sl]) => {
+          const m = document.querySelector('#ch8 .al-flow-values figure.al-hm')?.heatmap;
+          return m && m.opts.name === n && m.title.endsWith(sl) && m.data;
+        }, [name, slice]);
+        return page.evaluate(() => {
+          const m = document.querySelector('#ch8 .al-flow-values figure.al-hm').heatmap;
+          return { rows: m.rows, cols: m.cols, data: Array.from(m.data) };
+        });
+      };
+      const shown = {
+        softmax: await pick('softmax', 1, 2),
+        scores: await pick('scores', 0, 5),
+        k: await pick('linear_qkv', 1, -1, 'k'),
+        norm: await pick('layer_norm', 1, -1),
+      };
+      // The same call, made here: the page's inputs, a fresh layer with the same seed.
+      const ref = await page.evaluate(async () => {
+        const { init } = await import('/web/index.js');
+        const { deriveTokens } = await import('/web/page/lib/model.js');
+        const { embedBatch } = await import('/web/components/lib/tokens.js');
+        const st = window.__attentionLab.store.get();
+        const lab = await init({ backend: 'wasm' });
+        const tk = deriveTokens(st);
+        const x = embedBatch(tk.tokens, tk.L, st.E, st.seed, (await lab.positionalEncoding(tk.L, st.E)).data);
+        const layer = lab.selfAttentionLayer({ embedDim: st.E, numHeads: st.H, seed: st.seed, dropout: st.drop });
+        const r = await layer.forward({ data: x, shape: [tk.B, tk.L, st.E] }, { trace: 'values' });
+        layer.dispose();
+        const get = (step) => r.trace.find((s) => s.step === step);
+        const L = tk.L;
+        const E = st.E;
+        const H = st.H;
+        const block = (data, off, n) => Array.from(data.subarray(off, off + n));
+        return {
+          softmax: block(get('softmax').value.data, (1 * H + 2) * L * L, L * L),
+          scores: block(get('scores').value.data, (0 * H + 5) * L * L, L * L),
+          k: block(get('linear_qkv').values.k.data, 1 * L * E, L * E),
+          norm: block(get('layer_norm').value.data, 1 * L * E, L * E),
+        };
+      });
+      for (const k of Object.keys(ref)) assert.deepEqual(shown[k].data, ref[k], k);
+      assert.equal(shown.softmax.rows, 5);
+      assert.equal(shown.k.cols, 512);
       assert.deepEqual(page.problems(), []);
     } finally {
       await page.closeAll();

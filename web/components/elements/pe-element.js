@@ -5,7 +5,7 @@
 //   <attention-lab-positional-encoding positions="64" d-model="128" base="10000"
 //                                      dims="0,1,8,9"></attention-lab-positional-encoding>
 import { AttentionLabElement } from './base.js';
-import { PEView, parseDims } from '../lib/pe-view.js';
+import { PEView, parseDims, peGram } from '../lib/pe-view.js';
 
 export class AttentionLabPositionalEncoding extends AttentionLabElement {
   static get observedAttributes() {
@@ -38,6 +38,8 @@ export class AttentionLabPositionalEncoding extends AttentionLabElement {
     let dims = parseDims(this.getAttribute('dims') ?? '0,1,4,5', d);
     if (!dims.length) dims = [0];
     this._view.setMessages(this.t);
-    this._view.setData({ pe, dims, showSimilarity: this.getAttribute('similarity') !== 'false' && P <= 1024 });
+    const showSimilarity = this.getAttribute('similarity') !== 'false' && P <= 1024;
+    const gram = showSimilarity ? await peGram(lab, pe.data, P, d) : null;
+    this._view.setData({ pe, dims, showSimilarity, gram });
   }
 }

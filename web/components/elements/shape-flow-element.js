@@ -1,13 +1,15 @@
 // <attention-lab-shape-flow>: the dimension animation of multi-head attention
 // (or the full layer), with shapes from lab.shapeTrace. Blocks are clickable:
-// for sizes small enough, their values come from a seeded run of the layer.
+// for sizes small enough, their values come from the trace of a seeded run of
+// the layer, layer.forward(x, { trace: 'values' }).
 //
 //   <attention-lab-shape-flow batch="2" seq-len="5" embed-dim="512" num-heads="8"
 //                             layer mask autoplay></attention-lab-shape-flow>
 import { AttentionLabElement } from './base.js';
 import { ShapeFlow } from '../lib/shape-flow.js';
-import { createStages, MAX_JS_MACS } from '../lib/pipeline.js';
 import { embedBatch } from '../lib/tokens.js';
+
+const MAX_VALUE_ELEMENTS = 1 << 22;
 
 export class AttentionLabShapeFlow extends AttentionLabElement {
   static get observedAttributes() {
@@ -27,7 +29,10 @@ export class AttentionLabShapeFlow extends AttentionLabElement {
   _build() {
     this._flow = new ShapeFlow({
       t: this.t,
-      values: async (step, which) => (this._stages ? this._stages.get(step, which) : null),
+      values: async (step, which) => {
+        const s = this._values?.find((x) => x.step === step);
+        return s ? (which && s.values ? s.values[which] : s.value) : null;
+      },
     });
     this._flow.el.setAttribute('part', 'flow');
     this._body.append(this._flow.el);
@@ -55,22 +60,16 @@ export class AttentionLabShapeFlow extends AttentionLabElement {
     this._trace = trace;
     this._flow.setMessages(this.t);
     this._flow.setTrace(trace);
-    this._stages = null;
-    const D = E / H;
-    const small = Lk === L && this.getAttribute('values') !== 'false' && 2 * B * L * E * E + 2 * B * H * L * L * D <= MAX_JS_MACS / 4;
+    this._values = null;
+    // Values for sizes whose trace stays small (the score tensors dominate).
+    const small = Lk === L && this.getAttribute('values') !== 'false' && B * L * E <= MAX_VALUE_ELEMENTS && B * H * L * L <= MAX_VALUE_ELEMENTS;
     if (small) {
       const toks = Array.from({ length: L }, (_, i) => `t${i}`);
       const x = embedBatch(Array.from({ length: B }, () => toks), L, E, 7, (await lab.positionalEncoding(L, E)).data);
       const l = lab.selfAttentionLayer({ embedDim: E, numHeads: H, seed: 0 });
       try {
-        const r = await l.forward({ data: x, shape: [B, L, E] }, { mask: mask ? { kind: 'causal' } : undefined });
-        const { gamma, beta, ...weights } = l.getWeights();
-        this._stages = createStages({
-          x, B, L, E, H, weights,
-          norm: { gamma: gamma.data, beta: beta.data },
-          isMasked: mask ? (b, i, j) => j > i : null,
-          weightsOut: r.weights.data,
-        });
+        const r = await l.forward({ data: x, shape: [B, L, E] }, { mask: mask ? { kind: 'causal' } : undefined, trace: 'values' });
+        this._values = r.trace;
       } finally {
         l.dispose();
       }

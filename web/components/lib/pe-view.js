@@ -4,7 +4,6 @@ import { h, fmt, cssVar } from './dom.js';
 import { Heatmap } from './heatmap.js';
 import { HEAD_COLOURS } from './shape-flow.js';
 import { translator } from './i18n.js';
-import { matmulT } from './tensor-math.js';
 
 /** Parses "0, 1, 8" → [0, 1, 8] (unique, in [0, max)), at most 8 entries. */
 export function parseDims(text, max) {
@@ -159,9 +158,16 @@ function niceTicks(n) {
   return out;
 }
 
-/** PE·PEᵀ for [positions, dModel] → [positions, positions]. */
-export function peSimilarity(pe, positions, dModel) {
-  return matmulT(pe, pe, positions, dModel, positions);
+/**
+ * PE·PEᵀ [n, n] of the first n positions, computed by the library: the
+ * scores of scaledDotProductAttention(PE, PE, PE) with scale 1.
+ * @param {object} lab an attention-lab instance
+ * @param {Float32Array} pe [≥ n, dModel]
+ */
+export async function peGram(lab, pe, n, dModel) {
+  const t = { data: pe.subarray(0, n * dModel), shape: [n, dModel] };
+  const r = await lab.scaledDotProductAttention(t, t, t, { scale: 1, trace: 'values', needWeights: false });
+  return r.trace.find((s) => s.step === 'scores').value.data;
 }
 
 /**
@@ -201,17 +207,17 @@ export class PEView {
     if (this.last) this.setData(this.last);
   }
 
-  /** { pe: {data, shape:[P, d]}, dims: number[], showSimilarity } */
+  /** { pe: {data, shape:[P, d]}, dims: number[], showSimilarity, gram: PE·PEᵀ [P, P] from peGram (needed when showSimilarity) } */
   setData(last) {
     this.last = last;
-    const { pe, dims, showSimilarity = true } = last;
+    const { pe, dims, showSimilarity = true, gram } = last;
     const [P, d] = pe.shape;
     const t = this.t;
     this.map.setData({ data: pe.data, rows: P, cols: d, title: `${t('pe.heatmap')} [${P},${d}]`, tensor: pe, dimNames: ['position', 'dimension'] });
     this.curves.setData(pe.data, P, d, dims);
-    this.sim.el.hidden = !showSimilarity;
-    if (showSimilarity) {
-      const s = cosineFromGram(peSimilarity(pe.data, P, d), P);
+    this.sim.el.hidden = !showSimilarity || !gram;
+    if (showSimilarity && gram) {
+      const s = cosineFromGram(gram, P);
       this.sim.setData({ data: s, rows: P, cols: P, title: `${t('pe.similarity')} [${P},${P}]`, tensor: { data: s, shape: [P, P] }, domain: cosineDomain(s) });
     }
   }

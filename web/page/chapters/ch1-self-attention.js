@@ -5,6 +5,7 @@ import { tokenize, embedBatch } from '../../components/lib/tokens.js';
 import { formula, f, codeBlock, tokenChips } from '../lib/ui.js';
 import { checkValue } from '../lib/state.js';
 import { Provenance } from '../lib/provenance.js';
+import { stepValue } from '../lib/model.js';
 
 export default {
   deps: ['text', 'd1', 'seed', 'pe', 'scale', 'T'],
@@ -28,7 +29,7 @@ export default {
     wMap.el.addEventListener('al-cell', (e) => xMap.setBands(e.detail ? { rows: [...new Set([e.detail.i, e.detail.j])] } : null));
     const selfLine = h('p', { class: 'check-line' });
     const peLine = h('p', { class: 'small muted ch1-pe' });
-    const try2 = ctx.text('li', 'ch1.try2', { id: 'ch1-try2' }, { d: '…', n: '…', L: '…' });
+    const try2 = ctx.text('li', 'ch1.try2', { id: 'ch1-try2' }, { d: '…', n: '…', L: '…', diag: '…', off: '…' });
     const code = codeBlock('');
 
     body.append(
@@ -60,14 +61,16 @@ export default {
         const pe = state.pe ? (await lab.positionalEncoding(L, d)).data : null;
         const x = embedBatch([tokens], L, d, state.seed, pe);
         const scale = (state.scale ? 1 / Math.sqrt(d) : 1) / state.T;
-        const r = await lab.selfAttention({ data: x, shape: [L, d] }, { scale });
+        const r = await lab.selfAttention({ data: x, shape: [L, d] }, { scale, trace: 'values' });
+        // The scaled scores s·X·Xᵀ, as the library computed them.
+        const scores = stepValue(r.trace, 'scores').data;
         chips.replaceChildren(tokenChips(tokens));
         xMap.setData({ data: x, rows: L, cols: d, rowLabels: tokens, title: t('ch1.x', { L, d }), tensor: { data: x, shape: [L, d] }, dimNames: ['token', 'dimension'] });
         // The title's formula follows the switches: /√d only when scaling is on, /T when T ≠ 1.
         const den = [state.scale ? '√d' : '', state.T !== 1 ? `${fmt(state.T, 2)}` : ''].filter(Boolean).join('·');
         const fx = `softmax(X·Xᵀ${den ? `/${den.includes('·') ? `(${den})` : den}` : ''})`;
         wMap.setData({ data: r.weights.data, rows: L, cols: L, rowLabels: tokens, colLabels: tokens, title: t('ch1.w', { L, f: fx }), tensor: r.weights });
-        provData = { weights: r.weights.data, scores: null, Lk: L, rowLabels: tokens, colLabels: tokens };
+        provData = { weights: r.weights.data, scores, Lk: L, rowLabels: tokens, colLabels: tokens };
         ctx.texts.bind(peLine, state.pe ? 'ch1.peOn' : 'ch1.peOff');
         oMap.setData({ data: r.output.data, rows: L, cols: d, rowLabels: tokens, title: t('ch1.out', { L, d }), tensor: r.output, dimNames: ['token', 'dimension'] });
         let diag = 0;
@@ -80,8 +83,17 @@ export default {
           for (let j = 1; j < L; j++) if (r.weights.data[i * L + j] > r.weights.data[i * L + a]) a = j;
           if (a === i) own++;
         }
-        try2.dataset.own = String(own);
-        ctx.texts.bind(try2, 'ch1.try2', { d, n: own, L });
+        // Magnitudes of X·Xᵀ (the library's scores divided by the scale).
+        let dg = 0;
+        let off = 0;
+        for (let i = 0; i < L; i++) {
+          for (let j = 0; j < L; j++) {
+            if (i === j) dg += scores[i * L + j] / scale / L;
+            else off += Math.abs(scores[i * L + j] / scale) / Math.max(1, L * L - L);
+          }
+        }
+        Object.assign(try2.dataset, { own: String(own), diag: String(dg), off: String(off) });
+        ctx.texts.bind(try2, 'ch1.try2', { d, n: own, L, diag: fmt(dg, 3), off: fmt(off, 3) });
         code.firstChild.textContent = `const { output, weights } = lab.selfAttention(X /* [${L}, ${d}] */${state.scale && state.T === 1 ? '' : `, { scale: ${fmt(scale, 5)} }`});\n// output [${L}, ${d}], weights [${L}, ${L}]`;
       },
     };

@@ -3,8 +3,8 @@
 // temperature and the entropy of each row (tutorial 1, step 3).
 import { h, fmt } from '../../components/lib/dom.js';
 import { reducedMotion } from '../../components/lib/motion.js';
-import { matmulT, rowEntropy } from '../../components/lib/tensor-math.js';
-import { deriveInputs, projections } from '../lib/model.js';
+import { rowEntropy } from '../../components/lib/tensor-math.js';
+import { deriveInputs, projections, stepValue } from '../lib/model.js';
 import { formula, f, codeBlock } from '../lib/ui.js';
 import { Provenance } from '../lib/provenance.js';
 
@@ -117,15 +117,14 @@ export default {
         const mask = [];
         if (state.mask === 'causal' || state.mask === 'both') mask.push({ kind: 'causal' });
         if (state.mask === 'padding' || state.mask === 'both') mask.push({ kind: 'padding', lengths: [lengths[0]] });
-        const r = await lab.scaledDotProductAttention({ data: q, shape: [L, dk] }, { data: k, shape: [L, dk] }, { data: v, shape: [L, dv] }, { scale: s, mask: mask.length ? mask : undefined });
-        const dots = matmulT(q, k, L, dk, L);
-        const scaled = dots.map((x) => x * s);
-        for (let i = 0; i < L; i++) {
-          for (let j = 0; j < L; j++) {
-            const blocked = (mask.some((m) => m.kind === 'causal') && j > i) || (mask.some((m) => m.kind === 'padding') && j >= lengths[0]);
-            if (blocked) scaled[i * L + j] = -1e9;
-          }
-        }
+        const Q = { data: q, shape: [L, dk] };
+        const K = { data: k, shape: [L, dk] };
+        const V = { data: v, shape: [L, dv] };
+        const r = await lab.scaledDotProductAttention(Q, K, V, { scale: s, mask: mask.length ? mask : undefined, trace: 'values' });
+        // Step 2 is the library's scaled (and masked, −1e9) scores; step 1 the
+        // same call with scale 1, whose scores are the plain dot products.
+        const scaled = (stepValue(r.trace, 'mask') ?? stepValue(r.trace, 'scores')).data;
+        const dots = stepValue((await lab.scaledDotProductAttention(Q, K, V, { scale: 1, trace: 'values', needWeights: false })).trace, 'scores').data;
         const labels = tokens[0];
         // One colour scale for the scores before and after scaling: with a
         // scale per map the two would look identical whatever the factor.

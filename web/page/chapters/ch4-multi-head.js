@@ -4,7 +4,7 @@
 import { h, shapeText } from '../../components/lib/dom.js';
 import { ShapeFlow, stepName, stepFormula } from '../../components/lib/shape-flow.js';
 import { linkHeatmaps } from '../../components/lib/heatmap.js';
-import { deriveInputs, maskSpec, ObjectCache, scoreFactor, compareBackends } from '../lib/model.js';
+import { deriveInputs, maskSpec, ObjectCache, scoreFactor, compareBackends, stepValue } from '../lib/model.js';
 import { formula, f, codeBlock } from '../lib/ui.js';
 import { Provenance } from '../lib/provenance.js';
 
@@ -110,13 +110,14 @@ export default {
       ObjectCache.setFactor(item, factor);
       const mask = maskSpec(state.mask, lengths);
       const t0 = performance.now();
-      const r = await item.obj.forward({ data: x, shape: [B, L, E] }, undefined, undefined, { mask, trace: true });
+      // One call: per-head weights and scores in the trace, the head average as r.weights.
+      const r = await item.obj.forward({ data: x, shape: [B, L, E] }, undefined, undefined, { mask, trace: 'values', averageWeights: true });
       const ms = performance.now() - t0;
       c.reportForward(ms, lab.backend);
 
       // Shapes: straight from the trace (redrawn only when they change).
       const tr = r.trace;
-      const traceKey = JSON.stringify([t.lang, tr]);
+      const traceKey = JSON.stringify([t.lang, tr.map((s) => [s.step, s.shape, s.formula])]);
       if (traceKey !== lastTrace) {
         lastTrace = traceKey;
         flow.setMessages(t);
@@ -132,7 +133,8 @@ export default {
       const gridW = grid.clientWidth || 800;
       if (H > 1 && gridW < 2 * size + 14) size = Math.max(110, Math.floor((gridW - 14) / 2));
       ensureMaps(H, size);
-      const w = r.weights.data;
+      const w = stepValue(tr, 'softmax').data;
+      const scores = (stepValue(tr, 'mask') ?? stepValue(tr, 'scores')).data;
       const LL = L * L;
       let hi = 0;
       for (let k = b * H * LL; k < (b + 1) * H * LL; k++) if (w[k] > hi) hi = w[k];
@@ -142,20 +144,19 @@ export default {
         const off = (b * H + hh) * LL;
         maps[hh].setData({
           data: w, offset: off, rows: L, cols: L, rowLabels: labels, colLabels: labels, domain,
-          title: t('ch4.head', { h: hh }), tensor: r.weights, dimNames: ['b', 'h', 'query', 'key'],
+          title: t('ch4.head', { h: hh }), tensor: stepValue(tr, 'softmax'), dimNames: ['b', 'h', 'query', 'key'],
         });
       }
-      provData = { L, b, H, w, scores: null, labels };
+      provData = { L, b, H, w, scores, labels };
       // The head average, as the library computes it (averageWeights).
-      const ra = await item.obj.forward({ data: x, shape: [B, L, E] }, undefined, undefined, { mask, averageWeights: true });
-      const avg = ra.weights.data.slice(b * LL, (b + 1) * LL);
+      const avg = r.weights.data.slice(b * LL, (b + 1) * LL);
       provData.avg = avg;
       avgMap.setData({ data: avg, rows: L, cols: L, rowLabels: labels, colLabels: labels, title: t('ch4.avg', { n: H }), tensor: { data: avg, shape: [L, L] } });
 
       code.firstChild.textContent = [
         `const mha = lab.multiHeadAttention({ embedDim: ${E}, numHeads: ${H}, seed: ${state.seed} }); // headDim ${D}`,
-        `const { output, weights, trace } = await mha.forward(x, x, x, { ${mask ? `mask: ${JSON.stringify(mask)}, ` : ''}trace: true });`,
-        `// x ${shapeText([B, L, E])} → output ${shapeText(r.output.shape)}, weights ${shapeText(r.weights.shape)}`,
+        `const { output, weights, trace } = await mha.forward(x, x, x, { ${mask ? `mask: ${JSON.stringify(mask)}, ` : ''}trace: 'values', averageWeights: true });`,
+        `// x ${shapeText([B, L, E])} → output ${shapeText(r.output.shape)}, weights (head average) ${shapeText(r.weights.shape)}, per head: trace softmax ${shapeText(stepValue(tr, 'softmax').shape)}`,
       ].join('\n');
 
       // Cross-backend check, after the paint.

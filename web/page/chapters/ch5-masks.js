@@ -3,9 +3,8 @@
 // conventions; cross-attention with Lq ≠ Lk (tutorial 2's masking section).
 import { h, fmt } from '../../components/lib/dom.js';
 import { tokenize, embedBatch } from '../../components/lib/tokens.js';
-import { matmulT, maxAbsDiff } from '../../components/lib/tensor-math.js';
-import { maskPredicate } from '../../components/lib/pipeline.js';
-import { deriveInputs, projections, maskSpec, libraryProjection } from '../lib/model.js';
+import { maxAbsDiff } from '../../components/lib/tensor-math.js';
+import { deriveInputs, projections, maskSpec, libraryProjection, stepValue } from '../lib/model.js';
 import { codeBlock, tokenChips } from '../lib/ui.js';
 import { Provenance } from '../lib/provenance.js';
 
@@ -98,23 +97,18 @@ export default {
         bSelect.replaceChildren(...Array.from({ length: B }, (_, k) => h('option', { value: String(k), selected: k === b }, String(k))));
 
         const spec = maskSpec(state.mask5, lengths);
-        const pred = maskPredicate(spec) ?? (() => false);
         const q = { data: p.q, shape: [B, L, dk] };
         const k = { data: p.k, shape: [B, L, dk] };
         const v = { data: p.v, shape: [B, L, dv] };
-        const r = await lab.scaledDotProductAttention(q, k, v, { scale: s, mask: spec });
+        const r = await lab.scaledDotProductAttention(q, k, v, { scale: s, mask: spec, trace: 'values' });
 
-        // Before softmax: Q·Kᵀ·scale, then −1e9 where blocked (as masked_fill does).
+        // Before softmax: the library's masked scores (−1e9 where blocked, as
+        // masked_fill does); the keep mask is read back from them.
         const LL = L * L;
-        const before = matmulT(p.q.subarray(b * L * dk, (b + 1) * L * dk), p.k.subarray(b * L * dk, (b + 1) * L * dk), L, dk, L, s);
-        const keep = new Float32Array(LL);
-        for (let i = 0; i < L; i++) {
-          for (let j = 0; j < L; j++) {
-            const blocked = pred(b, i, j);
-            keep[i * L + j] = blocked ? 0 : 1;
-            if (blocked) before[i * L + j] = -1e9;
-          }
-        }
+        const maskedAll = (stepValue(r.trace, 'mask') ?? stepValue(r.trace, 'scores')).data;
+        const keepAll = maskedAll.map((x) => (x <= -1e8 ? 0 : 1));
+        const before = maskedAll.subarray(b * LL, (b + 1) * LL);
+        const keep = keepAll.subarray(b * LL, (b + 1) * LL);
         const labels = tokens[b];
         keepMap.setData({ data: keep, rows: L, cols: L, rowLabels: labels, colLabels: labels, title: t('ch5.keep', { b }), tensor: { data: keep, shape: [L, L] } });
         beforeMap.setData({ data: before, rows: L, cols: L, rowLabels: labels, colLabels: labels, title: t('ch5.before'), tensor: { data: before, shape: [L, L] } });
@@ -122,8 +116,6 @@ export default {
         afterMap.setData({ data: r.weights.data, offset: b * LL, rows: L, cols: L, rowLabels: labels, colLabels: labels, title: t('ch5.after'), tensor: r.weights, dimNames: ['b', 'query', 'key'] });
 
         // The same mask as an explicit keep tensor (PyTorch) and block tensor (TensorFlow).
-        const keepAll = new Float32Array(B * LL);
-        for (let bb = 0; bb < B; bb++) for (let i = 0; i < L; i++) for (let j = 0; j < L; j++) keepAll[bb * LL + i * L + j] = pred(bb, i, j) ? 0 : 1;
         const blockAll = keepAll.map((x) => 1 - x);
         const rk = await lab.scaledDotProductAttention(q, k, v, { scale: s, mask: { kind: 'keep', data: keepAll, shape: [B, L, L] } });
         const rb = await lab.scaledDotProductAttention(q, k, v, { scale: s, mask: { kind: 'block', data: blockAll, shape: [B, L, L] } });

@@ -2,7 +2,7 @@
 // sin/cos curves of chosen dimensions, the base, PE·PEᵀ, and the moment PE
 // is added to the embeddings (tutorial 1, step 5).
 import { h, fmt } from '../../components/lib/dom.js';
-import { CurveChart, parseDims, peSimilarity, cosineFromGram, cosineDomain } from '../../components/lib/pe-view.js';
+import { CurveChart, parseDims, peGram, cosineFromGram, cosineDomain } from '../../components/lib/pe-view.js';
 import { embedBatch } from '../../components/lib/tokens.js';
 import { reducedMotion } from '../../components/lib/motion.js';
 import { deriveTokens } from '../lib/model.js';
@@ -91,12 +91,12 @@ export default {
         curves.setData(pe.data, P, E, dims);
         const S = Math.min(P, 256);
         // Cosine similarity of positions (1 on the diagonal) on a sequential scale.
-        const cosine = (data) => cosineFromGram(peSimilarity(data, S, E), S);
-        const sim = cosine(pe.data);
+        const cosine = async (data) => cosineFromGram(await peGram(lab, data, S, E), S);
+        const sim = await cosine(pe.data);
         simMap.setData({ data: sim, rows: S, cols: S, title: `${t('pe.similarity')} [${S}, ${S}]`, tensor: { data: sim, shape: [S, S] }, domain: cosineDomain(sim) });
         // "Try this" quotes the map's own numbers, and the same computation at bases 100 and 10000.
         const far = S - 1;
-        const at = async (b) => (b === base ? sim : cosine((await lab.positionalEncoding(P, E, { base: b })).data))[far];
+        const at = async (b) => (b === base ? sim : await cosine((await lab.positionalEncoding(P, E, { base: b })).data))[far];
         const v100 = await at(100);
         const v10000 = await at(10000);
         Object.assign(try1.dataset, { far: String(far), now: String(sim[far]), v100: String(v100), v10000: String(v10000) });

@@ -1,11 +1,9 @@
 // Chapter 7 — the full self-attention layer, y = LayerNorm(x + Dropout(MHA(x))),
-// in train or eval mode. The MHA output comes from the library; dropout (with
-// the library's counter-based RNG), residual and LayerNorm are redone on the
-// page and checked against layer.forward (tutorial 1, step 5).
+// in train or eval mode. Every map is a step of one library call,
+// layer.forward(x, { trace: 'values' }) (tutorial 1, step 5).
 import { h, fmt } from '../../components/lib/dom.js';
-import { layerNorm, dropoutUniform, maxAbsDiff } from '../../components/lib/tensor-math.js';
 import { mixSeed } from '../../components/lib/tokens.js';
-import { deriveInputs, maskSpec, ObjectCache, scoreFactor } from '../lib/model.js';
+import { deriveInputs, maskSpec, ObjectCache, scoreFactor, stepValue } from '../lib/model.js';
 import { formula, f, codeBlock } from '../lib/ui.js';
 import { checkValue } from '../lib/state.js';
 
@@ -14,8 +12,8 @@ export function dropoutSeedFor(cache, state) {
   return mixSeed(state.seed ^ 0x5eed, cache.dropoutSample ?? 0);
 }
 
-/** Runs the layer (and the twin MHA) for the state; shared with chapter 8. */
-export async function runLayer(c, state, { trace = false } = {}) {
+/** Runs the layer for the state with its value trace; shared with chapter 8. */
+export async function runLayer(c, state, { trace = 'values' } = {}) {
   const lab = c.lab();
   const inp = await deriveInputs(lab, state, c.cache);
   const { B, L, x, lengths } = inp;
@@ -82,31 +80,27 @@ export default {
         pRange.value = String(state.drop);
         pOut.textContent = state.drop.toFixed(2);
 
-        const lab = c.lab();
         const run = await runLayer(c, state);
-        const { inp, item, r, mask, factor, dropoutSeed } = run;
+        const { inp, r, mask, dropoutSeed } = run;
         const { B, L, x, tokens } = inp;
         const E = state.E;
         const b = Math.min(state.b, B - 1);
-        const twin = c.objects.mhaLike(lab, item, run.cfg);
-        ObjectCache.setFactor(twin, factor);
-        const a = (await twin.obj.forward({ data: x, shape: [B, L, E] }, undefined, undefined, { mask, needWeights: false })).output.data;
         const p = state.drop;
-        const dropped = new Float32Array(a.length);
+        // The steps of the library's trace: MHA output, dropout, residual, LayerNorm.
+        const a = stepValue(r.trace, 'output_linear').data;
+        const dropped = stepValue(r.trace, 'dropout').data;
+        const res = stepValue(r.trace, 'residual').data;
+        // Dropped: zero after dropout where the MHA output was not.
         const droppedFlag = new Uint8Array(a.length);
         let zeroed = 0;
-        for (let i = 0; i < a.length; i++) {
-          if (state.train && p > 0 && dropoutUniform(dropoutSeed, i) < p) {
-            dropped[i] = 0;
-            droppedFlag[i] = 1;
-            if (Math.floor(i / (L * E)) === b) zeroed++;
-          } else dropped[i] = state.train ? a[i] / (1 - p) : a[i];
+        if (state.train && p > 0) {
+          for (let i = 0; i < a.length; i++) {
+            if (dropped[i] === 0 && a[i] !== 0) {
+              droppedFlag[i] = 1;
+              if (Math.floor(i / (L * E)) === b) zeroed++;
+            }
+          }
         }
-        const res = dropped.map((v, i) => v + x[i]);
-        const { gamma, beta } = item.original;
-        const y = layerNorm(res, E, gamma.data, beta.data, item.obj.eps);
-        const diff = maxAbsDiff(y, r.output.data);
-
         const off = b * L * E;
         const labels = tokens[b];
         const list = [
@@ -140,11 +134,11 @@ export default {
           sd += Math.sqrt(v / E) / L;
         }
         stats.textContent = t('ch7.stats', { mean: fmt(mean, 3), std: fmt(sd, 3) });
-        check.textContent = t('ch7.check', { diff: diff === 0 ? '0' : diff.toExponential(2) });
-        check.dataset.diff = String(diff);
+        ctx.texts.bind(check, 'ch7.check');
         code.firstChild.textContent = [
           `const layer = lab.selfAttentionLayer({ embedDim: ${E}, numHeads: ${state.H}, dropout: ${p}, seed: ${state.seed} });`,
-          `const { output } = await layer.forward(x, { training: ${state.train}${mask ? `, mask: ${JSON.stringify(mask)}` : ''}${state.train ? `, dropoutSeed: ${dropoutSeed}` : ''} });`,
+          `const { output, trace } = await layer.forward(x, { training: ${state.train}${mask ? `, mask: ${JSON.stringify(mask)}` : ''}${state.train ? `, dropoutSeed: ${dropoutSeed}` : ''}, trace: 'values' });`,
+          '// trace steps output_linear, dropout, residual, layer_norm: the maps above',
           `// x [${B}, ${L}, ${E}] → output [${B}, ${L}, ${E}]`,
         ].join('\n');
       },

@@ -6,6 +6,17 @@ import { maxAbsDiff } from '../../components/lib/tensor-math.js';
 
 const EXTRA_SENTENCES = ['the mask hides the padding', 'short one'];
 
+/**
+ * The value of a step of a `trace: 'values'` result (the library's
+ * intermediates); `which` picks Q, K or V on the linear_qkv / split_heads steps.
+ * @returns {{data: Float32Array, shape: number[]}|undefined}
+ */
+export function stepValue(trace, step, which) {
+  const s = trace?.find((x) => x.step === step);
+  if (!s) return undefined;
+  return which && s.values ? s.values[which] : s.value;
+}
+
 /** Batch tokens, lengths and L from the state (no library needed). */
 export function deriveTokens(state) {
   const sentences = [tokenize(state.text), tokenize(state.text2), ...EXTRA_SENTENCES.map((s) => tokenize(s))];
@@ -76,23 +87,6 @@ export class ObjectCache {
 
   layer(lab, { E, H, seed, p }) {
     return this._get('layer', lab, { E, H, seed, p }, () => lab.selfAttentionLayer({ embedDim: E, numHeads: H, seed, dropout: p }));
-  }
-
-  /** An MHA holding the same weights as a cached layer (for the layer's intermediate output). */
-  mhaLike(lab, layerItem, { E, H, seed, p }) {
-    const plain = this.mha(lab, { E, H, seed });
-    if (plain.sameAsLayer === undefined) {
-      const { gamma, beta, ...w } = layerItem.original;
-      plain.sameAsLayer = sameWeights(w, plain.original);
-    }
-    if (plain.sameAsLayer) return plain;
-    const it = this._get('mhaLike', lab, { E, H, seed, p }, () => {
-      const m = lab.multiHeadAttention({ embedDim: E, numHeads: H, seed });
-      const { gamma, beta, ...w } = layerItem.original;
-      m.setWeights(w);
-      return m;
-    });
-    return it;
   }
 
   /** Sets the score multiplier c (relative to 1/√D) on a cached item. */
