@@ -40,22 +40,6 @@ attnlab::MaskSpec ToMask(const JsMask& j) {
   return m;
 }
 
-const attnlab::ForwardTrace* ToTrace(const JsTrace& j, attnlab::ForwardTrace* t) {
-  t->q = Ptr<float>(j.q);
-  t->k = Ptr<float>(j.k);
-  t->v = Ptr<float>(j.v);
-  t->scores = Ptr<float>(j.scores);
-  t->masked = Ptr<float>(j.masked);
-  t->weights = Ptr<float>(j.weights);
-  t->context = Ptr<float>(j.context);
-  t->attention = Ptr<float>(j.attention);
-  t->dropout = Ptr<float>(j.dropout);
-  t->residual = Ptr<float>(j.residual);
-  const bool any = j.q || j.k || j.v || j.scores || j.masked || j.weights || j.context ||
-                   j.attention || j.dropout || j.residual;
-  return any ? t : nullptr;
-}
-
 }  // namespace attnlab_bind
 
 EMSCRIPTEN_BINDINGS(attention_lab_common) {
@@ -75,16 +59,4 @@ EMSCRIPTEN_BINDINGS(attention_lab_common) {
       .field("kind", &JsMask::kind)
       .field("data", &JsMask::data)
       .field("shape", &JsMask::shape);
-  using attnlab_bind::JsTrace;
-  value_object<JsTrace>("TraceArgs")
-      .field("q", &JsTrace::q)
-      .field("k", &JsTrace::k)
-      .field("v", &JsTrace::v)
-      .field("scores", &JsTrace::scores)
-      .field("masked", &JsTrace::masked)
-      .field("weights", &JsTrace::weights)
-      .field("context", &JsTrace::context)
-      .field("attention", &JsTrace::attention)
-      .field("dropout", &JsTrace::dropout)
-      .field("residual", &JsTrace::residual);
 }

@@ -42,14 +42,13 @@ struct JsMask {
 
 attnlab::MaskSpec ToMask(const JsMask& m);
 
-// The trace buffers (forward(…, { trace: 'values' })): value_object
-// "TraceArgs", every field a pointer or 0 (see attnlab::ForwardTrace).
-struct JsTrace {
-  uintptr_t q = 0, k = 0, v = 0, scores = 0, masked = 0, weights = 0,
-            context = 0, attention = 0, dropout = 0, residual = 0;
-};
-
-// Fills `out` from j; returns &out, or nullptr when no buffer is given.
-const attnlab::ForwardTrace* ToTrace(const JsTrace& j, attnlab::ForwardTrace* out);
+// The trace buffers (forward(…, { trace: 'values' })): the field `trace` of
+// the forward structures is 0, or the address of an attnlab::ForwardTrace
+// (10 pointers, in its field order) that the wrapper wrote into wasm memory:
+// one number per call instead of a nested structure.
+inline const attnlab::ForwardTrace* ToTrace(uintptr_t p) {
+  static_assert(sizeof(attnlab::ForwardTrace) == 10 * sizeof(float*), "ForwardTrace: 10 pointers");
+  return Ptr<const attnlab::ForwardTrace>(p);
+}
 
 }  // namespace attnlab_bind

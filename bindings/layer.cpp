@@ -27,7 +27,7 @@ struct JsLayerForward {
   uintptr_t output = 0;   // [B,L,E]
   uintptr_t weights = 0;  // optional [B,H,L,L] or [B,L,L]
   bool averageWeights = false;
-  JsTrace trace;          // optional trace buffers
+  uintptr_t trace = 0;          // optional trace buffers
 };
 
 uintptr_t LayerCreate(const JsLayerConfig& j) {
@@ -78,8 +78,7 @@ int LayerForward(uintptr_t h, const JsLayerForward& j) {
   a.output = Ptr<float>(j.output);
   a.weights = Ptr<float>(j.weights);
   a.average_weights = j.averageWeights;
-  attnlab::ForwardTrace trace;
-  a.trace = ToTrace(j.trace, &trace);
+  a.trace = ToTrace(j.trace);
   return Report(Ptr<SelfAttentionLayer>(h)->Forward(a));
 }
 

@@ -27,7 +27,7 @@ struct JsMhaForward {
   uintptr_t weights = 0;                // optional [B,H,Lq,Lk_total] or [B,Lq,Lk_total]
   bool averageWeights = false;
   uintptr_t cache = 0;                  // a kvCacheCreate handle or 0
-  JsTrace trace;                        // optional trace buffers
+  uintptr_t trace = 0;                        // optional trace buffers
 };
 
 uintptr_t MhaCreate(const JsMhaConfig& j) {
@@ -78,8 +78,7 @@ int MhaForward(uintptr_t h, const JsMhaForward& j) {
   a.weights = Ptr<float>(j.weights);
   a.average_weights = j.averageWeights;
   a.cache = Ptr<KvCache>(j.cache);
-  attnlab::ForwardTrace trace;
-  a.trace = ToTrace(j.trace, &trace);
+  a.trace = ToTrace(j.trace);
   return Report(Ptr<MultiHeadAttention>(h)->Forward(a));
 }
 

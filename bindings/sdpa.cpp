@@ -17,7 +17,7 @@ struct JsSdpa {
   JsMask mask;
   uintptr_t output = 0;   // [B,H,Lq,Dv]
   uintptr_t weights = 0;  // optional [B,H,Lq,Lk]
-  JsTrace trace;          // optional trace buffers (scores, masked, weights)
+  uintptr_t trace = 0;          // optional trace buffers (scores, masked, weights)
 };
 
 int Sdpa(const JsSdpa& j) {
@@ -36,8 +36,7 @@ int Sdpa(const JsSdpa& j) {
   a.mask = ToMask(j.mask);
   a.output = Ptr<float>(j.output);
   a.weights = Ptr<float>(j.weights);
-  attnlab::ForwardTrace trace;
-  a.trace = ToTrace(j.trace, &trace);
+  a.trace = ToTrace(j.trace);
   return Report(attnlab::ScaledDotProductAttention(a));
 }
 

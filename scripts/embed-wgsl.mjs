@@ -9,6 +9,8 @@
 // `WGSL_PARAMS[name]`, so the host packs uniforms from the shader's own
 // declaration. A line `// #include NAME` is replaced by web/webgpu/include/
 // NAME.wgsl (WGSL has no includes; pieces shared by kernels live there once).
+// The constants of include/tiles.wgsl also become `WGSL_CONSTANTS`, so the
+// host sizes dispatches with the numbers the kernels were written for.
 // The output is committed, so the package works without a build;
 // scripts/build.sh regenerates it. --check exits 1 when the file is stale.
 import fs from 'node:fs';
@@ -27,6 +29,16 @@ function expandIncludes(file, source) {
     if (!fs.existsSync(inc)) throw new Error(`${file}: #include ${name}: no ${path.relative(ROOT, inc)}`);
     return fs.readFileSync(inc, 'utf8').replace(/\n$/, '');
   });
+}
+
+// The constants of include/tiles.wgsl (`const NAME = <int>u;`), exported to
+// the host so that tile and workgroup sizes live in one place.
+function tileConstants() {
+  const file = path.join(INCLUDE_DIR, 'tiles.wgsl');
+  const out = {};
+  for (const m of fs.readFileSync(file, 'utf8').matchAll(/^const ([A-Z][A-Z0-9_]*) = (\d+)u;/gm)) out[m[1]] = Number(m[2]);
+  if (!Object.keys(out).length) throw new Error('include/tiles.wgsl: no `const NAME = <int>u;` lines');
+  return out;
 }
 
 function paramsOf(name, source) {
@@ -68,6 +80,9 @@ export function generate() {
     'export const WGSL_PARAMS = {',
     ...params,
     '};',
+    '',
+    '/** Tile and workgroup sizes of web/webgpu/include/tiles.wgsl (the kernels include that file). */',
+    `export const WGSL_CONSTANTS = Object.freeze(${JSON.stringify(tileConstants())});`,
     '',
   ].join('\n');
 }

@@ -328,17 +328,17 @@ Status MultiHeadAttention::Forward(const MhaForwardArgs& a) {
   int64_t past = 0;
   if (cache != nullptr) {
     if (cache->owner != &im) {
-      return Status::Invalid("cache: this key/value cache belongs to another multiHeadAttention; create one with this layer's createKVCache");
+      return Status::Invalid("kvCache belongs to another multiHeadAttention; use one created by this layer's createKVCache()");
     }
     if (cache->batch != a.batch) {
       std::ostringstream os;
-      os << "cache: the cache holds batch " << cache->batch << " but the inputs have batch B = " << a.batch;
+      os << "kvCache holds batch " << cache->batch << " but the inputs have batch B = " << a.batch;
       return Status::Invalid(os.str());
     }
     past = cache->length;
     if (a.lk > cache->max_length - past) {
       std::ostringstream os;
-      os << "cache: " << a.lk << " new key(s) do not fit: the cache holds " << past
+      os << "kvCache: " << a.lk << " new key(s) do not fit: it holds " << past
          << " of at most " << cache->max_length << " positions; reset() it or create a larger one";
       return Status::Invalid(os.str());
     }

@@ -242,6 +242,8 @@ export interface WebGpuBackend<M = any, C = any> extends Backend<M, C> {
   memoryBytes(): number;
   warmUp(): Promise<void>;
   simulateDeviceLoss(): Promise<void>;
+  /** Resolves once the wasm backend (the fallback) is loaded (createWebGpuBackend awaits it). */
+  readonly wasmReady: Promise<Backend | null>;
   /** Inverted dropout of x (a copy) on the GPU. */
   dropout(x: Float32Array, p: number, seed: number): Promise<Float32Array>;
 }

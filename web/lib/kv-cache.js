@@ -71,16 +71,15 @@ export class KVCache {
 }
 
 /**
- * The checks of a forward's kvCache option: a live, idle cache of this MHA
- * with room for Lk new keys and the inputs' batch.
+ * The checks of a forward's kvCache option that only the wrapper can make: a
+ * KVCache of this MHA, live and idle (the C++ core checks the batch and the
+ * room for the new keys).
  * @param {string} where
  * @param {any} cache the option as given
  * @param {object} mha the MultiHeadAttention running the forward
- * @param {number} B the inputs' batch
- * @param {number} Lk new keys of this call
  * @returns {KVCache}
  */
-export function checkCache(where, cache, mha, B, Lk) {
+export function checkCache(where, cache, mha) {
   if (!(cache instanceof KVCache)) {
     throw typeError(where, `kvCache must be a cache from this layer's createKVCache(), got ${describe(cache)}`);
   }
@@ -91,11 +90,7 @@ export function checkCache(where, cache, mha, B, Lk) {
   if (cache._busy) {
     throw typeError(where, 'kvCache is in use by a forward that has not finished; await it before the next step');
   }
-  if (cache.batch !== B) {
-    throw rangeError(where, `kvCache holds batch ${cache.batch} but the inputs have batch B = ${B}`);
-  }
-  if (cache._length + Lk > cache.maxLength) {
-    throw rangeError(where, `kvCache: ${Lk} new key(s) do not fit: it holds ${cache._length} of at most ${cache.maxLength} positions; reset() it or create a larger one`);
-  }
+  // The batch and the room for the new keys are checked once, by the C++
+  // core (MultiHeadAttention::Forward), which a cached step always runs on.
   return cache;
 }

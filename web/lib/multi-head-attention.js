@@ -49,7 +49,7 @@ export class MultiHeadAttention extends AttentionModule {
     if (Lv !== Lk) throw rangeError(where, `key and value must have the same length Lk: got key ${shapeString(tk.shape)}, value ${shapeString(tv.shape)}`);
     const f = forwardOptions(where, options, OPTION_KEYS.mhaForward);
     const H = this.numHeads;
-    const cache = f.opts.kvCache === undefined ? null : checkCache(where, f.opts.kvCache, this, B, Lk);
+    const cache = f.opts.kvCache === undefined ? null : checkCache(where, f.opts.kvCache, this);
     // Keys attended over: with a cache, the cached ones plus the new ones.
     const LkAll = cache ? cache._length + Lk : Lk;
     const mask = normalizeMask(where, f.opts.mask, { batch: B, heads: H, lq: Lq, lk: LkAll, leadB: [B], leadH: [H] });

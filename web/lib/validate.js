@@ -71,20 +71,6 @@ export function checkElements(where, name, shape) {
   return n;
 }
 
-// The weights, their packed copies and the fused [E, 3E] panel (with its
-// temporary copy) live in wasm memory for the object's lifetime; refuse sizes
-// that cannot fit before anything is allocated (the C++ core checks the exact
-// packed sizes again).
-export function checkWeightBytes(where, c) {
-  const E = c.embedDim;
-  const perCopy = 2 * E * E + (c.kdim + c.vdim) * E;
-  const fused = c.kdim === E && c.vdim === E ? 6 * E * E : 0;
-  const bytes = (2 * perCopy + fused + 7 * E) * 4;
-  if (bytes > MAX_CALL_BYTES) {
-    throw rangeError(where, `embedDim ${E} (kdim ${c.kdim}, vdim ${c.vdim}) needs about ${(bytes / 2 ** 20).toFixed(0)} MiB of wasm memory for the weights and their packed copies; at most ${MAX_CALL_BYTES / 2 ** 20} MiB are allowed (wasm memory is limited to 2 GiB)`);
-  }
-}
-
 /**
  * The configuration of a multiHeadAttention (layer: false) or a
  * selfAttentionLayer (layer: true), validated, with defaults filled in.
@@ -109,7 +95,8 @@ export function readConfig(where, config, { layer }) {
     seed: checkInt(where, 'seed', c.seed ?? 0, 0, 2 ** 32 - 1),
   });
   checkElements(where, 'the projection weight [max(embedDim, kdim, vdim), 3·embedDim]', [Math.max(out.embedDim, out.kdim, out.vdim), 3 * out.embedDim]);
-  checkWeightBytes(where, out);
+  // The bytes of the weights and their packed copies are checked once, by
+  // MultiHeadAttention::Create in the C++ core (the webgpu backend asks it too).
   if (layer) {
     if (c.kdim !== undefined || c.vdim !== undefined) {
       if (out.kdim !== embedDim || out.vdim !== embedDim) {

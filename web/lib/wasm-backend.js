@@ -8,6 +8,9 @@
 const WEIGHT_IDS = { wq: 0, bq: 1, wk: 2, bk: 3, wv: 4, bv: 5, wo: 6, bo: 7 };
 const LAYOUTS = { torch: 0, keras: 1 };
 
+/** The fields of attnlab::ForwardTrace (src/attention_lab.h), in order. */
+const TRACE_FIELDS = ['q', 'k', 'v', 'scores', 'masked', 'weights', 'context', 'attention', 'dropout', 'residual'];
+
 /** Float counts of the MHA's trace buffers (Lk: every key attended over). */
 function mhaTraceSizes(B, Lq, Lk, E, H) {
   const nW = B * H * Lq * Lk;
@@ -87,19 +90,22 @@ export function createWasmBackend(Module, name) {
     };
   }
 
-  // The trace buffers (bag.trace) as value_object "TraceArgs": `sizes` maps
-  // each wanted TraceOut field to its float count; the others are 0.
-  const NO_TRACE = Object.freeze({ q: 0, k: 0, v: 0, scores: 0, masked: 0, weights: 0, context: 0, attention: 0, dropout: 0, residual: 0 });
+  // The trace buffers (bag.trace): an attnlab::ForwardTrace written into wasm
+  // memory (its 10 pointers in TRACE_FIELDS order, 0 = not wanted); the
+  // binding's `trace` field is its address, or 0 without a trace. `sizes`
+  // maps each wanted TraceOut field to its float count.
   function traceArgs(arena, sizes) {
-    if (!sizes) return NO_TRACE;
-    const t = { ...NO_TRACE };
-    for (const key of Object.keys(sizes)) t[key] = arena.f32(sizes[key]);
-    return t;
+    if (!sizes) return { ptr: 0, bufs: null };
+    const bufs = {};
+    for (const key of Object.keys(sizes)) bufs[key] = arena.f32(sizes[key]);
+    const ptr = arena.alloc(4 * TRACE_FIELDS.length);
+    TRACE_FIELDS.forEach((key, i) => { Module.HEAP32[(ptr >>> 2) + i] = bufs[key] ?? 0; });
+    return { ptr, bufs };
   }
   function readTrace(arena, t, sizes) {
     if (!sizes) return undefined;
     const out = {};
-    for (const key of Object.keys(sizes)) out[key] = arena.read(t[key], sizes[key]);
+    for (const key of Object.keys(sizes)) out[key] = arena.read(t.bufs[key], sizes[key]);
     return /** @type {import('./backend.js').TraceOut} */ (out);
   }
 
@@ -132,7 +138,7 @@ export function createWasmBackend(Module, name) {
         const trace = traceArgs(arena, sizes);
         check(p.where, Module.sdpa({
           batch: p.batch, heads: p.heads, lq: p.lq, lk: p.lk, d: p.d, dv: p.dv, q, k, v,
-          hasScale, scale: hasScale ? p.scale : 1, mask: maskArgs(arena, p.mask), output: out, weights, trace,
+          hasScale, scale: hasScale ? p.scale : 1, mask: maskArgs(arena, p.mask), output: out, weights, trace: trace.ptr,
         }));
         return { output: arena.read(out, nOut), weights: weights ? arena.read(weights, nW) : null, trace: readTrace(arena, trace, sizes) };
       });
@@ -217,7 +223,7 @@ export function createWasmBackend(Module, name) {
         const trace = traceArgs(arena, sizes);
         check(p.where, Module.mhaForward(obj.handle, {
           batch: p.batch, lq: p.lq, lk: p.lk, query: q, key: k, value: v, mask: maskArgs(arena, p.mask),
-          output: out, weights, averageWeights: p.averageWeights, cache: p.cache ? p.cache.handle : 0, trace,
+          output: out, weights, averageWeights: p.averageWeights, cache: p.cache ? p.cache.handle : 0, trace: trace.ptr,
         }));
         return { output: arena.read(out, nOut), weights: weights ? arena.read(weights, nW) : null, trace: readTrace(arena, trace, sizes) };
       });
@@ -257,7 +263,7 @@ export function createWasmBackend(Module, name) {
         const trace = traceArgs(arena, sizes);
         check(p.where, Module.layerForward(obj.handle, {
           batch: p.batch, seqLen: p.seqLen, x, mask: maskArgs(arena, p.mask), training: p.training,
-          dropoutSeed: p.dropoutSeed >>> 0, output: out, weights, averageWeights: p.averageWeights, trace,
+          dropoutSeed: p.dropoutSeed >>> 0, output: out, weights, averageWeights: p.averageWeights, trace: trace.ptr,
         }));
         return { output: arena.read(out, nOut), weights: weights ? arena.read(weights, nW) : null, trace: readTrace(arena, trace, sizes) };
       });

@@ -2,7 +2,9 @@
 // argument bags and return shapes as wasm-backend.js) computed with the WGSL
 // kernels of web/webgpu/. Methods that compute return Promises (`async:
 // true`); the wrapper awaits them. Four parts:
-//   - setup (createWebGpuBackend, below): adapter, device, runtime;
+//   - setup (createWebGpuBackend, below): adapter, device, runtime, and the
+//     wasm backend (loaded at creation: the default weights and the dropout
+//     hash come from the C++ core through it);
 //   - the device-loss state machine and wasm fallback: webgpu-device-loss.js;
 //   - weight mirroring (module objects, KV caches): webgpu-modules.js;
 //   - op composition (this file): each op recorded as kernels into a job
@@ -13,7 +15,7 @@
 import { disposedError } from './errors.js';
 import { GpuRuntime } from './webgpu-runtime.js';
 import * as ops from './webgpu-ops.js';
-import { dropoutUniform, keepScale, defaultScale, maskStrides, peFrequencies } from './webgpu-host.js';
+import { keepScale, defaultScale, maskStrides, peFrequencies } from './webgpu-host.js';
 import { createDeviceLoss } from './webgpu-device-loss.js';
 import { createGpuModules } from './webgpu-modules.js';
 import { scoreBuffers, reads, readMhaTrace, result } from './webgpu-readback.js';
@@ -62,7 +64,12 @@ export async function createWebGpuBackend(options = {}) {
     device.destroy();
     return null;
   }
-  return makeBackend(rt, info ?? {}, fallback);
+  const backend = makeBackend(rt, info ?? {}, fallback);
+  // The wasm backend is loaded now, not at the first device loss: it holds
+  // the rules written once in C++ (the default weights, the dropout hash)
+  // and answers KV-cache steps.
+  if (fallback) await backend.wasmReady;
+  return backend;
 }
 
 /**
@@ -267,9 +274,14 @@ function makeBackend(rt, info, fallbackFactory) {
       }, (fb) => fb.addLayerNorm(rows, dim, x, residual, gamma, beta, eps));
     },
 
+    /** The dropout hash of the C++ core (through the wasm backend; the GPU copy is include/dropout_hash.wgsl). */
     dropoutUniform(seed, i) {
-      return dropoutUniform(seed, i);
+      if (!state.wasm) throw new Error('webgpu: dropoutUniform needs the wasm backend (the fallback); create the backend with a fallback');
+      return state.wasm.dropoutUniform(seed, i);
     },
+
+    /** Resolves once the wasm backend (the fallback) is loaded. */
+    wasmReady: fallbackFactory ? loadWasm('the wasm backend is needed') : Promise.resolve(null),
 
     /**
      * Inverted dropout of x (a copy) on the GPU: element i becomes 0 when
@@ -285,7 +297,7 @@ function makeBackend(rt, info, fallbackFactory) {
           job.read(t, x.length);
         });
         return y;
-      }, () => x.map((v, i) => (dropoutUniform(seed, i) < pf ? 0 : Math.fround(v * scale))));
+      }, (fb) => x.map((v, i) => (fb.dropoutUniform(seed, i) < pf ? 0 : Math.fround(v * scale))));
     },
 
     ...modules.methods,

@@ -3,7 +3,7 @@
 // layout [in, out]) that answers getWeights and seeds the wasm fallback, the
 // GPU buffers the kernels read, and — once the wasm backend answers for it
 // (after a device loss, or for KV-cache decode steps) — a wasm copy.
-import { WEIGHT_KEYS, defaultWeights, inDim, toKeras, fromKeras } from './webgpu-host.js';
+import { WEIGHT_KEYS, inDim, toKeras, fromKeras } from './webgpu-host.js';
 
 /**
  * @typedef {object} GpuModule
@@ -25,6 +25,27 @@ import { WEIGHT_KEYS, defaultWeights, inDim, toKeras, fromKeras } from './webgpu
  */
 export function createGpuModules(rt, dl) {
   const { state } = dl;
+
+  // The default weights, from the wasm core (MultiHeadAttention::Create: the
+  // seeded Xavier init and the size budget live there once): a wasm MHA with
+  // the same configuration, read in keras layout, then freed.
+  function defaultWeights(where, cfg) {
+    const fb = state.wasm;
+    if (!fb) throw new Error(`${where}: the webgpu backend needs its wasm backend (the fallback) for the default weights; create it with a fallback`);
+    const h = fb.createMha({ ...cfg, kdim: cfg.kdim ?? cfg.embedDim, vdim: cfg.vdim ?? cfg.embedDim });
+    try {
+      /** @type {Record<string, Float32Array>} */
+      const w = {};
+      for (const key of WEIGHT_KEYS) {
+        if (key[0] === 'b' && !cfg.bias) continue;
+        const n = key[0] === 'b' ? cfg.embedDim : inDim(cfg, key) * cfg.embedDim;
+        w[key] = fb.getWeight(h, key, 'keras', n);
+      }
+      return w;
+    } finally {
+      fb.destroy(h);
+    }
+  }
 
   function checkWeights(where, cfg) {
     const E = cfg.embedDim;
@@ -59,7 +80,7 @@ export function createGpuModules(rt, dl) {
     createMha(cfg) {
       checkWeights('multiHeadAttention', cfg);
       /** @type {GpuModule} */
-      const obj = { kind: 'mha', cfg: /** @type {any} */ ({ ...cfg }), w: defaultWeights(cfg), gpu: null, wasm: null, disposed: false };
+      const obj = { kind: 'mha', cfg: /** @type {any} */ ({ ...cfg }), w: defaultWeights('multiHeadAttention', cfg), gpu: null, wasm: null, disposed: false };
       upload(obj);
       return obj;
     },
@@ -68,7 +89,7 @@ export function createGpuModules(rt, dl) {
       const E = cfg.embedDim;
       /** @type {GpuModule} */
       const obj = {
-        kind: 'layer', cfg: { ...cfg }, w: defaultWeights(cfg), gamma: new Float32Array(E).fill(1), beta: new Float32Array(E),
+        kind: 'layer', cfg: { ...cfg }, w: defaultWeights('selfAttentionLayer', { ...cfg, kdim: cfg.embedDim, vdim: cfg.embedDim }), gamma: new Float32Array(E).fill(1), beta: new Float32Array(E),
         gpu: null, wasm: null, disposed: false,
       };
       upload(obj);

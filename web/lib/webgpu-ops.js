@@ -4,6 +4,10 @@
 // Shape legend: B batch, Lq/Lk (L) sequence, E embed, H heads, D head dim,
 // Dv value head dim.
 
+import { WGSL_CONSTANTS } from './wgsl-sources.js';
+
+// Tile and workgroup sizes: one place, web/webgpu/include/tiles.wgsl.
+const { TILE, WG_1D } = WGSL_CONSTANTS;
 const NEG_INF = -Infinity;
 const HINT_WEIGHTS = 'pass needWeights: false to skip the [B,H,Lq,Lk] weights (the fused kernel needs only O(L·E) memory), or use smaller sizes';
 
@@ -14,8 +18,8 @@ const HINT_WEIGHTS = 'pass needWeights: false to skip the [B,H,Lq,Lk] weights (t
  * @param {{ x: any, xOffset?: number, xStride?: number, m: number, k: number, w: any, bias: any, n: number, y: any, yOffset?: number, yStride?: number }} args
  */
 export function linear(job, { x, xOffset = 0, xStride, m, k, w, bias, n, y, yOffset = 0, yStride }) {
-  const tilesN = Math.ceil(n / 64);
-  const tiles = Math.ceil(m / 64) * tilesN;
+  const tilesN = Math.ceil(n / TILE);
+  const tiles = Math.ceil(m / TILE) * tilesN;
   job.dispatch('linear', [x, w, bias ?? job.dummy, y], {
     m, n, k, has_bias: bias ? 1 : 0,
     x_offset: xOffset, x_stride: xStride ?? k, y_offset: yOffset, y_stride: yStride ?? n,
@@ -59,11 +63,11 @@ export function attention(job, view, weights) {
   const mask = view.mask ?? job.dummy;
   const lengths = view.lengths ?? job.dummy;
   if (weights) {
-    const rowBlocks = Math.ceil(lq / 64);
+    const rowBlocks = Math.ceil(lq / TILE);
     const tiles = B * H * rowBlocks;
     job.dispatch('attention_scores_softmax', [view.q.t, view.k.t, mask, lengths, weights], { ...common, row_blocks: rowBlocks, tiles }, tiles);
-    const tilesN = Math.ceil(dv / 64);
-    const perHead = Math.ceil(lq / 64) * tilesN;
+    const tilesN = Math.ceil(dv / TILE);
+    const perHead = Math.ceil(lq / TILE) * tilesN;
     job.dispatch('attention_weighted_sum', [weights, view.v.t, view.out.t], {
       heads: H, lq, lk, dv,
       v_sb: view.v.sb, v_sh: view.v.sh, v_sl: view.v.sl,
@@ -71,8 +75,8 @@ export function attention(job, view, weights) {
       tiles_n: tilesN, tiles_per_head: perHead, tiles: B * H * perHead,
     }, B * H * perHead);
   } else {
-    const rowBlocks = Math.ceil(lq / 64);
-    const dvChunks = Math.ceil(dv / 64);
+    const rowBlocks = Math.ceil(lq / TILE);
+    const dvChunks = Math.ceil(dv / TILE);
     const tiles = B * H * rowBlocks * dvChunks;
     job.dispatch('flash_attention', [view.q.t, view.k.t, view.v.t, mask, lengths, view.out.t], {
       ...common, dv,
@@ -98,14 +102,14 @@ export function traceScores(job, view, scores, masked) {
     mask_kind: view.maskKind,
     m_sb: view.maskStrides[0], m_sh: view.maskStrides[1], m_sq: view.maskStrides[2], m_sk: view.maskStrides[3],
     n,
-  }, Math.ceil(n / 256));
+  }, Math.ceil(n / WG_1D));
 }
 
 /** The layer's trace: dropped = dropout(attn) (identity unless training), residual = x + dropped. */
 export function traceDropoutResidual(job, { attn, x, dropped, residual, n, p, keepScale, seed, training }) {
   job.dispatch('trace_dropout_residual', [attn, x, dropped, residual], {
     n, seed: seed >>> 0, p, keep_scale: keepScale, training: training ? 1 : 0,
-  }, Math.ceil(n / 256));
+  }, Math.ceil(n / WG_1D));
 }
 
 /** The [B,H,Lq,Lk] weights buffer of a call, checked against the limits. */
@@ -116,12 +120,12 @@ export function weightsBuffer(job, B, H, lq, lk) {
 /** A [B, Lq, Lk] = mean over heads of P [B, H, Lq, Lk]. */
 export function averageHeads(job, p, a, B, H, lq, lk) {
   const n = B * lq * lk;
-  job.dispatch('average_heads', [p, a], { heads: H, plane: lq * lk, n, inv_heads: Math.fround(1 / H) }, Math.ceil(n / 256));
+  job.dispatch('average_heads', [p, a], { heads: H, plane: lq * lk, n, inv_heads: Math.fround(1 / H) }, Math.ceil(n / WG_1D));
 }
 
 /** Inverted dropout in place on n floats of x. */
 export function dropout(job, x, n, p, keepScale, seed) {
-  job.dispatch('dropout', [x], { n, seed: seed >>> 0, p, keep_scale: keepScale }, Math.ceil(n / 256));
+  job.dispatch('dropout', [x], { n, seed: seed >>> 0, p, keep_scale: keepScale }, Math.ceil(n / WG_1D));
 }
 
 /** y [rows, dim] = LayerNorm(x + residual)·gamma + beta (residual, gamma, beta optional). */
@@ -135,5 +139,5 @@ export function addLayerNorm(job, { x, residual, gamma, beta, y, rows, dim, eps 
 export function positionalEncoding(job, freq, out, seqLen, dModel) {
   const pairs = Math.ceil(dModel / 2);
   const n = seqLen * pairs;
-  job.dispatch('positional_encoding', [freq, out], { seq_len: seqLen, d_model: dModel, pairs, n }, Math.ceil(n / 256));
+  job.dispatch('positional_encoding', [freq, out], { seq_len: seqLen, d_model: dModel, pairs, n }, Math.ceil(n / WG_1D));
 }

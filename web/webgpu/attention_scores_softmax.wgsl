@@ -54,7 +54,9 @@ struct Params {
 @group(0) @binding(4) var<storage, read_write> weights: array<f32>;
 @group(0) @binding(5) var<uniform> params: Params;
 
-const BLOCK = 64u;
+// #include tiles
+
+const BLOCK = TILE;
 const MASK_FILL = -1e9;
 const NEG_INF_BITS = 0xff800000u;
 

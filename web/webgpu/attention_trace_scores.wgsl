@@ -39,6 +39,8 @@ struct Params {
 @group(0) @binding(5) var<storage, read_write> masked_out: array<f32>;
 @group(0) @binding(6) var<uniform> params: Params;
 
+// #include tiles
+
 const MASK_FILL = -1e9;
 
 var<private> s: array<vec4f, 16>;   // used by the included scores() tile only
@@ -48,11 +50,11 @@ var<private> q_row: array<u32, 8>;
 
 // #include attention_scores
 
-@compute @workgroup_size(256, 1, 1)
+@compute @workgroup_size(WG_1D, 1, 1)
 fn main(@builtin(workgroup_id) wid: vec3u,
         @builtin(num_workgroups) nwg: vec3u,
         @builtin(local_invocation_index) li: u32) {
-  let idx = (wid.x + wid.y * nwg.x) * 256u + li;
+  let idx = (wid.x + wid.y * nwg.x) * WG_1D + li;
   if (idx >= params.n) {
     return;
   }

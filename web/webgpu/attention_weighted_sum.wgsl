@@ -31,8 +31,9 @@ struct Params {
 @group(0) @binding(2) var<storage, read_write> o: array<f32>;
 @group(0) @binding(3) var<uniform> params: Params;
 
-const TILE = 64u;
-const TILE_K = 16u;
+// #include tiles
+
+// #include register_tile
 
 var<workgroup> p_tile: array<f32, 1024>;  // [TILE_K][64 rows]
 var<workgroup> v_tile: array<f32, 1024>;  // [TILE_K][64 columns]
@@ -65,7 +66,6 @@ fn main(@builtin(workgroup_id) wid: vec3u,
   let v_base = b * params.v_sb + h * params.v_sh;
   let tx = lid.x;
   let ty = lid.y;
-  var acc: array<vec4f, 16>;
   for (var k0 = 0u; k0 < params.lk; k0 += TILE_K) {
     for (var e = 0u; e < TILE_K; e++) {
       stage_p(p_base, i0, k0, li + 64u * e);
@@ -88,22 +88,7 @@ fn main(@builtin(workgroup_id) wid: vec3u,
       let p5 = p_tile[pb + 40u];
       let p6 = p_tile[pb + 48u];
       let p7 = p_tile[pb + 56u];
-      acc[0] += p0 * v_lo;
-      acc[1] += p0 * v_hi;
-      acc[2] += p1 * v_lo;
-      acc[3] += p1 * v_hi;
-      acc[4] += p2 * v_lo;
-      acc[5] += p2 * v_hi;
-      acc[6] += p3 * v_lo;
-      acc[7] += p3 * v_hi;
-      acc[8] += p4 * v_lo;
-      acc[9] += p4 * v_hi;
-      acc[10] += p5 * v_lo;
-      acc[11] += p5 * v_hi;
-      acc[12] += p6 * v_lo;
-      acc[13] += p6 * v_hi;
-      acc[14] += p7 * v_lo;
-      acc[15] += p7 * v_hi;
+      tile_fma(p0, p1, p2, p3, p4, p5, p6, p7, v_lo, v_hi);
     }
     workgroupBarrier();
   }

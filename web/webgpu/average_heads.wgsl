@@ -16,11 +16,13 @@ struct Params {
 @group(0) @binding(1) var<storage, read_write> a: array<f32>;
 @group(0) @binding(2) var<uniform> params: Params;
 
-@compute @workgroup_size(256, 1, 1)
+// #include tiles
+
+@compute @workgroup_size(WG_1D, 1, 1)
 fn main(@builtin(workgroup_id) wid: vec3u,
         @builtin(num_workgroups) nwg: vec3u,
         @builtin(local_invocation_index) li: u32) {
-  let idx = (wid.x + wid.y * nwg.x) * 256u + li;
+  let idx = (wid.x + wid.y * nwg.x) * WG_1D + li;
   if (idx >= params.n) {
     return;
   }

@@ -69,7 +69,9 @@ struct Params {
 @group(0) @binding(5) var<storage, read_write> o: array<f32>;
 @group(0) @binding(6) var<uniform> params: Params;
 
-const BLOCK = 64u;  // query rows per workgroup, keys per tile, output columns per workgroup
+// #include tiles
+
+const BLOCK = TILE;  // query rows per workgroup, keys per tile, output columns per workgroup
 const HALF = 32u;   // keys of P staged at a time
 const MASK_FILL = -1e9;
 
@@ -80,7 +82,7 @@ var<workgroup> p_half: array<f32, 2048>;   // [64 rows][32 keys]
 // Per invocation. s[2a] holds keys c = 0..3 of row a, s[2a + 1] keys 4..7;
 // acc the same over output columns.
 var<private> s: array<vec4f, 16>;
-var<private> acc: array<vec4f, 16>;
+// #include register_tile
 var<private> m_row: array<f32, 8>;
 var<private> l_row: array<f32, 8>;
 var<private> alpha_row: array<f32, 8>;
@@ -197,22 +199,7 @@ fn process_tile(j0: u32, k_base: u32, v_base: u32, dv0: u32, tx: u32, ty: u32) {
       let p5 = p_half[pb + 1280u];
       let p6 = p_half[pb + 1536u];
       let p7 = p_half[pb + 1792u];
-      acc[0] += p0 * v_lo;
-      acc[1] += p0 * v_hi;
-      acc[2] += p1 * v_lo;
-      acc[3] += p1 * v_hi;
-      acc[4] += p2 * v_lo;
-      acc[5] += p2 * v_hi;
-      acc[6] += p3 * v_lo;
-      acc[7] += p3 * v_hi;
-      acc[8] += p4 * v_lo;
-      acc[9] += p4 * v_hi;
-      acc[10] += p5 * v_lo;
-      acc[11] += p5 * v_hi;
-      acc[12] += p6 * v_lo;
-      acc[13] += p6 * v_hi;
-      acc[14] += p7 * v_lo;
-      acc[15] += p7 * v_hi;
+      tile_fma(p0, p1, p2, p3, p4, p5, p6, p7, v_lo, v_hi);
     }
     workgroupBarrier();
   }

@@ -34,8 +34,9 @@ struct Params {
 @group(0) @binding(3) var<storage, read_write> y: array<f32>;
 @group(0) @binding(4) var<uniform> params: Params;
 
-const TILE = 64u;
-const TILE_K = 16u;
+// #include tiles
+
+// #include register_tile
 
 var<workgroup> x_tile: array<f32, 1024>;  // [TILE_K][64 rows]
 var<workgroup> w_tile: array<f32, 1024>;  // [TILE_K][64 columns]
@@ -69,8 +70,6 @@ fn main(@builtin(workgroup_id) wid: vec3u,
   let n0 = (tile % params.tiles_n) * TILE;
   let tx = lid.x;
   let ty = lid.y;
-  // acc[2a] holds columns tx + 8c for c = 0..3, acc[2a + 1] for c = 4..7, of row ty + 8a.
-  var acc: array<vec4f, 16>;
   for (var k0 = 0u; k0 < params.k; k0 += TILE_K) {
     // 16 + 16 words per invocation; neighbouring invocations read neighbouring words.
     stage_x(m0, k0, li);
@@ -106,22 +105,7 @@ fn main(@builtin(workgroup_id) wid: vec3u,
       let x5 = x_tile[xb + 40u];
       let x6 = x_tile[xb + 48u];
       let x7 = x_tile[xb + 56u];
-      acc[0] += x0 * w_lo;
-      acc[1] += x0 * w_hi;
-      acc[2] += x1 * w_lo;
-      acc[3] += x1 * w_hi;
-      acc[4] += x2 * w_lo;
-      acc[5] += x2 * w_hi;
-      acc[6] += x3 * w_lo;
-      acc[7] += x3 * w_hi;
-      acc[8] += x4 * w_lo;
-      acc[9] += x4 * w_hi;
-      acc[10] += x5 * w_lo;
-      acc[11] += x5 * w_hi;
-      acc[12] += x6 * w_lo;
-      acc[13] += x6 * w_hi;
-      acc[14] += x7 * w_lo;
-      acc[15] += x7 * w_hi;
+      tile_fma(x0, x1, x2, x3, x4, x5, x6, x7, w_lo, w_hi);
     }
     workgroupBarrier();
   }

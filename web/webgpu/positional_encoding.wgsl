@@ -23,6 +23,8 @@ struct Params {
 @group(0) @binding(1) var<storage, read_write> out: array<f32>;
 @group(0) @binding(2) var<uniform> params: Params;
 
+// #include tiles
+
 const TWO_PI = 6.283185307179586;
 
 // t - round(t), in [-0.5, 0.5]; exact for float32 t.
@@ -46,11 +48,11 @@ fn cos_poly(x: f32) -> f32 {
          x2 * (2.48015873015873e-5 + x2 * -2.755731922398589e-7))));
 }
 
-@compute @workgroup_size(256, 1, 1)
+@compute @workgroup_size(WG_1D, 1, 1)
 fn main(@builtin(workgroup_id) wid: vec3u,
         @builtin(num_workgroups) nwg: vec3u,
         @builtin(local_invocation_index) li: u32) {
-  let idx = (wid.x + wid.y * nwg.x) * 256u + li;
+  let idx = (wid.x + wid.y * nwg.x) * WG_1D + li;
   if (idx >= params.n) {
     return;
   }

@@ -18,13 +18,15 @@ struct Params {
 @group(0) @binding(3) var<storage, read_write> residual: array<f32>;
 @group(0) @binding(4) var<uniform> params: Params;
 
+// #include tiles
+
 // #include dropout_hash
 
-@compute @workgroup_size(256, 1, 1)
+@compute @workgroup_size(WG_1D, 1, 1)
 fn main(@builtin(workgroup_id) wid: vec3u,
         @builtin(num_workgroups) nwg: vec3u,
         @builtin(local_invocation_index) li: u32) {
-  let i = (wid.x + wid.y * nwg.x) * 256u + li;
+  let i = (wid.x + wid.y * nwg.x) * WG_1D + li;
   if (i >= params.n) {
     return;
   }
