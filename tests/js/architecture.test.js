@@ -5,6 +5,13 @@ import { init } from '../../web/node.js';
 import { MultiHeadAttention, SelfAttentionLayer, KVCache } from '../../web/lib/lab.js';
 
 const LIB = new URL('../../web/lib/', import.meta.url);
+const WEB = new URL('../../web/', import.meta.url);
+
+// Every .js/.mjs file under web/ (the package's code), generated files aside.
+function webSources() {
+  return readdirSync(WEB, { recursive: true })
+    .filter((name) => /\.(m?js|cjs)$/.test(name) && !name.startsWith('dist/') && name !== 'lib/wgsl-sources.js');
+}
 
 describe('module-level classes', () => {
   let a;
@@ -40,5 +47,20 @@ describe('web/lib', () => {
       if (lines > 401) long.push(`${name}: ${lines} lines`);
     }
     expect(long).toEqual([]);
+  });
+});
+
+describe('one source for each rule', () => {
+  // The dropout hash and the seeded init live in C++ (src/dropout.cpp,
+  // src/multi_head_attention.cpp); WGSL keeps the GPU copy of the hash
+  // (web/webgpu/include/dropout_hash.wgsl). No JS in web/ copies them.
+  test.each([
+    ['the dropout hash (pcg multiplier)', /747796405/],
+    ['the dropout hash (pcg increment)', /2891336453/],
+    ['the seeded init (splitmix64 start)', /0x5eeda77e17|5EEDA77E17/i],
+    ['the seeded init (splitmix64 mixer)', /0xbf58476d|BF58476D1CE4E5B9/i],
+  ])('%s appears in no JS file under web/', (_, pattern) => {
+    const found = webSources().filter((name) => pattern.test(readFileSync(new URL(name, WEB), 'utf8')));
+    expect(found).toEqual([]);
   });
 });
