@@ -19,6 +19,7 @@
 
 #include "kernels/kernels.h"
 #include "kernels/simd.h"
+#include "thread_pool.h"
 
 namespace attnlab {
 namespace kernels {
@@ -514,8 +515,60 @@ inline PackedB RowsFrom(const PackedB& b, int64_t k0) {
   return PackedB{b.data + k0 * b.nr, b.nr, b.panel_stride};
 }
 
+// Threads: the work splits into tasks of (batch b, heads [h0, h1), query
+// blocks [blk0, blk1) of each head). A query block is the unit the
+// single-threaded loop uses (BlockRows rows, kFlashRows on the flash path,
+// all rows on the rowwise path), so every block is computed exactly as with
+// one thread, whichever thread runs it. Averaged weights sum over the heads
+// of a row: such tasks hold all heads, in order. Each worker has its own
+// scratch slice (K/V panels are packed again by each task of a head).
+struct TaskRange {
+  int64_t b = 0, h0 = 0, h1 = 0, blk0 = 0, blk1 = 0;
+};
+
+// Calls below this many multiply-adds stay on the calling thread.
+constexpr int64_t kMinParallelWork = int64_t{1} << 17;
+
+int AttentionThreads(const AttentionView& v) {
+  return internal::ThreadsFor(v.batch * v.heads * v.lq * v.lk * (v.d + v.dv),
+                              kMinParallelWork);
+}
+
+int64_t QueryBlocks(const AttentionView& v) {
+  if (UseRowwise(v)) return 1;
+  const int64_t rows = UseFlash(v) ? kFlashRows : BlockRows(v.lk);
+  return (v.lq + rows - 1) / rows;
+}
+
+struct Partition {
+  int64_t heads_per_task = 1, chunks = 1, blocks = 1, tasks = 1;
+  TaskRange operator()(int64_t t, int64_t heads) const {
+    TaskRange r;
+    const int64_t chunk = t % chunks, group = t / chunks;
+    const int64_t groups = heads / heads_per_task;
+    r.b = group / groups;
+    r.h0 = group % groups * heads_per_task;
+    r.h1 = r.h0 + heads_per_task;
+    r.blk0 = blocks * chunk / chunks;
+    r.blk1 = blocks * (chunk + 1) / chunks;
+    return r;
+  }
+};
+
+Partition PartitionFor(const AttentionView& v, int threads) {
+  Partition p;
+  p.blocks = QueryBlocks(v);
+  p.heads_per_task = (threads == 1 || v.average_weights) ? v.heads : 1;
+  const int64_t units = v.batch * (v.heads / p.heads_per_task);
+  if (threads > 1) {
+    p.chunks = std::clamp<int64_t>((4 * threads + units - 1) / units, 1, p.blocks);
+  }
+  p.tasks = units * p.chunks;
+  return p;
+}
+
 template <class K>
-void AttentionCoreT(const AttentionView& v, float* scratch) {
+void AttentionTask(const AttentionView& v, const TaskRange& task, float* scratch) {
   // [B, H, Lq, Lk] legend: b batch, h head, i query row, j key column.
   const int64_t mb = BlockRows(v.lk);
   const ScratchLayout layout = LayoutFor<K>(v);
@@ -531,15 +584,13 @@ void AttentionCoreT(const AttentionView& v, float* scratch) {
   float* f_max = scratch + layout.f_max;
   float* f_sum = scratch + layout.f_sum;
 
-  if (v.weights != nullptr && v.average_weights) {
-    std::fill(v.weights, v.weights + v.batch * v.lq * v.lk, 0.0f);
-  }
   const float inv_heads = 1.0f / static_cast<float>(v.heads);
 
-  for (int64_t b = 0; b < v.batch; ++b) {
+  {
+    const int64_t b = task.b;
     const int64_t length =
         v.lengths != nullptr ? std::min<int64_t>(v.lengths[b], v.lk) : v.lk;
-    for (int64_t h = 0; h < v.heads; ++h) {
+    for (int64_t h = task.h0; h < task.h1; ++h) {
       const float* q = v.q + b * v.q_sb + h * v.q_sh;
       const float* k = v.k + b * v.k_sb + h * v.k_sh;
       const float* val = v.v + b * v.v_sb + h * v.v_sh;
@@ -681,7 +732,8 @@ void AttentionCoreT(const AttentionView& v, float* scratch) {
       };
 
       if (flash) {
-        for (int64_t i0 = 0; i0 < v.lq; i0 += kFlashRows) {
+        const int64_t i_end = std::min(v.lq, task.blk1 * kFlashRows);
+        for (int64_t i0 = task.blk0 * kFlashRows; i0 < i_end; i0 += kFlashRows) {
           const int64_t rows = std::min(kFlashRows, v.lq - i0);
           if (flash_block(i0, rows)) continue;
           for (int64_t s0 = i0; s0 < i0 + rows; s0 += mb) {
@@ -689,11 +741,30 @@ void AttentionCoreT(const AttentionView& v, float* scratch) {
           }
         }
       } else {
-        for (int64_t i0 = 0; i0 < v.lq; i0 += mb) {
+        const int64_t i_end = std::min(v.lq, task.blk1 * mb);
+        for (int64_t i0 = task.blk0 * mb; i0 < i_end; i0 += mb) {
           dense_block(i0, std::min(mb, v.lq - i0));
         }
       }
     }
+  }
+}
+
+template <class K>
+void AttentionCoreT(const AttentionView& v, float* scratch) {
+  if (v.weights != nullptr && v.average_weights) {
+    std::fill(v.weights, v.weights + v.batch * v.lq * v.lk, 0.0f);
+  }
+  const int threads = AttentionThreads(v);
+  const Partition part = PartitionFor(v, threads);
+  const int64_t slice = LayoutFor<K>(v).total;
+  auto run = [&](int64_t t, int worker) {
+    AttentionTask<K>(v, part(t, v.heads), scratch + worker * slice);
+  };
+  if (threads == 1) {
+    for (int64_t t = 0; t < part.tasks; ++t) run(t, 0);
+  } else {
+    internal::ParallelFor(part.tasks, run);
   }
 }
 
@@ -765,9 +836,9 @@ void CopyTraceWeights(const AttentionView& v, const float* w, float* out) {
 
 int64_t AttentionScratchFloats(const AttentionView& view) {
 #if ATTNLAB_SIMD
-  if (!UsingScalarKernels()) return LayoutFor<SimdSet>(view).total;
+  if (!UsingScalarKernels()) return LayoutFor<SimdSet>(view).total * AttentionThreads(view);
 #endif
-  return LayoutFor<ScalarSet>(view).total;
+  return LayoutFor<ScalarSet>(view).total * AttentionThreads(view);
 }
 
 }  // namespace kernels

@@ -8,11 +8,14 @@
 // panel streams through L1.
 // Scalar: B is packed row-major (one panel of width N) and the loops are the
 // plain i-k-j order.
+// Threads (thread_pool.h): the SIMD product splits into row blocks × column
+// chunks of whole panel pairs; products under kMinParallelWork run inline.
 #include <algorithm>
 #include <cstring>
 
 #include "kernels/kernels.h"
 #include "kernels/simd.h"
+#include "thread_pool.h"
 
 namespace attnlab {
 namespace kernels {
@@ -237,10 +240,66 @@ PackedB PackB(int64_t k, int64_t n, const float* src, int64_t sk, int64_t sn,
 }
 
 namespace {
+// One block of rows [i0, i0 + rows) (rows <= kMc) and columns [j_begin,
+// j_end) of C; j_begin is a multiple of 2·NR (a pair of panels, so the 1- and
+// 2-row tails pair the same panels as in the unsplit product).
+void GemmBlock(int64_t i0, int64_t rows, int64_t j_begin, int64_t j_end,
+               int64_t k, const float* a, int64_t lda, const PackedB& b,
+               const float* bias, bool accumulate, float* c, int64_t ldc) {
+  alignas(64) float apack[kMc * kKc];
+  const int64_t n = j_end;
+  for (int64_t k0 = 0; k0 < k; k0 += kKc) {
+    const int kc = static_cast<int>(std::min(kKc, k - k0));
+    PackA(rows, kc, a + i0 * lda + k0, lda, apack);
+    const bool first = k0 == 0 && !accumulate;
+    const int64_t full_rows = rows / kMr * kMr;
+    const int64_t tail = rows - full_rows;
+    for (int64_t j0 = j_begin; j0 < n; j0 += kNr) {
+      const int cols = static_cast<int>(std::min<int64_t>(kNr, n - j0));
+      const float* bp = b.data + (j0 / kNr) * b.panel_stride + k0 * kNr;
+      const float* bj = bias ? bias + j0 : nullptr;
+      for (int64_t r0 = 0; r0 < full_rows; r0 += kMr) {
+        MicroKernel<4>(kc, apack + (r0 / kMr) * kc * kMr, bp, bj, first,
+                       c + (i0 + r0) * ldc + j0, ldc, cols);
+      }
+      if (tail == 3) {
+        MicroKernel<3>(kc, apack + (full_rows / kMr) * kc * kMr, bp, bj, first,
+                       c + (i0 + full_rows) * ldc + j0, ldc, cols);
+      }
+    }
+    if (tail == 1 || tail == 2) {
+      const float* ap = apack + (full_rows / kMr) * kc * kMr;
+      for (int64_t j0 = j_begin; j0 < n; j0 += 2 * kNr) {
+        const float* bp = b.data + (j0 / kNr) * b.panel_stride + k0 * kNr;
+        const float* bj = bias ? bias + j0 : nullptr;
+        float* cr = c + (i0 + full_rows) * ldc + j0;
+        if (n - j0 > kNr) {
+          const int cols = static_cast<int>(std::min<int64_t>(2 * kNr, n - j0));
+          if (tail == 2) {
+            MicroKernelWide<2>(kc, ap, bp, b.panel_stride, bj, first, cr, ldc, cols);
+          } else {
+            MicroKernelWide<1>(kc, ap, bp, b.panel_stride, bj, first, cr, ldc, cols);
+          }
+        } else {
+          const int cols = static_cast<int>(n - j0);
+          if (tail == 2) {
+            MicroKernel<2>(kc, ap, bp, bj, first, cr, ldc, cols);
+          } else {
+            MicroKernel<1>(kc, ap, bp, bj, first, cr, ldc, cols);
+          }
+        }
+      }
+    }
+  }
+}
+
+// Products below this many multiply-adds stay on the calling thread: waking
+// a worker costs about as much as ~100k multiply-adds in wasm.
+constexpr int64_t kMinParallelWork = int64_t{1} << 17;
+
 void GemmImpl(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
               const PackedB& b, const float* bias, bool accumulate, float* c,
               int64_t ldc) {
-  alignas(64) float apack[kMc * kKc];
   if (k == 0) {
     if (accumulate) return;
     for (int64_t i = 0; i < m; ++i) {
@@ -248,52 +307,27 @@ void GemmImpl(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
     }
     return;
   }
-  for (int64_t i0 = 0; i0 < m; i0 += kMc) {
-    const int64_t rows = std::min(kMc, m - i0);
-    for (int64_t k0 = 0; k0 < k; k0 += kKc) {
-      const int kc = static_cast<int>(std::min(kKc, k - k0));
-      PackA(rows, kc, a + i0 * lda + k0, lda, apack);
-      const bool first = k0 == 0 && !accumulate;
-      const int64_t full_rows = rows / kMr * kMr;
-      const int64_t tail = rows - full_rows;
-      for (int64_t j0 = 0; j0 < n; j0 += kNr) {
-        const int cols = static_cast<int>(std::min<int64_t>(kNr, n - j0));
-        const float* bp = b.data + (j0 / kNr) * b.panel_stride + k0 * kNr;
-        const float* bj = bias ? bias + j0 : nullptr;
-        for (int64_t r0 = 0; r0 < full_rows; r0 += kMr) {
-          MicroKernel<4>(kc, apack + (r0 / kMr) * kc * kMr, bp, bj, first,
-                         c + (i0 + r0) * ldc + j0, ldc, cols);
-        }
-        if (tail == 3) {
-          MicroKernel<3>(kc, apack + (full_rows / kMr) * kc * kMr, bp, bj, first,
-                         c + (i0 + full_rows) * ldc + j0, ldc, cols);
-        }
-      }
-      if (tail == 1 || tail == 2) {
-        const float* ap = apack + (full_rows / kMr) * kc * kMr;
-        for (int64_t j0 = 0; j0 < n; j0 += 2 * kNr) {
-          const float* bp = b.data + (j0 / kNr) * b.panel_stride + k0 * kNr;
-          const float* bj = bias ? bias + j0 : nullptr;
-          float* cr = c + (i0 + full_rows) * ldc + j0;
-          if (n - j0 > kNr) {
-            const int cols = static_cast<int>(std::min<int64_t>(2 * kNr, n - j0));
-            if (tail == 2) {
-              MicroKernelWide<2>(kc, ap, bp, b.panel_stride, bj, first, cr, ldc, cols);
-            } else {
-              MicroKernelWide<1>(kc, ap, bp, b.panel_stride, bj, first, cr, ldc, cols);
-            }
-          } else {
-            const int cols = static_cast<int>(n - j0);
-            if (tail == 2) {
-              MicroKernel<2>(kc, ap, bp, bj, first, cr, ldc, cols);
-            } else {
-              MicroKernel<1>(kc, ap, bp, bj, first, cr, ldc, cols);
-            }
-          }
-        }
-      }
+  // Tasks: row blocks of kMc × column chunks of whole panel pairs. Every
+  // element of C is the same chain of multiply-adds in any split, so the
+  // result does not depend on the thread count.
+  const int64_t row_blocks = (m + kMc - 1) / kMc;
+  const int threads = internal::ThreadsFor(m * n * k, kMinParallelWork);
+  if (threads == 1) {
+    for (int64_t i0 = 0; i0 < m; i0 += kMc) {
+      GemmBlock(i0, std::min(kMc, m - i0), 0, n, k, a, lda, b, bias, accumulate, c, ldc);
     }
+    return;
   }
+  const int64_t pairs = (n + 2 * kNr - 1) / (2 * kNr);
+  const int64_t chunks = std::clamp<int64_t>((4 * threads + row_blocks - 1) / row_blocks, 1, pairs);
+  auto task = [&](int64_t t, int) {
+    const int64_t i0 = (t / chunks) * kMc, q = t % chunks;
+    const int64_t j_begin = pairs * q / chunks * 2 * kNr;
+    const int64_t j_end = std::min(n, pairs * (q + 1) / chunks * 2 * kNr);
+    GemmBlock(i0, std::min(kMc, m - i0), j_begin, j_end, k, a, lda, b, bias,
+              accumulate, c, ldc);
+  };
+  internal::ParallelFor(row_blocks * chunks, task);
 }
 
 }  // namespace

@@ -1,0 +1,143 @@
+// The worker pool behind thread_pool.h. One generation counter announces a
+// new batch of tasks; workers take task indices from an atomic counter and
+// report back through `pending`. Natively these are std::threads; in wasm,
+// Emscripten pthreads (Web Workers sharing the module's memory).
+#include "thread_pool.h"
+
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+#include <sstream>
+#include <thread>
+#include <vector>
+
+namespace attnlab {
+namespace {
+
+// -1 outside a task; the worker index inside one (nested calls run inline).
+thread_local int tls_worker = -1;
+
+class Pool {
+ public:
+  ~Pool() { Stop(); }
+
+  int size() const { return static_cast<int>(threads_.size()) + 1; }
+
+  void Resize(int n) {
+    if (n == size()) return;
+    Stop();
+    threads_.reserve(static_cast<size_t>(n - 1));
+    // A worker waits for the generation after the current one: read here, not
+    // in the new thread, which may start after the next Run has begun.
+    const uint64_t current = generation_;
+    for (int i = 1; i < n; ++i) {
+      threads_.emplace_back([this, i, current] { WorkerLoop(i, current); });
+    }
+  }
+
+  void Run(int64_t tasks, internal::TaskFn fn, void* ctx) {
+    std::lock_guard<std::mutex> run_lock(run_mu_);  // one batch at a time
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      fn_ = fn;
+      ctx_ = ctx;
+      tasks_ = tasks;
+      next_.store(0, std::memory_order_relaxed);
+      pending_ = static_cast<int>(threads_.size());
+      ++generation_;
+    }
+    work_cv_.notify_all();
+    Drain(0);
+    std::unique_lock<std::mutex> lock(mu_);
+    done_cv_.wait(lock, [this] { return pending_ == 0; });
+  }
+
+ private:
+  void Drain(int worker) {
+    tls_worker = worker;
+    for (;;) {
+      const int64_t t = next_.fetch_add(1, std::memory_order_relaxed);
+      if (t >= tasks_) break;
+      fn_(ctx_, t, worker);
+    }
+    tls_worker = -1;
+  }
+
+  void WorkerLoop(int index, uint64_t seen) {
+    for (;;) {
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        work_cv_.wait(lock, [&] { return stop_ || generation_ != seen; });
+        if (stop_) return;
+        seen = generation_;
+      }
+      Drain(index);
+      std::lock_guard<std::mutex> lock(mu_);
+      if (--pending_ == 0) done_cv_.notify_one();
+    }
+  }
+
+  void Stop() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    work_cv_.notify_all();
+    for (std::thread& t : threads_) t.join();
+    threads_.clear();
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = false;
+  }
+
+  std::vector<std::thread> threads_;
+  std::mutex run_mu_;
+  std::mutex mu_;
+  std::condition_variable work_cv_, done_cv_;
+  uint64_t generation_ = 0;
+  bool stop_ = false;
+  int pending_ = 0;
+  internal::TaskFn fn_ = nullptr;
+  void* ctx_ = nullptr;
+  int64_t tasks_ = 0;
+  std::atomic<int64_t> next_{0};
+};
+
+Pool& ThePool() {
+  static Pool* pool = new Pool;  // never destroyed: no joins at exit
+  return *pool;
+}
+
+}  // namespace
+
+Status SetThreadCount(int n) {
+  if (n < 1 || n > kMaxThreads) {
+    std::ostringstream os;
+    os << "threads must be an integer in [1, " << kMaxThreads << "], got " << n;
+    return Status::Invalid(os.str());
+  }
+  ThePool().Resize(n);
+  return Status::Ok();
+}
+
+int ThreadCount() { return ThePool().size(); }
+
+namespace internal {
+
+void RunTasks(int64_t tasks, TaskFn fn, void* ctx) {
+  if (tasks <= 0) return;
+  Pool& pool = ThePool();
+  if (tasks == 1 || pool.size() == 1 || tls_worker >= 0) {
+    const int worker = tls_worker >= 0 ? tls_worker : 0;
+    for (int64_t t = 0; t < tasks; ++t) fn(ctx, t, worker);
+    return;
+  }
+  pool.Run(tasks, fn, ctx);
+}
+
+int ThreadsFor(int64_t work, int64_t min_work) {
+  if (tls_worker >= 0 || work < min_work) return 1;
+  return ThePool().size();
+}
+
+}  // namespace internal
+}  // namespace attnlab

@@ -1,0 +1,55 @@
+// A small, persistent pool of worker threads for the kernels.
+//
+// The kernels split their work into a fixed list of tasks whose boundaries
+// depend only on the problem (never on the thread count or on timing); each
+// task writes its own outputs, in the same order as a single thread would.
+// Results are therefore bit-identical for any thread count. Threads only pick
+// which task runs where (dynamic scheduling by an atomic counter).
+//
+// The calling thread takes part as worker 0; SetThreadCount(n) keeps n - 1
+// workers waiting on a condition variable. In wasm the workers are
+// Emscripten pthreads: the JS side must start the module with a pthread pool
+// of at least n - 1 workers (PTHREAD_POOL_SIZE) before asking for n threads,
+// because a browser's main thread cannot wait for a Worker to start.
+// Calls from inside a task (e.g. a GEMM inside an attention task) run inline.
+#ifndef ATTNLAB_THREAD_POOL_H_
+#define ATTNLAB_THREAD_POOL_H_
+
+#include <cstdint>
+
+#include "attention_lab.h"
+
+namespace attnlab {
+
+constexpr int kMaxThreads = 16;
+
+// Sets the number of threads the kernels use: 1 = the calling thread only.
+// Joins the current workers and starts n - 1 new ones. n in [1, kMaxThreads].
+// Not to be called while another thread runs a kernel.
+Status SetThreadCount(int n);
+int ThreadCount();
+
+namespace internal {
+
+using TaskFn = void (*)(void* ctx, int64_t task, int worker);
+
+// Runs fn(ctx, t, worker) for every t in [0, tasks) and returns when all have
+// finished. `worker` is in [0, ThreadCount()) and is the same for no two tasks
+// running at once (per-worker scratch). Runs inline on the calling thread
+// when there is one task, one thread, or when called from inside a task.
+void RunTasks(int64_t tasks, TaskFn fn, void* ctx);
+
+// The threads a call of `work` units (multiply-adds) should use: 1 below
+// `min_work`, inside a task, or with a one-thread pool; else ThreadCount().
+int ThreadsFor(int64_t work, int64_t min_work);
+
+// RunTasks over a callable f(int64_t task, int worker).
+template <class F>
+void ParallelFor(int64_t tasks, F& f) {
+  RunTasks(tasks, [](void* ctx, int64_t t, int w) { (*static_cast<F*>(ctx))(t, w); }, &f);
+}
+
+}  // namespace internal
+}  // namespace attnlab
+
+#endif  // ATTNLAB_THREAD_POOL_H_
