@@ -115,6 +115,11 @@ Status SetThreadCount(int n) {
     os << "threads must be an integer in [1, " << kMaxThreads << "], got " << n;
     return Status::Invalid(os.str());
   }
+#if defined(__EMSCRIPTEN__) && !defined(__EMSCRIPTEN_PTHREADS__)
+  if (n > 1) {
+    return Status::Invalid("threads: this wasm build is single-threaded; only 1 is allowed here (init({ threads }) loads the threaded build)");
+  }
+#endif
   ThePool().Resize(n);
   return Status::Ok();
 }

@@ -31,11 +31,22 @@ export { KVCache } from './kv-cache.js';
  */
 export function createLab(backend, settings = {}) {
   settings = { checkFinite: settings.checkFinite === true };
+  let disposed = false;
   const lab = {
     // Weight files (safetensors, .npy, .npz) and state-dict mapping: pure JS, see io/.
     ...IO_API,
     get backend() {
       return backend.name;
+    },
+    /** Threads the kernels use (1 unless init({ threads }) started more). */
+    get threads() {
+      return disposed ? 1 : backend.threads ?? 1;
+    },
+    /** Lets go of the backend: the last lab of a threaded module stops its workers. */
+    dispose() {
+      if (disposed) return;
+      disposed = true;
+      backend.release?.();
     },
     get kernelArch() {
       return backend.kernelArch;

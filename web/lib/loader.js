@@ -28,6 +28,57 @@ function validWasm(bytes) {
 
 export const BACKENDS = ['auto', 'wasm', 'wasm-scalar', 'webgpu'];
 
+/** The most threads init({ threads }) accepts (src/thread_pool.h kMaxThreads). */
+export const MAX_THREADS = 16;
+
+function checkThreads(threads) {
+  if (threads === undefined || threads === 'auto') return threads ?? 1;
+  if (typeof threads !== 'number') {
+    throw typeError('init', `threads must be a whole number from 1 to ${MAX_THREADS} or 'auto', got ${describe(threads)}`);
+  }
+  if (!Number.isInteger(threads) || threads < 1 || threads > MAX_THREADS) {
+    throw rangeError('init', `threads must be a whole number from 1 to ${MAX_THREADS} or 'auto', got ${describe(threads)}`);
+  }
+  return threads;
+}
+
+/**
+ * True when this engine can run the threaded build: shared wasm memory, and in
+ * a browser a crossOriginIsolated page (COOP same-origin + COEP require-corp).
+ */
+export function threadsSupported() {
+  if (typeof SharedArrayBuffer !== 'function' || typeof Atomics !== 'object') return false;
+  const isNode = typeof process === 'object' && typeof process.versions?.node === 'string';
+  if (!isNode && globalThis.crossOriginIsolated !== true) return false;
+  try {
+    return new WebAssembly.Memory({ initial: 1, maximum: 1, shared: true }).buffer instanceof SharedArrayBuffer;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The thread count for validated options: 'auto' is min(4, cores) where the
+ * threaded build can run (SIMD128 + threadsSupported()), else 1, silently.
+ * An explicit count above 1 that cannot run throws and says why.
+ * @param {{backend: string, threads: number|'auto'}} opts
+ * @param {number} cores hardware threads (navigator.hardwareConcurrency, os.availableParallelism())
+ */
+export function resolveThreads(opts, cores) {
+  const { threads, backend } = opts;
+  const possible = backend !== 'wasm-scalar' && simdSupported() && threadsSupported();
+  // A wasmBinary is the bytes of one variant: 'auto' keeps to one thread then.
+  if (threads === 'auto') return possible && !opts.wasmBinary ? Math.max(1, Math.min(4, cores || 1)) : 1;
+  if (threads === 1 || possible) return threads;
+  if (backend === 'wasm-scalar') {
+    throw rangeError('init', `threads: ${threads} needs the SIMD128 build; backend 'wasm-scalar' runs on one thread (use threads: 1, or backend 'wasm' or 'auto')`);
+  }
+  if (!simdSupported()) {
+    throw new Error(`init: threads: ${threads} needs WebAssembly SIMD128, which this engine does not support; use threads: 'auto' to fall back to one thread`);
+  }
+  throw new Error(`init: threads: ${threads} needs SharedArrayBuffer, which a page has only when it is crossOriginIsolated (served with Cross-Origin-Opener-Policy: same-origin and Cross-Origin-Embedder-Policy: require-corp); use threads: 'auto' to fall back to one thread`);
+}
+
 export function checkInitOptions(options) {
   if (options !== undefined && (options === null || typeof options !== 'object' || Array.isArray(options))) {
     throw typeError('init', `options must be an object such as { backend: 'auto' }, got ${describe(options)}`);
@@ -56,38 +107,81 @@ export function checkInitOptions(options) {
     }
     warmUpOptions('init', opts.warmUp); // refused before anything loads
   }
-  return { ...opts, backend };
+  const threads = checkThreads(opts.threads);
+  return { ...opts, backend, threads };
 }
 
 const instances = new Map();
 
 /**
- * @param {'simd'|'scalar'} variant
+ * The backend of a wasm variant, shared by every init() that asks for the same
+ * variant (and thread count). Threaded instances count their labs: each call
+ * here is one lab, and the workers stop when the last of them is disposed
+ * (lab.dispose() → backend.release()).
+ * @param {'simd'|'scalar'|'threads'} variant
  * @param {() => Promise<Function>} importFactory dynamic import of the glue
  * @param {object} moduleArgs passed to the Emscripten factory (wasmBinary, locateFile)
+ * @param {number} [threads] threads for the 'threads' variant (>= 2)
  */
-export function loadVariant(variant, importFactory, moduleArgs) {
-  const key = variant + (moduleArgs.wasmBinary ? ':binary' : '');
-  if (!instances.has(key)) {
-    const promise = importFactory().then((factory) => factory({
+export function loadVariant(variant, importFactory, moduleArgs, threads = 1) {
+  const key = `${variant}:${threads}${moduleArgs.wasmBinary ? ':binary' : ''}`;
+  let entry = instances.get(key);
+  if (!entry) {
+    entry = { refs: 0, promise: null };
+    const mine = entry;
+    entry.promise = importFactory().then((factory) => factory({
       ...moduleArgs,
+      ...(variant === 'threads' ? { attnlabPoolSize: threads - 1 } : {}),
       print: () => {},
       printErr: () => {},
     })).then((Module) => {
       if (typeof Module?.sdpa !== 'function' || typeof Module?.lastError !== 'function') {
         throw new Error('the module does not export the attention-lab bindings');
       }
-      return createWasmBackend(Module, variant === 'simd' ? 'wasm' : 'wasm-scalar');
+      if (variant !== 'threads') return createWasmBackend(Module, variant === 'simd' ? 'wasm' : 'wasm-scalar');
+      return threadedBackend(Module, threads, () => {
+        if (--mine.refs > 0) return false;
+        if (instances.get(key) === mine) instances.delete(key);
+        return true;
+      });
     }).catch((e) => {
       // Emscripten reports a bad module as "Aborted(...)" or a bare TypeError:
       // say which file or option it came from.
       const source = moduleArgs.wasmBinary ? 'the wasmBinary option' : `attention_lab_${variant}.wasm`;
       throw new Error(`init: could not instantiate the '${variant}' wasm module from ${source}: ${e && e.message ? e.message : e}`, { cause: e });
     });
-    promise.catch(() => instances.delete(key));
-    instances.set(key, promise);
+    entry.promise.catch(() => {
+      if (instances.get(key) === mine) instances.delete(key);
+    });
+    instances.set(key, entry);
   }
-  return instances.get(key);
+  entry.refs += 1;
+  return entry.promise;
+}
+
+// The threaded module's backend: starts the core's thread pool on the
+// Emscripten workers and stops both when the last lab lets go.
+function threadedBackend(Module, threads, lastRelease) {
+  const workers = () => [...Module.PThread.unusedWorkers, ...Module.PThread.runningWorkers];
+  if (Module.setThreadCount(threads) !== 0) {
+    const message = Module.lastError();
+    Module.PThread.terminateAllThreads();
+    throw new Error(message);
+  }
+  // Node: idle workers must not keep the process alive (the main thread waits
+  // for them synchronously whenever they work).
+  for (const w of workers()) w.unref?.();
+  const backend = createWasmBackend(Module, 'wasm');
+  let running = threads;
+  Object.defineProperty(backend, 'threads', { get: () => running, enumerable: true });
+  backend.workerCount = () => workers().length;
+  backend.release = () => {
+    if (!lastRelease()) return;
+    Module.setThreadCount(1);  // joins the core's threads
+    Module.PThread.terminateAllThreads();
+    running = 1;
+  };
+  return backend;
 }
 
 /** Resolves the wasm variant the options ask for. */
