@@ -4,7 +4,14 @@
 //
 //   node bench/bench.mjs [--quick] [--browser] [--repeats N] [--budget MS]
 //                        [--filter ID,ID…] [--impl a,b] [--long | --no-long]
-//                        [--no-check] [--json FILE]
+//                        [--no-check] [--json FILE] [--threads N,N… | --no-threads]
+//                        [--only threads]
+//
+// Threads (Node mode): MHA [1,512,768,H12], [1,128,512,H8] and [2,5,512,H8]
+// (causal) get rows for ours and ORT's fused Attention on N threads
+// (`--threads`, default 2 when the machine has 2+ cores), pinned to cores
+// 0…N-1 (`taskset -c 0-(N-1)`), interleaved with the one-thread rows.
+// `--only threads` runs just those rows (ours and ORT, 1 and N threads).
 //
 // Node mode (default): every (case, implementation) runs in a fresh Node
 // process (bench/impl-*.mjs, bench/ceiling.mjs), pinned to one core with
@@ -31,7 +38,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CASES, implsFor, IMPL_LABEL, caseFlops, median, maxAbsDiff } from './common.mjs';
+import { CASES, implsFor, IMPL_LABEL, caseFlops, median, maxAbsDiff, THREAD_CASES, threadsOf } from './common.mjs';
 import { runNode as runFirstCall, formatFirstCall } from './first-call.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -62,7 +69,15 @@ const opts = {
   impls: value('--impl', '') ? value('--impl', '').split(',') : null,
   long: flag('--long') || (!quick && !flag('--no-long')),
   check: !flag('--no-check'),
+  threads: flag('--no-threads') || browser ? []
+    : value('--threads', os.cpus().length >= 2 ? '2' : '').split(',').filter(Boolean).map(Number).filter((n) => n > 1),
+  onlyThreads: value('--only', '') === 'threads',
 };
+if (opts.onlyThreads) {
+  if (!opts.threads.length) opts.threads = [2];
+  opts.impls = ['ours-simd', 'ort-attn', ...opts.threads.flatMap((n) => [`ours-simd-t${n}`, `ort-attn-t${n}`])];
+  opts.long = false;
+}
 const mode = browser ? 'browser' : 'node';
 const stamp = new Date().toISOString().replace(/[:.]/g, '-');
 const jsonOut = value('--json', path.join(here, 'results', `${mode}-${stamp}.json`));
@@ -86,6 +101,8 @@ const pin = (() => {
     return [];
   }
 })();
+// Threaded rows: N cores, 0…N-1 (the one-thread rows keep core 1).
+const pinFor = (impl) => (pin.length && threadsOf(impl) > 1 ? ['taskset', '-c', `0-${threadsOf(impl) - 1}`] : pin);
 
 // ---- configurations ------------------------------------------------------------------
 
@@ -93,12 +110,12 @@ const SCRIPT = (impl) =>
   impl.startsWith('ours-') ? 'impl-ours.mjs' : impl.startsWith('ort-') ? 'impl-ort.mjs' : impl === 'tfjs' ? 'impl-tfjs.mjs' : 'ceiling.mjs';
 
 const filters = opts.filter ? opts.filter.split(',') : [];
-const selected = (c) => !filters.length || filters.some((f) => c.id.includes(f));
+const selected = (c) => (opts.onlyThreads ? THREAD_CASES.includes(c.id) : !filters.length || filters.some((f) => c.id.includes(f)));
 // The GEMM rows are reported as % of the ceiling: keep it with them.
-const cases = CASES.filter((c) => (c.long ? opts.long : true) && (selected(c) || (c.kind === 'ceiling' && CASES.some((g) => g.kind === 'gemm' && selected(g)))));
+const cases = CASES.filter((c) => (c.long ? opts.long : true) && (selected(c) || (!opts.onlyThreads && c.kind === 'ceiling' && CASES.some((g) => g.kind === 'gemm' && selected(g)))));
 const configs = [];
 for (const c of cases) {
-  for (const impl of implsFor(c, { browser })) {
+  for (const impl of implsFor(c, { browser, threads: opts.threads })) {
     if (opts.impls && !opts.impls.includes(impl) && impl !== 'ceiling') continue;
     configs.push({ c, impl });
   }
@@ -116,7 +133,7 @@ const dumpPath = (c, impl) => path.join(tmp, `${c.id}.${impl}`);
 
 function runNodeChild(c, impl, { dump, budgetMs, minRuns }) {
   const spec = { case: c.id, impl, budgetMs, minRuns, dump: dump ? dumpPath(c, impl) : undefined };
-  const cmd = [...pin, process.execPath, ...V8_FLAGS, path.join(here, SCRIPT(impl)), JSON.stringify(spec)];
+  const cmd = [...pinFor(impl), process.execPath, ...V8_FLAGS, path.join(here, SCRIPT(impl)), JSON.stringify(spec)];
   const r = spawnSync(cmd[0], cmd.slice(1), {
     encoding: 'utf8', timeout: c.long ? 600e3 : 300e3, maxBuffer: 16 << 20, env: { ...process.env, ATTNLAB_BENCH_WEB: snapshotWeb },
   });
@@ -399,6 +416,24 @@ if (firstCall && !firstCall.error) {
   addTarget('First MHA [1,128,512,H8] forward after warmUp() ÷ steady median', '≤ 1.5×', (v) => v <= 1.5, w.ratio, w.cpuRatio, fmtRatio,
     `${fmtMs(w.firstMs)} vs ${fmtMs(w.steadyMs)} ms; without warmUp ${fmtRatio(firstCall.cold.ratio)}, constructor ${fmtMs(firstCall.cold.ctorMs)} → ${fmtMs(w.ctorMs)} ms`,
     'the first call still pays for tier-up or memory growth');
+
+// Threads (issue 14), 2 threads pinned to 2 cores, in the same run.
+function threadTarget(name, id, a, b, target, ok, miss) {
+  const ra = get(id, a);
+  const rb = get(id, b);
+  if (!ra || !rb) return;
+  const wall = ra.medianMs / rb.medianMs;
+  addTarget(name, target, ok, wall, undefined, fmtRatio, `${fmtMs(ra.medianMs)} vs ${fmtMs(rb.medianMs)} ms`, miss(wall, ra, rb));
+}
+if (opts.threads.includes(2)) {
+  threadTarget('MHA [1,512,768,H12] causal: 2 threads speed-up over 1', 'mha-1x512x768h12', 'ours-simd', 'ours-simd-t2', '≥ 1.8×',
+    (v) => v >= 1.8, (v, a) => `2 threads need ≤ ${fmtMs(a.medianMs / 1.8)} ms`);
+  threadTarget('MHA [1,512,768,H12] causal, 2 threads ÷ ORT 2 threads', 'mha-1x512x768h12', 'ours-simd-t2', 'ort-attn-t2', '≤ 0.75×',
+    (v) => v <= 0.75, (v, a, b) => `ours needs ≤ ${fmtMs(0.75 * b.medianMs)} ms`);
+  threadTarget('MHA [1,128,512,H8] causal, 2 threads ÷ ORT 2 threads', 'mha-1x128x512h8', 'ours-simd-t2', 'ort-attn-t2', '≤ 0.8×',
+    (v) => v <= 0.8, (v, a, b) => `ours needs ≤ ${fmtMs(0.8 * b.medianMs)} ms`);
+  threadTarget('MHA [2,5,512,H8] causal: 2 threads time ÷ 1 thread', 'mha-2x5x512h8', 'ours-simd-t2', 'ours-simd', '≤ 1.00×',
+    (v) => v <= 1.0, () => 'slower on 2 threads');
 }
 if (acceptance.length) {
   console.log(`\nAcceptance targets (${mode} mode${mode === 'node' ? ', one pinned core' : ' — the targets are defined for Node'}; verdict on wall time, CPU-time ratio alongside):`);

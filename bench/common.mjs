@@ -171,8 +171,37 @@ export function caseFlops(c) {
 
 // ---- implementations -------------------------------------------------------
 
-/** Which implementation variants apply to a case (ours + peers). */
-export function implsFor(c, { browser = false } = {}) {
+// ---- threads ----------------------------------------------------------------
+// A '-t<N>' suffix runs an implementation on N threads: ours with
+// init({ threads: N }), ORT with env.wasm.numThreads = N (Node mode; the
+// driver pins those processes to N cores). Without it, one thread.
+
+/** The cases with rows by thread count (issue 14's shapes). */
+export const THREAD_CASES = ['mha-1x512x768h12', 'mha-1x128x512h8', 'mha-2x5x512h8'];
+
+/** Threads of an implementation name ('ours-simd-t2' → 2; 'ours-simd' → 1). */
+export function threadsOf(impl) {
+  const m = /-t(\d+)$/.exec(impl);
+  return m ? Number(m[1]) : 1;
+}
+
+/** The implementation without its thread suffix ('ort-attn-t2' → 'ort-attn'). */
+export function baseImpl(impl) {
+  return impl.replace(/-t\d+$/, '');
+}
+
+/**
+ * Which implementation variants apply to a case (ours + peers); `threads`:
+ * the thread counts (> 1) to add for THREAD_CASES (ours SIMD and ORT's fused
+ * Attention), in Node mode.
+ */
+export function implsFor(c, { browser = false, threads = [] } = {}) {
+  const base = implsFor1(c, { browser });
+  if (browser || !THREAD_CASES.includes(c.id)) return base;
+  return [...base, ...threads.flatMap((n) => [`ours-simd-t${n}`, `ort-attn-t${n}`])];
+}
+
+function implsFor1(c, { browser }) {
   const ours = ['ours-simd', 'ours-scalar', ...(browser ? ['ours-webgpu'] : [])];
   if (c.long) return ['ours-simd'];
   switch (c.kind) {
@@ -206,6 +235,10 @@ export const IMPL_LABEL = {
   tfjs: 'tfjs-backend-wasm',
   ceiling: 'measured ceiling',
 };
+for (const n of [2, 3, 4, 8]) {
+  IMPL_LABEL[`ours-simd-t${n}`] = `ours wasm SIMD, ${n} threads`;
+  IMPL_LABEL[`ort-attn-t${n}`] = `ORT com.microsoft.Attention, ${n} thr`;
+}
 
 // ---- timing ----------------------------------------------------------------
 

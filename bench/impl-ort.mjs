@@ -1,15 +1,18 @@
 // Peer: onnxruntime-web, wasm execution provider, numThreads = 1, its .wasm
 // from its own npm package (env.wasm.wasmPaths). Models from onnx-models.mjs.
 // Node child: node bench/impl-ort.mjs '<spec json>' (see node-env.mjs).
-import { caseInputs, caseFlops, pastKV } from './common.mjs';
+import { caseInputs, caseFlops, pastKV, baseImpl, threadsOf } from './common.mjs';
 
-export async function prepare(c, impl, env) {
-  const ort = await env.loadOrt();
+export async function prepare(c, implName, env) {
+  // 'ort-attn-t2': the 'ort-attn' model on 2 threads (env.wasm.numThreads).
+  const impl = baseImpl(implName);
+  const threads = threadsOf(implName);
+  const ort = await env.loadOrt(threads);
   const bytes = await env.modelBytes(c, impl);
   const session = await ort.InferenceSession.create(bytes, {
     executionProviders: ['wasm'],
     graphOptimizationLevel: 'all',
-    intraOpNumThreads: 1,
+    intraOpNumThreads: threads,
     interOpNumThreads: 1,
   });
   const inp = caseInputs(c);

@@ -1,7 +1,7 @@
 // Ours: attention-lab on wasm SIMD ('ours-simd'), wasm scalar ('ours-scalar')
 // and, in the browser, WebGPU ('ours-webgpu', skipped while that backend does
 // not exist). Node child: node bench/impl-ours.mjs '<spec json>' (see node-env.mjs).
-import { caseInputs, caseFlops, mhaWeights, LN_EPS, maxAbsDiff } from './common.mjs';
+import { caseInputs, caseFlops, mhaWeights, LN_EPS, maxAbsDiff, baseImpl, threadsOf } from './common.mjs';
 
 const BACKEND = { 'ours-simd': 'wasm', 'ours-scalar': 'wasm-scalar', 'ours-webgpu': 'webgpu' };
 
@@ -13,16 +13,16 @@ function skip(message) {
 }
 
 export async function prepare(c, impl, env) {
-  const backend = BACKEND[impl];
+  const backend = BACKEND[baseImpl(impl)];
   if (!backend) throw new Error(`impl-ours: unknown implementation ${impl}`);
   let lab;
   try {
-    lab = await env.loadOurs(backend);
+    lab = await env.loadOurs(backend, threadsOf(impl));
   } catch (err) {
     if (backend === 'webgpu') throw skip(`webgpu: ${err.message}`);
     throw err;
   }
-  const info = { backend: lab.backend, kernelArch: lab.kernelArch };
+  const info = { backend: lab.backend, kernelArch: lab.kernelArch, threads: lab.threads ?? 1 };
   const memory = () => (lab._backend?.memoryBytes ? { wasmMemoryBytes: lab._backend.memoryBytes() } : {});
   const inp = caseInputs(c);
 

@@ -18,10 +18,10 @@ const require = createRequire(import.meta.url);
 export const nodeEnv = {
   mode: 'node',
   // ATTNLAB_BENCH_WEB: the driver's snapshot of web/ (one build per run).
-  async loadOurs(backend) {
+  async loadOurs(backend, threads = 1) {
     const dir = process.env.ATTNLAB_BENCH_WEB;
     const { init } = await import(dir ? pathToFileURL(path.join(dir, 'node.js')).href : '../web/node.js');
-    return init({ backend });
+    return init(threads > 1 ? { backend, threads } : { backend });
   },
   // The bench module (bindings/bench/: internal kernel timings such as
   // benchGemm), built by scripts/bench.sh into build/wasm-<variant>/.
@@ -33,11 +33,11 @@ export const nodeEnv = {
     const wasmBinary = fs.readFileSync(path.join(dir, `attention_lab_bench_${variant}.wasm`));
     return factory({ wasmBinary, print: () => {}, printErr: () => {} });
   },
-  async loadOrt() {
+  async loadOrt(threads = 1) {
     const ort = await import('onnxruntime-web');
     const dist = path.dirname(require.resolve('onnxruntime-web/ort-wasm-simd-threaded.wasm'));
     ort.env.wasm.wasmPaths = pathToFileURL(dist + path.sep).href;
-    ort.env.wasm.numThreads = 1;
+    ort.env.wasm.numThreads = threads;
     ort.env.wasm.proxy = false;
     ort.env.logLevel = 'error';
     return ort;

@@ -3,6 +3,7 @@
 #
 #   npm run bench                     Node: ours vs onnxruntime-web vs tfjs-wasm (bench/bench.mjs)
 #   npm run bench -- --quick          a short pass (1 repeat, short budgets, no long run)
+#   npm run bench -- --only threads   ours and ORT on 1 and 2 threads (MHA [1,512,768,H12], [1,128,512,H8], [2,5,512,H8])
 #   npm run bench -- --browser        the same in headless Chromium
 #   npm run bench -- --train          training figures (bench/training.mjs; also npm run bench:train)
 #   npm run bench -- --native [ARGS]  Google Benchmark binaries (bench/native/), AVX2 and,
@@ -36,6 +37,7 @@ if [[ "${1:-}" == "--native" ]]; then
 fi
 
 if [ ! -f web/dist/attention_lab_simd.wasm ] || [ ! -f web/dist/attention_lab_scalar.wasm ] \
+  || [ ! -f web/dist/attention_lab_threads.wasm ] \
   || [ ! -d build/wasm-simd ] || [ ! -d build/wasm-scalar ]; then
   bash scripts/build.sh
 fi

@@ -11,3 +11,4 @@ export declare const init: typeof api.init;
 export declare const simdSupported: typeof api.simdSupported;
 export declare const DisposedError: typeof api.DisposedError;
 export declare const TrainingStoppedError: typeof api.TrainingStoppedError;
+export declare const threadsSupported: typeof api.threadsSupported;

@@ -38,7 +38,7 @@ export interface InitOptions {
    */
   backend?: 'auto' | BackendName;
   /** Maps a file name (e.g. 'attention_lab_simd.wasm') to the URL or path to load it from. */
-  locateFile?: (fileName: string, variant: 'simd' | 'scalar') => string | URL;
+  locateFile?: (fileName: string, variant: 'simd' | 'scalar' | 'threads') => string | URL;
   /** The .wasm bytes of the selected variant, to skip fetching. */
   wasmBinary?: ArrayBuffer | Uint8Array;
   /**
@@ -657,3 +657,29 @@ export interface StateDictFunctions {
   layerTensorNames(tensors: StateDictInput, layer: Pick<AttentionLayerInfo, 'prefix' | 'format'>): string[];
 }
 export declare const layerTensorNames: StateDictFunctions['layerTensorNames'];
+
+// ---- Threads (docs/threads.md) ---------------------------------------------
+
+export interface InitOptions {
+  /**
+   * Threads for the wasm kernels: 1 (the default), a count from 1 to 16, or
+   * 'auto' = min(4, cores) where the threaded build can run (Node, or a
+   * crossOriginIsolated page), else 1 without a word. A count above 1 on a page
+   * without COOP/COEP isolation, or with backend 'wasm-scalar', is an error.
+   */
+  threads?: number | 'auto';
+}
+
+export interface AttentionLab<M extends LabMode = 'either'> {
+  /** Threads the kernels use (1 unless `init({ threads })` started more; 1 after dispose()). */
+  readonly threads: number;
+  /**
+   * Lets go of the backend. Labs of the same threaded module share its workers;
+   * the last one disposed stops them. Objects made by a disposed lab must not
+   * be used. A no-op the second time.
+   */
+  dispose(): void;
+}
+
+/** True when the threaded build can run here: Node, or a crossOriginIsolated page with shared wasm memory. */
+export function threadsSupported(): boolean;

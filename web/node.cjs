@@ -56,3 +56,13 @@ exports.simdSupported = function simdSupported() {
     return false;
   }
 };
+
+/** @type {typeof import('./index').threadsSupported} */
+exports.threadsSupported = function threadsSupported() {
+  // Node: shared wasm memory is all the threaded build needs.
+  try {
+    return new WebAssembly.Memory({ initial: 1, maximum: 1, shared: true }).buffer instanceof SharedArrayBuffer;
+  } catch {
+    return false;
+  }
+};

@@ -77,6 +77,36 @@ describe('npm pack', () => {
     expect(out.v).toBeCloseTo(Math.sin(1), 6);
   });
 
+  test('threads work from the installed package (ESM and CommonJS), offline, with no flags', () => {
+    const app = path.join(dir, 'app');
+    const list = execFileSync('tar', ['-tzf', tarball], { encoding: 'utf8' }).split('\n');
+    for (const f of ['attention_lab_threads.wasm', 'attention_lab_threads.mjs', 'attention_lab_threads.worker.js',
+      'attention_lab_threads_node.cjs', 'attention_lab_threads_node.worker.cjs']) {
+      expect(list).toContain(`package/web/dist/${f}`);
+    }
+    fs.writeFileSync(path.join(app, 'threads.mjs'), `
+      import { init } from 'attention-lab';
+      const one = await init();
+      const two = await init({ threads: 2 });
+      const x = { data: Float32Array.from({ length: 64 * 256 }, (_, i) => Math.sin(i)), shape: [1, 64, 256] };
+      const run = (lab) => lab.multiHeadAttention({ embedDim: 256, numHeads: 4, seed: 1 }).forwardSync(x).output.data;
+      const a = run(one), b = run(two);
+      const same = a.every((v, i) => Object.is(v, b[i]));
+      console.log(JSON.stringify({ threads: two.threads, same }));
+      two.dispose();`);
+    // The process must end by itself: no worker keeps it alive.
+    const esm = JSON.parse(execFileSync('node', ['threads.mjs'], { cwd: app, encoding: 'utf8', timeout: 60000 }));
+    expect(esm).toEqual({ threads: 2, same: true });
+    fs.writeFileSync(path.join(app, 'threads.cjs'), `
+      const { init, threadsSupported } = require('attention-lab');
+      init({ threads: 'auto' }).then((lab) => {
+        console.log(JSON.stringify({ threads: lab.threads, supported: threadsSupported() }));
+      });`);
+    const cjs = JSON.parse(execFileSync('node', ['threads.cjs'], { cwd: app, encoding: 'utf8', timeout: 60000 }));
+    expect(cjs.supported).toBe(true);
+    expect(cjs.threads).toBe(Math.min(4, os.availableParallelism?.() ?? os.cpus().length));
+  });
+
   // ---- the README's code blocks in TypeScript projects -------------------
 
   /**

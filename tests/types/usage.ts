@@ -1,5 +1,5 @@
 // Compile-only check of the public type declarations (tsc --noEmit).
-import { init, simdSupported, type Tensor, type AttentionLab, type KVCache } from '../../web/index.js';
+import { init, simdSupported, threadsSupported, type Tensor, type AttentionLab, type KVCache } from '../../web/index.js';
 
 async function main(): Promise<void> {
   const lab: AttentionLab = await init({ backend: 'auto' });
@@ -32,6 +32,9 @@ async function main(): Promise<void> {
   const seed: number = lr.dropoutSeed;
   layer.dispose();
   const trace = lab.shapeTrace({ batch: 2, lq: 5, embedDim: 512, numHeads: 8, mask: true });
-  console.log(backend, w, sdpa.output.shape, wq.shape, steps, sync.output, held, seed, trace.length, simdSupported());
+  const threaded = await init({ backend: 'wasm', threads: threadsSupported() ? 'auto' : 1 });
+  const n: number = threaded.threads + (await init({ threads: 2 })).threads;
+  threaded.dispose();
+  console.log(backend, w, sdpa.output.shape, wq.shape, steps, sync.output, held, seed, trace.length, simdSupported(), n);
 }
 void main();
