@@ -10,7 +10,9 @@
 // (Node ESM `import` and CommonJS `require` of the tarball are covered by
 // tests/js/package.test.js.) Each app checks the backend `init()` picks and
 // both wasm variants explicitly, against expected values computed here in
-// Node with the same seed, and records CSP violations.
+// Node with the same seed, and records CSP violations. The servers send
+// COOP/COEP, so each app also runs init({ backend: 'wasm', threads: 2 }): the
+// threaded build (its worker script and glue emitted or copied as assets).
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -27,17 +29,19 @@ const SEED = 7;
 const SHAPE = [2, 5, E];
 
 // The app code, the same in every consumer: MHA with a causal mask on a fixed
-// input, through init() ('auto'), 'wasm' and 'wasm-scalar'.
+// input, through init() ('auto'), 'wasm', 'wasm-scalar' and 'wasm' on 2 threads.
 const APP_JS = (importFrom) => `import { init } from ${JSON.stringify(importFrom)};
 
-async function run(backend) {
-  const lab = await init(backend ? { backend } : undefined);
+async function run(backend, threads) {
+  const lab = await init(backend ? { backend, ...(threads ? { threads } : {}) } : undefined);
   const mha = lab.multiHeadAttention({ embedDim: ${E}, numHeads: ${H}, seed: ${SEED} });
   const n = ${SHAPE.reduce((a, b) => a * b, 1)};
   const x = { data: Float32Array.from({ length: n }, (_, i) => Math.sin(i * 0.37)), shape: ${JSON.stringify(SHAPE)} };
   const r = await mha.forward(x, x, x, { mask: { kind: 'causal' } });
   mha.dispose();
-  return { backend: lab.backend, output: Array.from(r.output.data), weights: Array.from(r.weights.data), shape: r.output.shape };
+  const result = { backend: lab.backend, threads: lab.threads, output: Array.from(r.output.data), weights: Array.from(r.weights.data), shape: r.output.shape };
+  if (threads) lab.dispose();
+  return result;
 }
 
 async function main() {
@@ -45,6 +49,7 @@ async function main() {
   try {
     const results = [];
     for (const b of [null, 'wasm', 'wasm-scalar']) results.push(await run(b));
+    results.push(await run('wasm', 2));
     window.__consumer = { ok: true, results };
     out.textContent = 'ok';
   } catch (e) {
@@ -134,8 +139,10 @@ async function runInBrowser(h, root, pagePath, label) {
     assert.ok(r.consumer.ok, `${label}: the app failed: ${r.consumer.error}`);
     assert.deepEqual(r.csp, [], `${label}: CSP violations`);
     assert.deepEqual(page.problems(), [], `${label}: console errors or off-host requests`);
-    const [auto, simd, scalar] = r.consumer.results;
-    assert.deepEqual([simd.backend, scalar.backend], ['wasm', 'wasm-scalar'], label);
+    const [auto, simd, scalar, threaded] = r.consumer.results;
+    assert.deepEqual([simd.backend, scalar.backend, threaded.backend], ['wasm', 'wasm-scalar', 'wasm'], label);
+    assert.deepEqual([simd.threads, threaded.threads], [1, 2], `${label}: threads`);
+    assert.deepEqual(threaded.output, simd.output, `${label}: 2 threads differ from 1 thread`);
     assert.ok(['wasm', 'wasm-scalar', 'webgpu'].includes(auto.backend), `${label}: auto picked ${auto.backend}`);
     for (const res of r.consumer.results) {
       assert.deepEqual(res.shape, SHAPE, label);
@@ -145,7 +152,7 @@ async function runInBrowser(h, root, pagePath, label) {
       assert.ok(maxDiff < 1e-4, `${label} (${res.backend}): max difference from Node ${maxDiff}`);
     }
     const wasmFetched = requests.filter((u) => /\.wasm(\?|$)/.test(u));
-    assert.ok(wasmFetched.length >= 2, `${label}: expected both wasm variants to be fetched, got ${wasmFetched.join(', ')}`);
+    assert.ok(wasmFetched.length >= 3, `${label}: expected the simd, scalar and threads wasm to be fetched, got ${wasmFetched.join(', ')}`);
     assert.ok(requests.every((u) => u.startsWith(server.url.replace(/\/$/, '')) || u.startsWith('data:') || u.startsWith('blob:')), `${label}: requests outside the app's server`);
     return { backend: auto.backend, wasm: wasmFetched.map((u) => new URL(u).pathname) };
   } finally {
@@ -163,7 +170,7 @@ export default function (t) {
     const { build } = await import('vite');
     await build({ root: app, configFile: false, logLevel: 'error', build: { outDir: path.join(app, 'dist'), emptyOutDir: true } });
     const files = listFiles(path.join(app, 'dist'));
-    assert.equal(files.filter((f) => f.endsWith('.wasm')).length, 2, `vite emitted ${files.join(', ')}`);
+    assert.equal(files.filter((f) => f.endsWith('.wasm')).length, 3, `vite emitted ${files.join(', ')}`);
     const r = await runInBrowser(h, path.join(app, 'dist'), '/index.html', 'vite');
     console.log(`    vite: ${files.length} files, auto → ${r.backend}, wasm ${r.wasm.join(' ')}`);
   }, { timeout: 240000 });
@@ -187,14 +194,14 @@ export default function (t) {
     });
     assert.ok(!stats.hasErrors(), `webpack errors:\n${stats.toString({ all: false, errors: true })}`);
     const files = listFiles(path.join(app, 'dist'));
-    assert.equal(files.filter((f) => f.endsWith('.wasm')).length, 2, `webpack emitted ${files.join(', ')}`);
+    assert.equal(files.filter((f) => f.endsWith('.wasm')).length, 3, `webpack emitted ${files.join(', ')}`);
     const r = await runInBrowser(h, path.join(app, 'dist'), '/index.html', 'webpack');
     console.log(`    webpack: ${files.length} files, auto → ${r.backend}, wasm ${r.wasm.join(' ')}`);
   }, { timeout: 240000 });
 
   // Rollup and esbuild do not copy assets referenced as
   // new URL('./x.wasm', import.meta.url); the README's recipe (ESM output,
-  // copy web/dist/*.wasm, pass locateFile) is checked here with rolldown, the
+  // copy web/dist/*.wasm (+ the threaded build's worker script and glue), pass locateFile) is checked here with rolldown, the
   // Rollup-compatible bundler that ships with Vite (skipped if absent).
   t.test('Rollup-style build (rolldown, ESM output) with the README recipe: copy the .wasm, pass locateFile', async (h) => {
     let rolldown;
@@ -216,7 +223,8 @@ export default function (t) {
     await bundle.write({ dir: path.join(app, 'dist'), format: 'es', entryFileNames: 'main.js' });
     await bundle.close();
     fs.mkdirSync(path.join(app, 'dist', 'assets'));
-    for (const f of ['attention_lab_simd.wasm', 'attention_lab_scalar.wasm']) {
+    for (const f of ['attention_lab_simd.wasm', 'attention_lab_scalar.wasm', 'attention_lab_threads.wasm',
+      'attention_lab_threads.worker.js', 'attention_lab_threads.mjs']) {
       fs.copyFileSync(path.join(app, 'node_modules/attention-lab/web/dist', f), path.join(app, 'dist', 'assets', f));
     }
     const r = await runInBrowser(h, path.join(app, 'dist'), '/index.html', 'rolldown');

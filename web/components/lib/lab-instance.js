@@ -13,7 +13,8 @@ const labs = new Map();
 export function getLab(backend = 'cpu') {
   if (backend === 'cpu') backend = simdSupported() ? 'wasm' : 'wasm-scalar';
   if (!labs.has(backend)) {
-    const p = init({ backend });
+    // Threads where the page is crossOriginIsolated (one thread elsewhere, silently).
+    const p = init(backend === 'wasm' ? { backend, threads: 'auto' } : { backend });
     labs.set(backend, p);
     p.catch(() => labs.delete(backend));
   }
