@@ -280,6 +280,12 @@ if (opts.check) {
       if (c.needWeights) errW = maxAbsDiff(readF32(`${dumpPath(c, impl)}.weights.f32`), refW);
       const maxErr = Math.max(errOut, errW ?? 0);
       r.check = { against: ref, maxAbsErr: maxErr, output: errOut, weights: errW, ok: maxErr <= TOLERANCE };
+      // Ours on N threads must equal ours on one thread bit for bit.
+      const one = impl.startsWith('ours-simd-t') ? readF32(`${dumpPath(c, 'ours-simd')}.output.f32`) : null;
+      if (one) {
+        r.check.identicalToOneThread = one.length === out.length && out.every((v, i) => Object.is(v, one[i]));
+        if (!r.check.identicalToOneThread) wrong++;
+      }
       if (!r.check.ok) wrong++;
     }
     const rr = results.get(key(c, ref));
@@ -445,7 +451,11 @@ if (acceptance.length) {
 }
 const distChanged = distStamp() !== distAtStart;
 if (distChanged) console.log('\nNote: web/dist/ was rebuilt during this run; every row above measured the snapshot taken at the start.');
-if (wrong) console.log(`\nCROSS-CHECK FAILED for ${wrong} row(s): outputs differ from ORT by more than ${TOLERANCE}.`);
+const threadRows = rows.filter((r) => r.check?.identicalToOneThread !== undefined);
+if (threadRows.length) {
+  console.log(`\nThreaded outputs bit-identical to one thread: ${threadRows.map((r) => `${r.case} ${r.impl} ${r.check.identicalToOneThread ? 'yes' : 'NO'}`).join('; ')}`);
+}
+if (wrong) console.log(`\nCROSS-CHECK FAILED for ${wrong} row(s): outputs differ from ORT by more than ${TOLERANCE}, or a threaded output from one thread's.`);
 
 // ---- JSON ---------------------------------------------------------------------------------
 
