@@ -207,6 +207,14 @@ export interface Backend<M = any, C = any> {
 
   /** Bytes of backend memory (wasm: the linear memory; webgpu: pooled + persistent buffers). */
   memoryBytes?(): number;
+
+  // ---- threads (the threaded wasm build only; web/lib/loader.js) ------------
+  /** Threads the kernels use (absent: 1). */
+  readonly threads?: number;
+  /** One lab lets go; the last one stops the workers. */
+  release?(): void;
+  /** Live Emscripten workers (tests). */
+  workerCount?(): number;
 }
 
 /** The wasm backends' extras (tests and the bench). */

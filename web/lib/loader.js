@@ -48,7 +48,8 @@ function checkThreads(threads) {
  */
 export function threadsSupported() {
   if (typeof SharedArrayBuffer !== 'function' || typeof Atomics !== 'object') return false;
-  const isNode = typeof process === 'object' && typeof process.versions?.node === 'string';
+  const proc = /** @type {any} */ (globalThis).process;
+  const isNode = typeof proc === 'object' && typeof proc.versions?.node === 'string';
   if (!isNode && globalThis.crossOriginIsolated !== true) return false;
   try {
     return new WebAssembly.Memory({ initial: 1, maximum: 1, shared: true }).buffer instanceof SharedArrayBuffer;
@@ -61,7 +62,7 @@ export function threadsSupported() {
  * The thread count for validated options: 'auto' is min(4, cores) where the
  * threaded build can run (SIMD128 + threadsSupported()), else 1, silently.
  * An explicit count above 1 that cannot run throws and says why.
- * @param {{backend: string, threads: number|'auto'}} opts
+ * @param {{backend: string, threads: number|'auto', wasmBinary?: ArrayBuffer|ArrayBufferView}} opts
  * @param {number} cores hardware threads (navigator.hardwareConcurrency, os.availableParallelism())
  */
 export function resolveThreads(opts, cores) {
