@@ -214,8 +214,8 @@ export default function (t) {
     await setup();
     const app = makeApp('rollup', {
       'src/main.js': APP_JS('attention-lab').replace(
-        'await init(backend ? { backend } : undefined)',
-        'await init({ ...(backend ? { backend } : {}), locateFile: (name) => new URL(`./assets/${name}`, document.baseURI).href })',
+        'await init(backend ? { backend, ...(threads ? { threads } : {}) } : undefined)',
+        'await init({ ...(backend ? { backend, ...(threads ? { threads } : {}) } : {}), locateFile: (name) => new URL(`./assets/${name}`, document.baseURI).href })',
       ),
       'dist/index.html': HTML('./main.js'),
     });
