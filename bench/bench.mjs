@@ -243,7 +243,7 @@ if (process.stderr.isTTY) process.stderr.write('\r\x1b[K');
 
 // First call after init, with and without warmUp (Node: default V8 tiering, no --no-liftoff).
 let firstCall = null;
-if (!browser && (!filters.length || filters.some((f) => 'first-call'.includes(f)))) {
+if (!browser && !opts.onlyThreads && (!filters.length || filters.some((f) => 'first-call'.includes(f)))) {
   try {
     firstCall = await runFirstCall({ repeats: Math.max(opts.repeats, 1), pin, self: path.join(here, 'first-call.mjs'), spawnSync, env: { ...process.env, ATTNLAB_BENCH_WEB: snapshotWeb } });
   } catch (err) {
@@ -422,6 +422,7 @@ if (firstCall && !firstCall.error) {
   addTarget('First MHA [1,128,512,H8] forward after warmUp() ÷ steady median', '≤ 1.5×', (v) => v <= 1.5, w.ratio, w.cpuRatio, fmtRatio,
     `${fmtMs(w.firstMs)} vs ${fmtMs(w.steadyMs)} ms; without warmUp ${fmtRatio(firstCall.cold.ratio)}, constructor ${fmtMs(firstCall.cold.ctorMs)} → ${fmtMs(w.ctorMs)} ms`,
     'the first call still pays for tier-up or memory growth');
+}
 
 // Threads (issue 14), 2 threads pinned to 2 cores, in the same run.
 function threadTarget(name, id, a, b, target, ok, miss) {

@@ -14,7 +14,7 @@ import { shapeString, product, MAX_ELEMENTS } from './tensor.js';
  * its function's list here (and into index.d.ts).
  */
 export const OPTION_KEYS = {
-  init: ['backend', 'locateFile', 'wasmBinary', 'warmUp', 'checkFinite'],
+  init: ['backend', 'locateFile', 'wasmBinary', 'warmUp', 'checkFinite', 'threads'],
   positionalEncoding: ['base'],
   selfAttention: ['mask', 'scale', 'trace', 'checkFinite'],
   scaledDotProductAttention: ['mask', 'scale', 'needWeights', 'trace', 'checkFinite'],
