@@ -347,6 +347,10 @@ export default function (t) {
     const page = await openPage(h, { hash: '#lang=zh' });
     try {
       assert.equal(await page.getAttribute('html', 'lang'), 'zh-CN');
+      // Trace step names and formulas are localised (形状, not 维度, for shape).
+      assert.match(await page.textContent('#ch4 .shape-chain [data-step="scores"]'), /注意力分数/);
+      assert.match(await page.getAttribute('#ch4 .shape-chain [data-step="softmax"]', 'title'), /沿键轴/);
+      assert.equal(await page.textContent('#ch2 .qkv-table thead th:nth-child(2)'), '形状');
       // The canvas labels of a map are Chinese in zh (axis titles).
       assert.match(await page.evaluate(() => document.querySelector('#ch1 figure.al-hm').heatmap.t('hm.kind.query')), /查询/);
       const r = await page.evaluate(() => {
