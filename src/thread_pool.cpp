@@ -1,6 +1,7 @@
 // The worker pool behind thread_pool.h. One generation counter announces a
-// new batch of tasks; workers take task indices from an atomic counter and
-// report back through `pending`. Natively these are std::threads; in wasm,
+// new batch of tasks; workers take task indices from an atomic ticket tagged
+// with the batch's generation and count finished tasks, so the caller never
+// waits for a worker that woke too late to get one. Natively these are std::threads; in wasm,
 // Emscripten pthreads (Web Workers sharing the module's memory).
 #include "thread_pool.h"
 
@@ -37,43 +38,61 @@ class Pool {
 
   void Run(int64_t tasks, internal::TaskFn fn, void* ctx) {
     std::lock_guard<std::mutex> run_lock(run_mu_);  // one batch at a time
+    uint64_t gen = 0;
     {
       std::lock_guard<std::mutex> lock(mu_);
       fn_ = fn;
       ctx_ = ctx;
       tasks_ = tasks;
-      next_.store(0, std::memory_order_relaxed);
-      pending_ = static_cast<int>(threads_.size());
-      ++generation_;
+      gen = ++generation_;
+      done_.store(0, std::memory_order_relaxed);
+      ticket_.store(gen << 32, std::memory_order_release);
     }
     work_cv_.notify_all();
-    Drain(0);
+    Drain(0, gen, fn, ctx, tasks);
+    // Done when every task has finished; a worker that wakes after that finds
+    // the ticket of a newer batch (or none left) and touches nothing.
     std::unique_lock<std::mutex> lock(mu_);
-    done_cv_.wait(lock, [this] { return pending_ == 0; });
+    done_cv_.wait(lock, [&] { return done_.load(std::memory_order_acquire) == tasks; });
   }
 
  private:
-  void Drain(int worker) {
+  // Takes tasks of batch `gen` until none is left. The ticket holds the
+  // batch's generation (high 32 bits) and its next task (low 32 bits).
+  void Drain(int worker, uint64_t gen, internal::TaskFn fn, void* ctx, int64_t tasks) {
     tls_worker = worker;
+    uint64_t cur = ticket_.load(std::memory_order_acquire);
     for (;;) {
-      const int64_t t = next_.fetch_add(1, std::memory_order_relaxed);
-      if (t >= tasks_) break;
-      fn_(ctx_, t, worker);
+      if ((cur >> 32) != (gen & 0xffffffffu) ||
+          static_cast<int64_t>(cur & 0xffffffffu) >= tasks) {
+        break;
+      }
+      if (!ticket_.compare_exchange_weak(cur, cur + 1, std::memory_order_acq_rel)) continue;
+      fn(ctx, static_cast<int64_t>(cur & 0xffffffffu), worker);
+      if (done_.fetch_add(1, std::memory_order_acq_rel) + 1 == tasks) {
+        std::lock_guard<std::mutex> lock(mu_);
+        done_cv_.notify_one();
+      }
+      cur = ticket_.load(std::memory_order_acquire);
     }
     tls_worker = -1;
   }
 
   void WorkerLoop(int index, uint64_t seen) {
     for (;;) {
+      internal::TaskFn fn = nullptr;
+      void* ctx = nullptr;
+      int64_t tasks = 0;
       {
         std::unique_lock<std::mutex> lock(mu_);
         work_cv_.wait(lock, [&] { return stop_ || generation_ != seen; });
         if (stop_) return;
         seen = generation_;
+        fn = fn_;
+        ctx = ctx_;
+        tasks = tasks_;
       }
-      Drain(index);
-      std::lock_guard<std::mutex> lock(mu_);
-      if (--pending_ == 0) done_cv_.notify_one();
+      Drain(index, seen, fn, ctx, tasks);
     }
   }
 
@@ -95,11 +114,11 @@ class Pool {
   std::condition_variable work_cv_, done_cv_;
   uint64_t generation_ = 0;
   bool stop_ = false;
-  int pending_ = 0;
   internal::TaskFn fn_ = nullptr;
   void* ctx_ = nullptr;
   int64_t tasks_ = 0;
-  std::atomic<int64_t> next_{0};
+  std::atomic<uint64_t> ticket_{0};
+  std::atomic<int64_t> done_{0};
 };
 
 Pool& ThePool() {
