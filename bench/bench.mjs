@@ -386,6 +386,9 @@ ratioTarget('MHA [1,512,768,H12] causal ÷ ORT fused Attention', 'mha-1x512x768h
 ratioTarget('MHA [2,5,512,H8] causal ÷ ORT fused Attention', 'mha-2x5x512h8', 'ort-attn', 0.5);
 for (const c of CASES.filter((x) => ['mha', 'sdpa', 'kvdecode'].includes(x.kind) && !x.long)) ratioTarget(`${c.label} ÷ tfjs-wasm`, c.id, 'tfjs', 0.5);
 ratioTarget('MHA decode step with KV cache ÷ ORT MultiHeadAttention (past/present)', 'decode-kv-1x512h8-p511', 'ort-mha', 0.5);
+ratioTarget('GQA decode H32/Hkv8 D128, 2048 keys ÷ ORT GroupQueryAttention', 'gqa-decode-h32kv8-d128-k2048', 'ort-gqa', 0.75);
+ratioTarget('GQA prefill H32/Hkv8 D128 L512 ÷ ORT GroupQueryAttention', 'gqa-prefill-h32kv8-d128-l512', 'ort-gqa', 0.75);
+ratioTarget('Sliding window 512 over L8192 ÷ ORT GroupQueryAttention (local_window_size)', 'gqa-window512-h8kv2-d64-l8192', 'ort-gqa', 0.75);
 {
   const g = get('gemm-128x512x512', 'ours-simd');
   const ce = rows.find((r) => r.case === 'ceiling' && r.medianMs !== undefined);

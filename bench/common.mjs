@@ -44,6 +44,12 @@ export function caseInputs(c) {
         k: rand(c.B * c.H * c.lk * c.D, 15, -1, 1),
         v: rand(c.B * c.H * c.lk * c.D, 16, -1, 1),
       };
+    case 'gqa':
+      return {
+        q: rand(c.B * c.H * c.lq * c.D, 41, -1, 1),
+        k: rand(c.B * c.Hkv * c.lk * c.D, 42, -1, 1),
+        v: rand(c.B * c.Hkv * c.lk * c.D, 43, -1, 1),
+      };
     case 'gemm':
       return { a: rand(c.M * c.K, 21, -1, 1), b: rand(c.K * c.N, 22, -1, 1) };
     case 'layernorm':
@@ -127,6 +133,19 @@ export const CASES = [
     id: 'sdpa-decode-h8-k512', kind: 'sdpa', B: 1, H: 8, lq: 1, lk: 512, D: 64, causal: false, needWeights: false,
     label: 'SDPA decode Lq=1 Lk=512 H8 D64 (KV cached)',
   },
+  // Llama-style GQA (Hq 32, Hkv 8, D 128) on projected heads; a sliding window.
+  {
+    id: 'gqa-decode-h32kv8-d128-k2048', kind: 'gqa', B: 1, H: 32, Hkv: 8, lq: 1, lk: 2048, D: 128,
+    label: 'GQA decode step H32/Hkv8 D128 over 2048 keys (2047 cached + 1)',
+  },
+  {
+    id: 'gqa-prefill-h32kv8-d128-l512', kind: 'gqa', B: 1, H: 32, Hkv: 8, lq: 512, lk: 512, D: 128, quick: false,
+    label: 'GQA prefill causal H32/Hkv8 D128 L512',
+  },
+  {
+    id: 'gqa-window512-h8kv2-d64-l8192', kind: 'gqa', B: 1, H: 8, Hkv: 2, lq: 8192, lk: 8192, D: 64, window: 512, quick: false,
+    label: 'sliding window 512, causal, H8/Hkv2 D64 L8192',
+  },
   { id: 'gemm-128x512x512', kind: 'gemm', M: 128, K: 512, N: 512, label: 'GEMM M128 K512 N512' },
   { id: 'gemm-128x512x1536', kind: 'gemm', M: 128, K: 512, N: 1536, label: 'GEMM M128 K512 N1536' },
   { id: 'gemm-512x768x768', kind: 'gemm', M: 512, K: 768, N: 768, label: 'GEMM M512 K768 N768' },
@@ -158,6 +177,14 @@ export function caseFlops(c) {
       return 2 * c.B * 4 * c.E * c.E + 2 * 2 * c.B * (c.past + 1) * c.E;
     case 'sdpa':
       return 2 * 2 * c.B * c.H * c.lq * c.lk * c.D;
+    case 'gqa': { // causal bottom-right (decode: every key), optional window
+      let pairs = 0;
+      for (let i = 0; i < c.lq; i++) {
+        const hi = c.lk - c.lq + i + 1;
+        pairs += c.window ? Math.min(hi, c.window + 1) : hi;
+      }
+      return 2 * 2 * c.B * c.H * pairs * c.D;
+    }
     case 'gemm':
       return 2 * c.M * c.N * c.K;
     case 'layernorm':
@@ -211,6 +238,8 @@ function implsFor1(c, { browser }) {
       return [...ours, 'ort-attn', 'ort-mha', 'ort-attn23', 'ort-ops', 'tfjs'];
     case 'kvdecode':
       return [...ours, 'ort-mha', 'tfjs'];
+    case 'gqa':
+      return [...ours, 'ort-gqa'];
     case 'sdpa':
       return [...ours, 'ort-mha', 'ort-attn23', 'ort-ops', 'tfjs'];
     case 'gemm':
@@ -231,6 +260,7 @@ export const IMPL_LABEL = {
   'ort-attn': 'ORT com.microsoft.Attention',
   'ort-mha': 'ORT com.microsoft.MultiHeadAttention',
   'ort-attn23': 'ORT onnx Attention (opset 23)',
+  'ort-gqa': 'ORT com.microsoft.GroupQueryAttention',
   'ort-ops': 'ORT plain ops',
   tfjs: 'tfjs-backend-wasm',
   ceiling: 'measured ceiling',

@@ -97,6 +97,24 @@ export async function prepare(c, impl, env) {
     };
   }
 
+  if (c.kind === 'gqa') {
+    // q [B,H,Lq,D], k/v [B,Hkv,Lk,D]: the decode step sees every key; the
+    // prefill is causal; the window covers the newest `window` + 1 keys.
+    const q = { data: inp.q, shape: [c.B, c.H, c.lq, c.D] };
+    const k = { data: inp.k, shape: [c.B, c.Hkv, c.lk, c.D] };
+    const v = { data: inp.v, shape: [c.B, c.Hkv, c.lk, c.D] };
+    const mask = [{ kind: 'causal', align: 'bottom-right' }];
+    if (c.window) mask.push({ kind: 'window', left: c.window, align: 'bottom-right' });
+    const opts = { mask, needWeights: false };
+    let last;
+    return {
+      flops: caseFlops(c),
+      call: () => settle(lab.scaledDotProductAttention(q, k, v, opts), (r) => { last = r; }),
+      outputs: () => ({ output: last.output.data }),
+      info,
+    };
+  }
+
   if (c.kind === 'gemm') {
     // benchGemm lives in the bench module (bindings/bench/, built by
     // scripts/bench.sh), not in the shipped one; it has no webgpu version.

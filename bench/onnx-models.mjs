@@ -10,6 +10,9 @@
 //               (unidirectional for causal) + output MatMul/Add
 //   ort-attn23  MatMul/Add projections + ONNX Attention (opset 23, is_causal;
 //               qk_matmul_output_mode = 3 returns the softmax weights)
+//   ort-gqa     com.microsoft.GroupQueryAttention on projected heads (GQA
+//               cases: BSNH query/key/value, BNSH past, causal,
+//               local_window_size for the sliding window)
 //   ort-ops     plain ONNX ops (MatMul, Reshape, Transpose, Softmax, …);
 //               for gemm: one MatMul; layernorm: LayerNormalization (opset 17);
 //               pe: Mul, Sin, Cos, Unsqueeze, Concat, Reshape
@@ -23,6 +26,7 @@ const { onnx } = require('onnx-proto');
 
 const FLOAT = onnx.TensorProto.DataType.FLOAT;
 const INT64 = onnx.TensorProto.DataType.INT64;
+const INT32 = onnx.TensorProto.DataType.INT32;
 const A = onnx.AttributeProto.AttributeType;
 
 function tensor(name, dims, data) {
@@ -38,10 +42,10 @@ function attr(name, v) {
   return { name, type: A.FLOAT, f: v };
 }
 
-function valueInfo(name, dims) {
+function valueInfo(name, dims, elemType = FLOAT) {
   return {
     name,
-    type: { tensorType: { elemType: FLOAT, shape: { dim: dims.map((d) => (typeof d === 'string' ? { dimParam: d } : { dimValue: d })) } } },
+    type: { tensorType: { elemType, shape: { dim: dims.map((d) => (typeof d === 'string' ? { dimParam: d } : { dimValue: d })) } } },
   };
 }
 
@@ -54,8 +58,8 @@ class Graph {
     this.n = 0;
     this.usesMs = false;
   }
-  input(name, dims) {
-    this.inputs.push(valueInfo(name, dims));
+  input(name, dims, elemType = FLOAT) {
+    this.inputs.push(valueInfo(name, dims, elemType));
     return name;
   }
   output(name, dims) {
@@ -276,6 +280,33 @@ function peModel(c) {
   return g.bytes(17);
 }
 
+// GroupQueryAttention (ORT contrib, causal) on projected heads: query [B, Lq,
+// H·D], key/value [B, Lq, Hkv·D] (the new positions), past_key/past_value
+// [B, Hkv, P, D] for a decode step; seqlens_k = total − 1 per batch row.
+function gqaModel(c, variant) {
+  if (variant !== 'ort-gqa') throw new Error(`no ONNX model for ${variant} (gqa)`);
+  const { B, H, Hkv, lq, lk, D } = c;
+  const past = lk - lq;
+  const g = new Graph();
+  g.input('query', [B, lq, H * D]);
+  g.input('key', [B, lq, Hkv * D]);
+  g.input('value', [B, lq, Hkv * D]);
+  if (past > 0) {
+    g.input('past_key', [B, Hkv, past, D]);
+    g.input('past_value', [B, Hkv, past, D]);
+  }
+  g.input('seqlens_k', [B], INT32);
+  g.input('total_sequence_length', [], INT32);
+  const attrs = { num_heads: H, kv_num_heads: Hkv };
+  if (c.window) attrs.local_window_size = c.window;
+  const outs = g.op('GroupQueryAttention',
+    ['query', 'key', 'value', past > 0 ? 'past_key' : '', past > 0 ? 'past_value' : '', 'seqlens_k', 'total_sequence_length'],
+    attrs, { domain: 'com.microsoft', outputs: 3 });
+  g.nodes.at(-1).output = ['y', outs[1], outs[2]];
+  g.output('y', [B, lq, H * D]);
+  return g.bytes(17);
+}
+
 /** The ONNX model (bytes) of one case for one ORT variant. */
 export function buildModel(c, variant) {
   switch (c.kind) {
@@ -285,6 +316,8 @@ export function buildModel(c, variant) {
       return sdpaModel(c, variant);
     case 'kvdecode':
       return kvDecodeModel(c, variant);
+    case 'gqa':
+      return gqaModel(c, variant);
     case 'gemm':
       return gemmModel(c);
     case 'layernorm':

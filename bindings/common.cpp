@@ -37,6 +37,16 @@ attnlab::MaskSpec ToMask(const JsMask& j) {
   m.kind = static_cast<attnlab::MaskKind>(j.kind);
   m.data = Ptr<const float>(j.data);
   for (int i = 0; i < 4; ++i) m.shape[i] = I64(j.shape[static_cast<size_t>(i)]);
+  m.causal_align = static_cast<attnlab::Align>(j.causalAlign);
+  m.causal_offset = I64(j.causalOffset);
+  m.window = j.window;
+  m.window_left = I64(j.windowLeft);
+  m.window_right = I64(j.windowRight);
+  m.window_align = static_cast<attnlab::Align>(j.windowAlign);
+  m.window_offset = I64(j.windowOffset);
+  m.alibi = j.alibi;
+  m.alibi_slopes = Ptr<const float>(j.alibiSlopes);
+  m.fill = static_cast<float>(j.fill);
   return m;
 }
 
@@ -58,5 +68,15 @@ EMSCRIPTEN_BINDINGS(attention_lab_common) {
       .field("lengths", &JsMask::lengths)
       .field("kind", &JsMask::kind)
       .field("data", &JsMask::data)
-      .field("shape", &JsMask::shape);
+      .field("shape", &JsMask::shape)
+      .field("causalAlign", &JsMask::causalAlign)
+      .field("causalOffset", &JsMask::causalOffset)
+      .field("window", &JsMask::window)
+      .field("windowLeft", &JsMask::windowLeft)
+      .field("windowRight", &JsMask::windowRight)
+      .field("windowAlign", &JsMask::windowAlign)
+      .field("windowOffset", &JsMask::windowOffset)
+      .field("alibi", &JsMask::alibi)
+      .field("alibiSlopes", &JsMask::alibiSlopes)
+      .field("fill", &JsMask::fill);
 }

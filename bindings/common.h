@@ -38,16 +38,27 @@ struct JsMask {
   int kind = 0;                    // attnlab::MaskKind
   uintptr_t data = 0;              // float [mB, mH, mLq, mLk] or 0
   std::array<double, 4> shape{};   // [mB, mH, mLq, mLk]
+  // Attention variants (docs/attention-variants.md); align: 0 top-left,
+  // 1 bottom-right; window sides -1 = unbounded.
+  int causalAlign = 0;
+  double causalOffset = 0;
+  bool window = false;
+  double windowLeft = -1, windowRight = -1;
+  int windowAlign = 0;
+  double windowOffset = 0;
+  bool alibi = false;
+  uintptr_t alibiSlopes = 0;       // float [H] or 0 (the paper's slopes)
+  double fill = attnlab::kMaskFill;
 };
 
 attnlab::MaskSpec ToMask(const JsMask& m);
 
 // The trace buffers (forward(…, { trace: 'values' })): the field `trace` of
 // the forward structures is 0, or the address of an attnlab::ForwardTrace
-// (10 pointers, in its field order) that the wrapper wrote into wasm memory:
+// (11 pointers, in its field order) that the wrapper wrote into wasm memory:
 // one number per call instead of a nested structure.
 inline const attnlab::ForwardTrace* ToTrace(uintptr_t p) {
-  static_assert(sizeof(attnlab::ForwardTrace) == 10 * sizeof(float*), "ForwardTrace: 10 pointers");
+  static_assert(sizeof(attnlab::ForwardTrace) == 11 * sizeof(float*), "ForwardTrace: 11 pointers");
   return Ptr<const attnlab::ForwardTrace>(p);
 }
 

@@ -16,6 +16,10 @@ struct JsMhaConfig {
   double embedDim = 0, numHeads = 0, kdim = 0, vdim = 0;
   bool bias = true;
   double seed = 0;  // uint32
+  double numKvHeads = 0;  // Hkv (GQA/MQA); 0: H
+  bool rope = false;      // rotary embedding of Q and K
+  double ropeBase = 10000, ropeDim = 0;
+  bool ropeInterleaved = false;
 };
 
 // value_object "MhaForwardArgs".
@@ -38,6 +42,11 @@ uintptr_t MhaCreate(const JsMhaConfig& j) {
   c.vdim = I64(j.vdim);
   c.bias = j.bias;
   c.seed = static_cast<uint32_t>(j.seed);
+  c.num_kv_heads = I64(j.numKvHeads);
+  c.rope = j.rope;
+  c.rope_base = j.ropeBase;
+  c.rope_dim = I64(j.ropeDim);
+  c.rope_interleaved = j.ropeInterleaved;
   attnlab::Status s;
   auto m = MultiHeadAttention::Create(c, &s);
   if (!m) {
@@ -114,7 +123,12 @@ EMSCRIPTEN_BINDINGS(attention_lab_mha) {
       .field("kdim", &JsMhaConfig::kdim)
       .field("vdim", &JsMhaConfig::vdim)
       .field("bias", &JsMhaConfig::bias)
-      .field("seed", &JsMhaConfig::seed);
+      .field("seed", &JsMhaConfig::seed)
+      .field("numKvHeads", &JsMhaConfig::numKvHeads)
+      .field("rope", &JsMhaConfig::rope)
+      .field("ropeBase", &JsMhaConfig::ropeBase)
+      .field("ropeDim", &JsMhaConfig::ropeDim)
+      .field("ropeInterleaved", &JsMhaConfig::ropeInterleaved);
   value_object<JsMhaForward>("MhaForwardArgs")
       .field("batch", &JsMhaForward::batch)
       .field("lq", &JsMhaForward::lq)

@@ -11,9 +11,12 @@ namespace {
 // offsets into wasm memory (0 = absent).
 struct JsSdpa {
   double batch = 1, heads = 1, lq = 0, lk = 0, d = 0, dv = 0;
-  uintptr_t q = 0, k = 0, v = 0;  // [B,H,Lq,D], [B,H,Lk,D], [B,H,Lk,Dv]
+  double kvHeads = 0;             // Hkv (GQA/MQA); 0: H
+  uintptr_t q = 0, k = 0, v = 0;  // [B,H,Lq,D], [B,Hkv,Lk,D], [B,Hkv,Lk,Dv]
   bool hasScale = false;          // false: 1/sqrt(D)
   double scale = 1;
+  bool hasSoftcap = false;        // softcap·tanh(s/softcap)
+  double softcap = 0;
   JsMask mask;
   uintptr_t output = 0;   // [B,H,Lq,Dv]
   uintptr_t weights = 0;  // optional [B,H,Lq,Lk]
@@ -33,6 +36,9 @@ int Sdpa(const JsSdpa& j) {
   a.v = Ptr<const float>(j.v);
   a.has_scale = j.hasScale;
   a.scale = static_cast<float>(j.scale);
+  a.kv_heads = I64(j.kvHeads);
+  a.has_softcap = j.hasSoftcap;
+  a.softcap = static_cast<float>(j.softcap);
   a.mask = ToMask(j.mask);
   a.output = Ptr<float>(j.output);
   a.weights = Ptr<float>(j.weights);
@@ -62,6 +68,9 @@ EMSCRIPTEN_BINDINGS(attention_lab_sdpa) {
       .field("v", &JsSdpa::v)
       .field("hasScale", &JsSdpa::hasScale)
       .field("scale", &JsSdpa::scale)
+      .field("kvHeads", &JsSdpa::kvHeads)
+      .field("hasSoftcap", &JsSdpa::hasSoftcap)
+      .field("softcap", &JsSdpa::softcap)
       .field("mask", &JsSdpa::mask)
       .field("output", &JsSdpa::output)
       .field("weights", &JsSdpa::weights)

@@ -19,13 +19,22 @@
 //       kKeep      mask 0 means "masked": scores = masked_fill(mask == 0, -1e9)
 //       kBlock     mask 1 means "masked": scores += mask · (-1e9)
 //       kAdditive  scores += mask
-//     Causal and padding masks fill with -1e9. A row whose keys are all filled
-//     with -1e9 gets uniform weights (1/Lk), never NaN. A row whose scores are
-//     all -inf (possible with an additive mask) is also made uniform.
-//   * Causal masking is top-left aligned: query i may see keys j <= i, also
-//     when Lq != Lk (as torch.nn.functional.scaled_dot_product_attention).
-//     With a KvCache it is bottom-right aligned instead: the Lq queries are
-//     the newest positions, so query i sees keys j <= Lk_total - Lq + i.
+//     Causal, padding and window masks fill with MaskSpec::fill (-1e9 by
+//     default). With a finite fill, a row whose keys are all filled gets
+//     uniform weights (1/Lk), never NaN, and so does a row whose scores are
+//     all -inf. With fill = -inf (ONNX, PyTorch boolean masks) a row with no
+//     finite score gets zero weights and a zero output row, never NaN.
+//   * Order of the score pipeline (ONNX Attention, Gemma 2):
+//       s = q·kᵀ·scale → softcap c·tanh(s/c) → tensor mask → ALiBi bias →
+//       causal / padding / window fill → softmax.
+//   * Causal masking is top-left aligned by default: query i may see keys
+//     j <= i, also when Lq != Lk (as torch.nn.functional.scaled_dot_product_
+//     attention). Bottom-right alignment puts the last query on the last
+//     valid key: query i sees keys j <= i + (len_b - Lq), len_b = lengths[b]
+//     (or Lk). With a KvCache the default is bottom-right over the cache:
+//     query i sees keys j <= Lk_total - Lq + i.
+//   * GQA/MQA: k and v may have Hkv heads with H % Hkv == 0; query head h
+//     reads kv head floor(h·Hkv/H). K and V are never copied per query head.
 #ifndef ATTENTION_LAB_H_
 #define ATTENTION_LAB_H_
 
@@ -69,7 +78,8 @@ constexpr int64_t kMaxBufferBytes = int64_t{1} << 30;
 // Largest total bytes of scratch + outputs one call may need (1.5 GiB).
 constexpr int64_t kMaxCallBytes = int64_t{3} << 29;
 
-// Value written by masked_fill for causal, padding and kKeep masks.
+// Default value written by masked_fill for causal, padding, window and kKeep
+// masks (MaskSpec::fill).
 constexpr float kMaskFill = -1e9f;
 
 // Name of the kernel set compiled in: "avx512", "avx2", "sse4.1" (also the wasm
@@ -81,11 +91,22 @@ const char* KernelArch();
 
 enum class MaskKind : int { kNone = 0, kKeep = 1, kBlock = 2, kAdditive = 3 };
 
+// Where query i of Lq sits among the keys (for causal, window and ALiBi):
+//   kTopLeft      position p_i = i
+//   kBottomRight  position p_i = i + len_b - Lq (len_b = lengths[b] or Lk):
+//                 the last query is the newest key
+enum class Align : int { kTopLeft = 0, kBottomRight = 1 };
+
 // A mask applied to scores of logical shape [B, H, Lq, Lk].
-// Any combination of the three parts may be given. The tensor mask is applied
-// first; causal and padding then fill with kMaskFill, overriding it.
+// Any combination of the parts may be given. The tensor mask and the ALiBi
+// bias are applied first; causal, padding and window then fill with `fill`,
+// overriding them.
 struct MaskSpec {
   bool causal = false;
+  Align causal_align = Align::kTopLeft;
+  // kTopLeft only: query i sits at p_i = i + causal_offset (ONNX's offset =
+  // the past length of a KV cache).
+  int64_t causal_offset = 0;
 
   // Padding: key j of batch b is masked when j >= lengths[b]. `lengths` has B
   // entries, each in [0, Lk], or is null.
@@ -98,7 +119,30 @@ struct MaskSpec {
   MaskKind kind = MaskKind::kNone;
   const float* data = nullptr;
   int64_t shape[4] = {1, 1, 1, 1};  // [mB, mH, mLq, mLk]
+
+  // Sliding window: query i sees keys j with p_i - left <= j <= p_i + right
+  // (p_i from window_align); -1 leaves that side unbounded.
+  bool window = false;
+  int64_t window_left = -1;
+  int64_t window_right = -1;
+  Align window_align = Align::kTopLeft;
+  int64_t window_offset = 0;  // as causal_offset, for the window
+
+  // ALiBi: scores += -slopes[h]·|p_i - j| (p_i from causal_align), which is
+  // the paper's m·(j - i) on the causal part. `alibi_slopes` has H entries or
+  // is null for AlibiSlopes(H).
+  bool alibi = false;
+  const float* alibi_slopes = nullptr;
+
+  // Value of masked scores: finite (default -1e9) or -infinity.
+  float fill = kMaskFill;
 };
+
+// The ALiBi paper's slopes for H heads: 2^(-8(h+1)/H) when H is a power of
+// two; otherwise the slopes of the nearest lower power of two n followed by
+// every other slope of 2n (2^(-4(2k+1)/n), k < H - n), as the paper's code
+// does. out: [H].
+Status AlibiSlopes(int64_t heads, float* out);
 
 // ---------------------------------------------------------------------------
 // Positional encoding
@@ -113,6 +157,44 @@ Status PositionalEncoding(int64_t seq_len, int64_t d_model, double base,
                           float* out);
 
 // ---------------------------------------------------------------------------
+// Rotary position embedding (ONNX RotaryEmbedding, RoFormer)
+
+// With R = rotary_dim and pairs (x1_i, x2_i), i < R/2, taken as the halves
+// [0, R/2) and [R/2, R) of each head's first R dims (interleaved: dims 2i and
+// 2i+1):
+//   x1' = cos_i(p)·x1 - sin_i(p)·x2,   x2' = sin_i(p)·x1 + cos_i(p)·x2
+// dims [R, D) pass through unchanged. The angles are p·base^(-2i/R) unless
+// cos/sin tables are given.
+struct RotaryArgs {
+  int64_t batch = 1;     // B
+  int64_t heads = 1;     // H
+  int64_t seq_len = 0;   // L
+  int64_t head_dim = 0;  // D
+  // false: x [B, H, L, D]; true: x [B, L, H·D] (ONNX 3-D input, numHeads).
+  bool seq_major = false;
+  int64_t rotary_dim = 0;  // R: even, 2 <= R <= D; 0 means D
+  bool interleaved = false;
+  const float* x = nullptr;
+  float* out = nullptr;  // same shape as x; may alias x
+  // Optional position of each token, [B, L]: the rows of cos/sin to read
+  // (each in [0, max_position)); without tables, the angle's position.
+  // Null: positions 0..L-1.
+  const int32_t* position_ids = nullptr;
+  // Optional tables, both or neither: [max_position, R/2] read at
+  // position_ids, or [B, L, R/2] when position_ids is null.
+  const float* cos = nullptr;
+  const float* sin = nullptr;
+  int64_t max_position = 0;  // rows of the tables when position_ids is set
+  double base = 10000.0;     // > 1, for computed angles
+};
+Status RotaryEmbedding(const RotaryArgs& args);
+
+// cos/sin tables [max_position, rotary_dim/2] of angle p·base^(-2i/R),
+// computed in double precision. rotary_dim even >= 2, base > 1.
+Status RotaryCache(int64_t max_position, int64_t rotary_dim, double base,
+                   float* cos, float* sin);
+
+// ---------------------------------------------------------------------------
 // Scaled dot-product attention
 
 // The intermediates of a forward pass (the JS forward(…, { trace: 'values' })):
@@ -123,12 +205,13 @@ struct ForwardTrace {
   float* k = nullptr;          // [B, Lk, E] K (with a cache: every cached key)
   float* v = nullptr;          // [B, Lk, E] V
   float* scores = nullptr;     // [B, H, Lq, Lk] scaled scores Q·Kᵀ·scale
-  float* masked = nullptr;     // [B, H, Lq, Lk] after the mask (masked: -1e9)
+  float* masked = nullptr;     // [B, H, Lq, Lk] after the mask (masked: fill)
   float* weights = nullptr;    // [B, H, Lq, Lk] softmax (never averaged)
   float* context = nullptr;    // [B, Lq, E] weights·V, heads merged (MHA, layer)
   float* attention = nullptr;  // [B, L, E] the layer's output projection
   float* dropout = nullptr;    // [B, L, E] the layer's dropout output
   float* residual = nullptr;   // [B, L, E] x + dropout
+  float* capped = nullptr;     // [B, H, Lq, Lk] after softcap (SDPA with softcap)
 };
 
 // Arguments of ScaledDotProductAttention. Tensors are [N, L, D] where N is the
@@ -141,10 +224,15 @@ struct SdpaArgs {
   int64_t d = 0;       // D, width of q and k
   int64_t dv = 0;      // Dv, width of v and output
   const float* q = nullptr;  // [B, H, Lq, D]
-  const float* k = nullptr;  // [B, H, Lk, D]
-  const float* v = nullptr;  // [B, H, Lk, Dv]
+  const float* k = nullptr;  // [B, Hkv, Lk, D]
+  const float* v = nullptr;  // [B, Hkv, Lk, Dv]
   bool has_scale = false;    // false: scale = 1/sqrt(D)
   float scale = 1.0f;
+  // GQA/MQA: k and v have kv_heads (Hkv) heads, H % Hkv == 0; 0 means H.
+  int64_t kv_heads = 0;
+  // Soft-capping of the scaled scores: s = softcap·tanh(s / softcap), > 0.
+  bool has_softcap = false;
+  float softcap = 0.0f;
   MaskSpec mask;
   float* output = nullptr;   // [B, H, Lq, Dv]
   float* weights = nullptr;  // optional [B, H, Lq, Lk]
@@ -172,6 +260,15 @@ struct MhaConfig {
   int64_t vdim = 0;       // width of the value input; 0 means E
   bool bias = true;       // Q/K/V/O linear layers have biases
   uint32_t seed = 0;      // seeded Xavier-uniform init; biases start at zero
+  // GQA/MQA: K and V have num_kv_heads (Hkv) heads of D = E/H dims; Wk and Wv
+  // project to Hkv·D and a KvCache holds Hkv heads. 0 means H.
+  int64_t num_kv_heads = 0;
+  // Rotary embedding of Q and K after the projection (not interleaved unless
+  // asked), positions 0..L-1, or continuing from the cache length.
+  bool rope = false;
+  double rope_base = 10000.0;
+  int64_t rope_dim = 0;  // R, even, <= D; 0 means D
+  bool rope_interleaved = false;
 };
 
 class KvCache;
@@ -197,8 +294,10 @@ struct MhaForwardArgs {
 };
 
 // torch.nn.MultiheadAttention-style layer:
-//   Q = query·Wq + bq, K = key·Wk + bk, V = value·Wv + bv      [B, L, E]
-//   split heads by index arithmetic                          [B, H, L, D]
+//   Q = query·Wq + bq [B, Lq, E]; K = key·Wk + bk, V = value·Wv + bv
+//   [B, Lk, Hkv·D] (Hkv = num_kv_heads, E = H·D)
+//   optional RoPE on Q and K (positions continue from a cache's length)
+//   split heads by index arithmetic             [B, H, L, D], [B, Hkv, L, D]
 //   per head softmax(Q_h·K_hᵀ/√D + mask)·V_h                 [B, H, Lq, D]
 //   merge heads, output = concat·Wo + bo                     [B, Lq, E]
 // Weights are packed for the GEMM kernel when set; scratch buffers are kept
@@ -222,7 +321,7 @@ class MultiHeadAttention {
   Status Forward(const MhaForwardArgs& args);
 
   // A key/value cache for this layer holding up to `max_length` positions of
-  // `batch` sequences (2·B·max_length·E floats). On failure returns null and
+  // `batch` sequences (2·B·max_length·Hkv·D floats). On failure returns null and
   // fills `status`.
   std::unique_ptr<KvCache> CreateKvCache(int64_t batch, int64_t max_length,
                                          Status* status) const;
@@ -236,7 +335,7 @@ class MultiHeadAttention {
   std::unique_ptr<Impl> impl_;
 };
 
-// The projected keys and values [B, max_length, E] of every position a
+// The projected keys and values [B, max_length, Hkv·D] of every position a
 // MultiHeadAttention has seen through MhaForwardArgs::cache, so that a decode
 // step projects only its new token. Setting new weights does not clear it.
 class KvCache {

@@ -58,6 +58,27 @@ std::string ShapeString(const int64_t* dims, int n);
 Status ResolveMask(const MaskSpec& mask, int64_t batch, int64_t heads,
                    int64_t lq, int64_t lk, kernels::AttentionView* view);
 
+// Rotary embedding in place over a strided tensor: token (b, l), head h at
+// x + b*sb + l*sl + h*sh. Angles come from tables (see RotaryArgs) or are
+// computed for position position_ids[b·len + l], else pos0 + l.
+struct RotateSpec {
+  float* x = nullptr;
+  int64_t batch = 1, len = 0, heads = 1;
+  int64_t sb = 0, sl = 0, sh = 0;
+  int64_t rotary_dim = 0;
+  bool interleaved = false;
+  const int32_t* position_ids = nullptr;
+  const float* cos = nullptr;
+  const float* sin = nullptr;
+  int64_t pos0 = 0;
+  double base = 10000.0;
+};
+void RotateRows(const RotateSpec& spec);
+
+// rotaryDim even in [2, D]; base > 1 and finite.
+Status CheckRotaryDim(int64_t rotary_dim, int64_t head_dim);
+Status CheckRopeBase(double base);
+
 }  // namespace internal
 }  // namespace attnlab
 

@@ -1,14 +1,16 @@
 // Multi-head attention:
 //   query [B,Lq,E] ─linear─▶ Q [B,Lq,E] ─split (strides)─▶ [B,H,Lq,D]
-//   key   [B,Lk,kdim] ─▶ K [B,Lk,E] ─▶ [B,H,Lk,D]
-//   value [B,Lk,vdim] ─▶ V [B,Lk,E] ─▶ [B,H,Lk,D]
-//   attention core per head ─▶ context [B,Lq,E] (heads merged by strides)
+//   key   [B,Lk,kdim] ─▶ K [B,Lk,Ekv] ─▶ [B,Hkv,Lk,D]   (Ekv = Hkv·D)
+//   value [B,Lk,vdim] ─▶ V [B,Lk,Ekv] ─▶ [B,Hkv,Lk,D]
+//   optional RoPE on Q and K rows in place (positions from the cache length)
+//   attention core per head (query head h reads kv head h·Hkv/H)
+//   ─▶ context [B,Lq,E] (heads merged by strides)
 //   ─linear─▶ output [B,Lq,E]
 // Weights are kept in keras layout [in, out] and packed into GEMM panels when
 // set. When query, key and value are the same tensor the three projections
-// run as one GEMM against the packed concatenation [E, 3E].
+// run as one GEMM against the packed concatenation [E, E + 2·Ekv].
 // With a KvCache, K and V of the new keys are appended to the cache's
-// [B, maxL, E] buffers and the heads read every cached row through strides.
+// [B, maxL, Ekv] buffers and the heads read every cached row through strides.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -24,12 +26,13 @@ using internal::AlignedBuffer;
 struct MultiHeadAttention::Impl {
   MhaConfig config;
   int64_t head_dim = 0;
+  int64_t kv_dim = 0;  // Ekv = Hkv·D
   // Raw weights, keras layout [in, out]; biases [E].
   std::vector<float> w[8];
   // Packed for the kernel set that was active when packing.
   AlignedBuffer packed_q, packed_k, packed_v, packed_o, packed_qkv;
   kernels::PackedB pq, pk, pv, po, pqkv;
-  std::vector<float> bias_qkv;  // [3E]
+  std::vector<float> bias_qkv;  // [E + 2·Ekv]
   bool packed = false;
   bool packed_scalar = false;
   // Scratch reused across calls.
@@ -42,39 +45,46 @@ struct MultiHeadAttention::Impl {
       default: return config.embed_dim;
     }
   }
+  int64_t OutDim(WeightId id) const {
+    switch (id) {
+      case WeightId::kWk: case WeightId::kBk:
+      case WeightId::kWv: case WeightId::kBv: return kv_dim;
+      default: return config.embed_dim;
+    }
+  }
   static bool IsBias(WeightId id) { return static_cast<int>(id) % 2 == 1; }
 
   bool Pack() {
-    const int64_t e = config.embed_dim;
+    const int64_t e = config.embed_dim, ekv = kv_dim, wd = e + 2 * ekv;
     auto pack = [&](AlignedBuffer& buf, const std::vector<float>& src,
-                    int64_t in, kernels::PackedB* out) {
-      if (!buf.Reserve(kernels::PackedFloats(in, e))) return false;
-      *out = kernels::PackB(in, e, src.data(), e, 1, buf.data());
+                    int64_t in, int64_t out_dim, kernels::PackedB* out) {
+      if (!buf.Reserve(kernels::PackedFloats(in, out_dim))) return false;
+      *out = kernels::PackB(in, out_dim, src.data(), out_dim, 1, buf.data());
       return true;
     };
-    if (!pack(packed_q, w[0], e, &pq) || !pack(packed_k, w[2], config.kdim, &pk) ||
-        !pack(packed_v, w[4], config.vdim, &pv) || !pack(packed_o, w[6], e, &po)) {
+    if (!pack(packed_q, w[0], e, e, &pq) || !pack(packed_k, w[2], config.kdim, ekv, &pk) ||
+        !pack(packed_v, w[4], config.vdim, ekv, &pv) || !pack(packed_o, w[6], e, e, &po)) {
       return false;
     }
     if (config.kdim == e && config.vdim == e) {
-      // [E, 3E] = [Wq | Wk | Wv] column-wise.
+      // [E, E + 2·Ekv] = [Wq | Wk | Wv] column-wise.
       // A temporary that reports allocation failure (std::vector would abort
       // the wasm module: exceptions are disabled there).
       AlignedBuffer cat_buf;
-      if (!cat_buf.Reserve(e * 3 * e)) return false;
+      if (!cat_buf.Reserve(e * wd)) return false;
       float* cat = cat_buf.data();
       for (int64_t r = 0; r < e; ++r) {
-        std::memcpy(&cat[r * 3 * e], &w[0][r * e], e * sizeof(float));
-        std::memcpy(&cat[r * 3 * e + e], &w[2][r * e], e * sizeof(float));
-        std::memcpy(&cat[r * 3 * e + 2 * e], &w[4][r * e], e * sizeof(float));
+        std::memcpy(&cat[r * wd], &w[0][r * e], e * sizeof(float));
+        std::memcpy(&cat[r * wd + e], &w[2][r * ekv], ekv * sizeof(float));
+        std::memcpy(&cat[r * wd + e + ekv], &w[4][r * ekv], ekv * sizeof(float));
       }
-      if (!packed_qkv.Reserve(kernels::PackedFloats(e, 3 * e))) return false;
-      pqkv = kernels::PackB(e, 3 * e, cat, 3 * e, 1, packed_qkv.data());
+      if (!packed_qkv.Reserve(kernels::PackedFloats(e, wd))) return false;
+      pqkv = kernels::PackB(e, wd, cat, wd, 1, packed_qkv.data());
       if (config.bias) {
-        bias_qkv.resize(static_cast<size_t>(3 * e));
+        bias_qkv.resize(static_cast<size_t>(wd));
         std::memcpy(&bias_qkv[0], w[1].data(), e * sizeof(float));
-        std::memcpy(&bias_qkv[e], w[3].data(), e * sizeof(float));
-        std::memcpy(&bias_qkv[2 * e], w[5].data(), e * sizeof(float));
+        std::memcpy(&bias_qkv[e], w[3].data(), ekv * sizeof(float));
+        std::memcpy(&bias_qkv[e + ekv], w[5].data(), ekv * sizeof(float));
       }
     }
     packed = true;
@@ -85,8 +95,8 @@ struct MultiHeadAttention::Impl {
 
 struct KvCache::Impl {
   const void* owner = nullptr;  // the MultiHeadAttention::Impl it belongs to
-  int64_t batch = 0, max_length = 0, length = 0, embed_dim = 0;
-  AlignedBuffer k, v;  // [B, max_length, E]
+  int64_t batch = 0, max_length = 0, length = 0, kv_dim = 0;
+  AlignedBuffer k, v;  // [B, max_length, Ekv]
 };
 
 KvCache::KvCache() : impl_(new Impl) {}
@@ -140,6 +150,23 @@ std::unique_ptr<MultiHeadAttention> MultiHeadAttention::Create(
     *status = Status::Invalid(os.str());
     return nullptr;
   }
+  if (c.num_kv_heads == 0) c.num_kv_heads = c.num_heads;
+  if (c.num_kv_heads < 1 || c.num_heads % c.num_kv_heads != 0) {
+    std::ostringstream os;
+    os << "numKvHeads (" << c.num_kv_heads << ") must be an integer >= 1 that divides numHeads ("
+       << c.num_heads << ") (GQA/MQA: numHeads % numKvHeads == 0)";
+    *status = Status::Invalid(os.str());
+    return nullptr;
+  }
+  if (c.rope) {
+    const int64_t d = c.embed_dim / c.num_heads;
+    if (c.rope_dim == 0) c.rope_dim = d;
+    if (!(s = internal::CheckRotaryDim(c.rope_dim, d)).ok() ||
+        !(s = internal::CheckRopeBase(c.rope_base)).ok()) {
+      *status = Status::Invalid("rope: " + s.message);
+      return nullptr;
+    }
+  }
   int64_t n = 0;
   const int64_t widest = std::max(c.embed_dim, std::max(c.kdim, c.vdim));
   // {widest, 3, E} rather than {widest, 3·E}: 3·E may overflow int64.
@@ -178,6 +205,7 @@ std::unique_ptr<MultiHeadAttention> MultiHeadAttention::Create(
   Impl& im = *m->impl_;
   im.config = c;
   im.head_dim = c.embed_dim / c.num_heads;
+  im.kv_dim = c.num_kv_heads * im.head_dim;
   uint64_t state = (static_cast<uint64_t>(c.seed) << 32) ^ 0x5EEDA77E17ull;
   for (int id = 0; id < 8; ++id) {
     const WeightId wid = static_cast<WeightId>(id);
@@ -185,7 +213,7 @@ std::unique_ptr<MultiHeadAttention> MultiHeadAttention::Create(
     im.w[id].assign(static_cast<size_t>(size), 0.0f);
     if (Impl::IsBias(wid)) continue;  // biases start at zero, as in PyTorch
     // Xavier uniform: U(-a, a), a = sqrt(6 / (fan_in + fan_out)).
-    const double a = std::sqrt(6.0 / static_cast<double>(im.InDim(wid) + c.embed_dim));
+    const double a = std::sqrt(6.0 / static_cast<double>(im.InDim(wid) + im.OutDim(wid)));
     for (auto& x : im.w[id]) {
       const double u = static_cast<double>(SplitMix(&state) >> 11) * (1.0 / 9007199254740992.0);
       x = static_cast<float>((2.0 * u - 1.0) * a);
@@ -202,14 +230,14 @@ std::unique_ptr<MultiHeadAttention> MultiHeadAttention::Create(
 const MhaConfig& MultiHeadAttention::config() const { return impl_->config; }
 
 int64_t MultiHeadAttention::WeightSize(WeightId id) const {
-  const int64_t e = impl_->config.embed_dim;
+  const int64_t e = impl_->OutDim(id);
   if (Impl::IsBias(id)) return impl_->config.bias ? e : 0;
   return impl_->InDim(id) * e;
 }
 
 std::vector<int64_t> MultiHeadAttention::WeightShape(WeightId id,
                                                      WeightLayout layout) const {
-  const int64_t e = impl_->config.embed_dim;
+  const int64_t e = impl_->OutDim(id);
   if (Impl::IsBias(id)) return {impl_->config.bias ? e : 0};
   const int64_t in = impl_->InDim(id);
   return layout == WeightLayout::kTorch ? std::vector<int64_t>{e, in}
@@ -231,7 +259,7 @@ Status MultiHeadAttention::SetWeight(WeightId id, const float* data,
   }
   if (data == nullptr) return Status::Invalid(std::string(WeightName(id)) + " is missing");
   std::vector<float>& w = impl_->w[idx];
-  const int64_t e = impl_->config.embed_dim;
+  const int64_t e = impl_->OutDim(id);
   if (Impl::IsBias(id) || layout == WeightLayout::kKeras) {
     std::memcpy(w.data(), data, w.size() * sizeof(float));
   } else {
@@ -254,7 +282,7 @@ Status MultiHeadAttention::GetWeight(WeightId id, WeightLayout layout,
   const std::vector<float>& w = impl_->w[idx];
   if (w.empty()) return Status::Ok();
   if (out == nullptr) return Status::Invalid("out is missing");
-  const int64_t e = impl_->config.embed_dim;
+  const int64_t e = impl_->OutDim(id);
   if (Impl::IsBias(id) || layout == WeightLayout::kKeras) {
     std::memcpy(out, w.data(), w.size() * sizeof(float));
   } else {
@@ -284,15 +312,15 @@ std::unique_ptr<KvCache> MultiHeadAttention::CreateKvCache(
   int64_t n = 0;
   if (!(s = internal::CheckDim("batch", batch, 1)).ok() ||
       !(s = internal::CheckDim("maxLength", max_length, 1)).ok() ||
-      !(s = internal::TensorElements("the key cache [B, maxLength, embedDim]",
-                                     {batch, max_length, impl_->config.embed_dim}, &n)).ok()) {
+      !(s = internal::TensorElements("the key cache [B, maxLength, numKvHeads·D]",
+                                     {batch, max_length, impl_->kv_dim}, &n)).ok()) {
     *status = s;
     return nullptr;
   }
   if (2 * n > kMaxCallBytes / 4) {
     std::ostringstream os;
     os << "the key and value caches [" << batch << ", " << max_length << ", "
-       << impl_->config.embed_dim << "] need " << (8 * n) / (int64_t{1} << 20)
+       << impl_->kv_dim << "] need " << (8 * n) / (int64_t{1} << 20)
        << " MiB; at most " << (kMaxCallBytes >> 20)
        << " MiB are allowed (wasm memory is limited to 2 GiB)";
     *status = Status::OutOfMemory(os.str());
@@ -307,7 +335,7 @@ std::unique_ptr<KvCache> MultiHeadAttention::CreateKvCache(
   ci.owner = impl_.get();
   ci.batch = batch;
   ci.max_length = max_length;
-  ci.embed_dim = impl_->config.embed_dim;
+  ci.kv_dim = impl_->kv_dim;
   *status = Status::Ok();
   return c;
 }
@@ -356,16 +384,21 @@ Status MultiHeadAttention::Forward(const MhaForwardArgs& a) {
   kernels::AttentionView view;
   if (!(s = internal::ResolveMask(a.mask, a.batch, h, a.lq, lk_total, &view)).ok()) return s;
   // With a cache the queries are the newest positions (bottom-right causal).
-  if (cache != nullptr) view.causal_offset = lk_total - a.lq;
+  if (cache != nullptr) {
+    view.causal_offset += lk_total - a.lq;
+    view.window_offset += lk_total - a.lq;
+  }
   if (!im.packed || im.packed_scalar != kernels::UsingScalarKernels()) {
     if (!im.Pack()) return Status::OutOfMemory("multiHeadAttention: out of memory");
   }
 
   const bool fused = a.query == a.key && a.key == a.value && a.lq == a.lk &&
                      c.kdim == e && c.vdim == e;
+  const int64_t ekv = im.kv_dim, hkv = c.num_kv_heads, wd = e + 2 * ekv;
   const int64_t mq = a.batch * a.lq, mk = a.batch * a.lk;
   view.batch = a.batch;
   view.heads = h;
+  view.kv_heads = hkv;
   view.lq = a.lq;
   view.lk = lk_total;
   view.d = d;
@@ -374,71 +407,98 @@ Status MultiHeadAttention::Forward(const MhaForwardArgs& a) {
   view.weights = a.weights;
   view.average_weights = a.average_weights;
 
+  // RoPE over `len` rows of `heads` heads, positions past + l.
+  auto rotate = [&](float* x, int64_t len, int64_t sb, int64_t sl,
+                    int64_t heads) {
+    if (!c.rope) return;
+    internal::RotateSpec r;
+    r.x = x;
+    r.batch = a.batch;
+    r.len = len;
+    r.heads = heads;
+    r.sb = sb;
+    r.sl = sl;
+    r.sh = d;
+    r.rotary_dim = c.rope_dim;
+    r.interleaved = c.rope_interleaved;
+    r.pos0 = past;
+    r.base = c.rope_base;
+    internal::RotateRows(r);
+  };
+
   if (fused) {
-    // QKV [B, L, 3E]: Q at column 0, K at E, V at 2E; head h at +h·D.
-    if (!im.q_buf.Reserve(mq * 3 * e)) return Status::OutOfMemory("forward: out of memory");
-    kernels::Gemm(mq, 3 * e, e, a.query, e, im.pqkv,
-                  c.bias ? im.bias_qkv.data() : nullptr, im.q_buf.data(), 3 * e);
-    const float* qkv = im.q_buf.data();
+    // QKV [B, L, E + 2·Ekv]: Q at column 0, K at E, V at E + Ekv; head h at
+    // +h·D.
+    if (!im.q_buf.Reserve(mq * wd)) return Status::OutOfMemory("forward: out of memory");
+    kernels::Gemm(mq, wd, e, a.query, e, im.pqkv,
+                  c.bias ? im.bias_qkv.data() : nullptr, im.q_buf.data(), wd);
+    float* qkv = im.q_buf.data();
+    rotate(qkv, a.lq, a.lq * wd, wd, h);
+    rotate(qkv + e, a.lq, a.lq * wd, wd, hkv);
     view.q = qkv;
     view.k = qkv + e;
-    view.v = qkv + 2 * e;
-    view.q_sl = view.k_sl = view.v_sl = 3 * e;
+    view.v = qkv + e + ekv;
+    view.q_sl = view.k_sl = view.v_sl = wd;
     view.q_sh = view.k_sh = view.v_sh = d;
-    view.q_sb = view.k_sb = view.v_sb = a.lq * 3 * e;
+    view.q_sb = view.k_sb = view.v_sb = a.lq * wd;
   } else if (cache != nullptr) {
     // Q [B, Lq, E] in scratch; K and V of the new keys go straight into the
     // cache rows [past, past + Lk) of each batch.
     if (!im.q_buf.Reserve(mq * e)) return Status::OutOfMemory("forward: out of memory");
     kernels::Gemm(mq, e, e, a.query, e, im.pq, c.bias ? im.w[1].data() : nullptr,
                   im.q_buf.data(), e);
+    rotate(im.q_buf.data(), a.lq, a.lq * e, e, h);
     view.q = im.q_buf.data();
     view.q_sl = e;
     view.q_sb = a.lq * e;
     view.q_sh = d;
   } else {
-    if (!im.q_buf.Reserve(mq * e) || !im.k_buf.Reserve(mk * e) || !im.v_buf.Reserve(mk * e)) {
+    if (!im.q_buf.Reserve(mq * e) || !im.k_buf.Reserve(mk * ekv) || !im.v_buf.Reserve(mk * ekv)) {
       return Status::OutOfMemory("forward: out of memory");
     }
     const float* bq = c.bias ? im.w[1].data() : nullptr;
     const float* bk = c.bias ? im.w[3].data() : nullptr;
     const float* bv = c.bias ? im.w[5].data() : nullptr;
     kernels::Gemm(mq, e, e, a.query, e, im.pq, bq, im.q_buf.data(), e);
-    kernels::Gemm(mk, e, c.kdim, a.key, c.kdim, im.pk, bk, im.k_buf.data(), e);
-    kernels::Gemm(mk, e, c.vdim, a.value, c.vdim, im.pv, bv, im.v_buf.data(), e);
+    kernels::Gemm(mk, ekv, c.kdim, a.key, c.kdim, im.pk, bk, im.k_buf.data(), ekv);
+    kernels::Gemm(mk, ekv, c.vdim, a.value, c.vdim, im.pv, bv, im.v_buf.data(), ekv);
+    rotate(im.q_buf.data(), a.lq, a.lq * e, e, h);
+    rotate(im.k_buf.data(), a.lk, a.lk * ekv, ekv, hkv);
     view.q = im.q_buf.data();
     view.k = im.k_buf.data();
     view.v = im.v_buf.data();
-    view.q_sl = view.k_sl = view.v_sl = e;
+    view.q_sl = e;
+    view.k_sl = view.v_sl = ekv;
     view.q_sh = view.k_sh = view.v_sh = d;
     view.q_sb = a.lq * e;
-    view.k_sb = view.v_sb = a.lk * e;
+    view.k_sb = view.v_sb = a.lk * ekv;
   }
   if (cache != nullptr) {
     const int64_t row0 = past;
-    const int64_t cache_sb = cache->max_length * e;
+    const int64_t cache_sb = cache->max_length * ekv;
     float* kc = cache->k.data();
     float* vc = cache->v.data();
     for (int64_t b = 0; b < a.batch; ++b) {
-      float* kdst = kc + b * cache_sb + row0 * e;
-      float* vdst = vc + b * cache_sb + row0 * e;
+      float* kdst = kc + b * cache_sb + row0 * ekv;
+      float* vdst = vc + b * cache_sb + row0 * ekv;
       if (fused) {
         // Copy K and V of the new positions out of the fused QKV rows.
         for (int64_t l = 0; l < a.lk; ++l) {
-          const float* src = view.q + b * view.q_sb + l * 3 * e;
-          std::memcpy(kdst + l * e, src + e, static_cast<size_t>(e) * sizeof(float));
-          std::memcpy(vdst + l * e, src + 2 * e, static_cast<size_t>(e) * sizeof(float));
+          const float* src = view.q + b * view.q_sb + l * wd;
+          std::memcpy(kdst + l * ekv, src + e, static_cast<size_t>(ekv) * sizeof(float));
+          std::memcpy(vdst + l * ekv, src + e + ekv, static_cast<size_t>(ekv) * sizeof(float));
         }
       } else {
-        kernels::Gemm(a.lk, e, c.kdim, a.key + b * a.lk * c.kdim, c.kdim, im.pk,
-                      c.bias ? im.w[3].data() : nullptr, kdst, e);
-        kernels::Gemm(a.lk, e, c.vdim, a.value + b * a.lk * c.vdim, c.vdim, im.pv,
-                      c.bias ? im.w[5].data() : nullptr, vdst, e);
+        kernels::Gemm(a.lk, ekv, c.kdim, a.key + b * a.lk * c.kdim, c.kdim, im.pk,
+                      c.bias ? im.w[3].data() : nullptr, kdst, ekv);
+        kernels::Gemm(a.lk, ekv, c.vdim, a.value + b * a.lk * c.vdim, c.vdim, im.pv,
+                      c.bias ? im.w[5].data() : nullptr, vdst, ekv);
       }
     }
+    if (!fused) rotate(kc + row0 * ekv, a.lk, cache_sb, ekv, hkv);
     view.k = kc;
     view.v = vc;
-    view.k_sl = view.v_sl = e;
+    view.k_sl = view.v_sl = ekv;
     view.k_sh = view.v_sh = d;
     view.k_sb = view.v_sb = cache_sb;
   }
@@ -454,11 +514,23 @@ Status MultiHeadAttention::Forward(const MhaForwardArgs& a) {
         }
       }
     };
+    // K and V as [B, Lk, E]: with GQA each query head's slot holds its kv head.
+    auto kv_rows = [&](float* dst, const float* src, int64_t sb, int64_t sl, int64_t n) {
+      if (dst == nullptr) return;
+      for (int64_t b = 0; b < a.batch; ++b) {
+        for (int64_t l = 0; l < n; ++l) {
+          for (int64_t hh = 0; hh < h; ++hh) {
+            std::memcpy(dst + (b * n + l) * e + hh * d, src + b * sb + l * sl + (hh * hkv / h) * d,
+                        static_cast<size_t>(d) * sizeof(float));
+          }
+        }
+      }
+    };
     rows(t->q, view.q, view.q_sb, view.q_sl, a.lq);
-    rows(t->k, view.k, view.k_sb, view.k_sl, lk_total);
-    rows(t->v, view.v, view.v_sb, view.v_sl, lk_total);
-    if (t->scores != nullptr || t->masked != nullptr) {
-      kernels::AttentionTraceScores(view, t->scores, t->masked);
+    kv_rows(t->k, view.k, view.k_sb, view.k_sl, lk_total);
+    kv_rows(t->v, view.v, view.v_sb, view.v_sl, lk_total);
+    if (t->scores != nullptr || t->capped != nullptr || t->masked != nullptr) {
+      kernels::AttentionTraceScores(view, t->scores, t->capped, t->masked);
     }
     if (t->weights != nullptr) {
       view.weights = t->weights;
@@ -472,7 +544,7 @@ Status MultiHeadAttention::Forward(const MhaForwardArgs& a) {
     return Status::OutOfMemory("forward: out of memory");
   }
   float* ctx = im.q_buf.data();
-  const int64_t ctx_ld = fused ? 3 * e : e;
+  const int64_t ctx_ld = fused ? wd : e;
   view.out = ctx;
   view.o_sl = ctx_ld;
   view.o_sh = d;

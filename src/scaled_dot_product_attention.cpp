@@ -1,6 +1,7 @@
 // Scaled dot-product attention over N = B·H independent problems:
-//   q [B,H,Lq,D], k [B,H,Lk,D], v [B,H,Lk,Dv] → output [B,H,Lq,Dv],
-//   weights [B,H,Lq,Lk] = softmax(q·kᵀ·scale + mask).
+//   q [B,H,Lq,D], k [B,Hkv,Lk,D], v [B,Hkv,Lk,Dv] → output [B,H,Lq,Dv],
+//   weights [B,H,Lq,Lk] = softmax(mask(softcap(q·kᵀ·scale))).
+// GQA/MQA (Hkv < H): query head h reads kv head h·Hkv/H through strides.
 #include <cmath>
 #include <sstream>
 
@@ -16,10 +17,23 @@ Status ScaledDotProductAttention(const SdpaArgs& a) {
   if (!(s = internal::CheckDim("Lk (key length)", a.lk, 1)).ok()) return s;
   if (!(s = internal::CheckDim("D (query/key width)", a.d, 1)).ok()) return s;
   if (!(s = internal::CheckDim("Dv (value width)", a.dv, 1)).ok()) return s;
+  const int64_t hkv = a.kv_heads == 0 ? a.heads : a.kv_heads;
+  if (hkv < 1 || a.heads % hkv != 0) {
+    std::ostringstream os;
+    os << "k and v have " << hkv << " heads and q has " << a.heads
+       << ": the query heads H must be a multiple of the key/value heads Hkv "
+          "(GQA/MQA: H % Hkv == 0)";
+    return Status::Invalid(os.str());
+  }
+  if (a.has_softcap && !(a.softcap > 0.0f && std::isfinite(a.softcap))) {
+    std::ostringstream os;
+    os << "softcap must be a finite number > 0 (got " << a.softcap << ")";
+    return Status::Invalid(os.str());
+  }
   int64_t n = 0;
   if (!(s = internal::TensorElements("q", {a.batch, a.heads, a.lq, a.d}, &n)).ok()) return s;
-  if (!(s = internal::TensorElements("k", {a.batch, a.heads, a.lk, a.d}, &n)).ok()) return s;
-  if (!(s = internal::TensorElements("v", {a.batch, a.heads, a.lk, a.dv}, &n)).ok()) return s;
+  if (!(s = internal::TensorElements("k", {a.batch, hkv, a.lk, a.d}, &n)).ok()) return s;
+  if (!(s = internal::TensorElements("v", {a.batch, hkv, a.lk, a.dv}, &n)).ok()) return s;
   if (!(s = internal::TensorElements("output", {a.batch, a.heads, a.lq, a.dv}, &n)).ok()) return s;
   if (a.weights != nullptr &&
       !(s = internal::TensorElements("weights", {a.batch, a.heads, a.lq, a.lk}, &n)).ok()) {
@@ -49,11 +63,13 @@ Status ScaledDotProductAttention(const SdpaArgs& a) {
   view.k = a.k;
   view.k_sl = a.d;
   view.k_sh = a.lk * a.d;
-  view.k_sb = a.heads * view.k_sh;
+  view.k_sb = hkv * view.k_sh;
   view.v = a.v;
   view.v_sl = a.dv;
   view.v_sh = a.lk * a.dv;
-  view.v_sb = a.heads * view.v_sh;
+  view.v_sb = hkv * view.v_sh;
+  view.kv_heads = hkv;
+  view.softcap = a.has_softcap ? a.softcap : 0.0f;
   view.out = a.output;
   view.o_sl = a.dv;
   view.o_sh = a.lq * a.dv;
@@ -67,8 +83,8 @@ Status ScaledDotProductAttention(const SdpaArgs& a) {
 
   const ForwardTrace* t = a.trace;
   if (t != nullptr) {
-    if (t->scores != nullptr || t->masked != nullptr) {
-      kernels::AttentionTraceScores(view, t->scores, t->masked);
+    if (t->scores != nullptr || t->capped != nullptr || t->masked != nullptr) {
+      kernels::AttentionTraceScores(view, t->scores, t->capped, t->masked);
     }
     if (t->weights != nullptr) view.weights = t->weights;
   }

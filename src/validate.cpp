@@ -1,9 +1,11 @@
 // Validation shared by every op. Messages use the JS API's argument names
 // because they reach JS users verbatim.
+#include <cmath>
 #include <cstdlib>
 #include <limits>
 #include <new>
 #include <sstream>
+#include <utility>
 
 #include "internal.h"
 
@@ -96,9 +98,56 @@ Status CheckPointer(const char* name, const void* p) {
 Status ResolveMask(const MaskSpec& mask, int64_t batch, int64_t heads,
                    int64_t lq, int64_t lk, kernels::AttentionView* view) {
   view->causal = mask.causal;
+  view->causal_align = mask.causal_align;
+  view->causal_offset = mask.causal_offset;
+  view->window_offset = mask.window_offset;
   view->lengths = mask.lengths;
   view->mask_kind = MaskKind::kNone;
   view->mask = nullptr;
+  auto check_align = [](Align a, const char* what) {
+    if (a != Align::kTopLeft && a != Align::kBottomRight) {
+      return Status::Invalid(std::string(what) +
+                             " must be 'top-left' or 'bottom-right'");
+    }
+    return Status::Ok();
+  };
+  Status s;
+  if (!(s = check_align(mask.causal_align, "mask causal align")).ok()) return s;
+  if (std::isnan(mask.fill) || mask.fill == std::numeric_limits<float>::infinity()) {
+    std::ostringstream os;
+    os << "maskFill must be a finite number or -Infinity (got " << mask.fill << ")";
+    return Status::Invalid(os.str());
+  }
+  view->fill = mask.fill;
+  view->window = mask.window;
+  if (mask.window) {
+    if (!(s = check_align(mask.window_align, "mask window align")).ok()) return s;
+    for (const auto& side : {std::make_pair("left", mask.window_left),
+                             std::make_pair("right", mask.window_right)}) {
+      if (side.second < -1) {
+        std::ostringstream os;
+        os << "mask window " << side.first
+           << " must be -1 (unbounded) or an integer >= 0 (got " << side.second << ")";
+        return Status::Invalid(os.str());
+      }
+    }
+    view->window_left = mask.window_left;
+    view->window_right = mask.window_right;
+    view->window_align = mask.window_align;
+  }
+  view->alibi = mask.alibi;
+  view->alibi_slopes = nullptr;
+  if (mask.alibi && mask.alibi_slopes != nullptr) {
+    for (int64_t h = 0; h < heads; ++h) {
+      if (!std::isfinite(mask.alibi_slopes[h])) {
+        std::ostringstream os;
+        os << "mask alibi slopes[" << h << "] must be a finite number (got "
+           << mask.alibi_slopes[h] << ")";
+        return Status::Invalid(os.str());
+      }
+    }
+    view->alibi_slopes = mask.alibi_slopes;
+  }
   if (mask.lengths != nullptr) {
     for (int64_t b = 0; b < batch; ++b) {
       if (mask.lengths[b] < 0 || mask.lengths[b] > lk) {
@@ -141,4 +190,16 @@ Status ResolveMask(const MaskSpec& mask, int64_t batch, int64_t heads,
 }
 
 }  // namespace internal
+}  // namespace attnlab
+
+namespace attnlab {
+
+Status AlibiSlopes(int64_t heads, float* out) {
+  Status s;
+  if (!(s = internal::CheckDim("heads", heads, 1)).ok()) return s;
+  if (!(s = internal::CheckPointer("out", out)).ok()) return s;
+  for (int64_t h = 0; h < heads; ++h) out[h] = kernels::AlibiSlope(h, heads);
+  return Status::Ok();
+}
+
 }  // namespace attnlab

@@ -122,7 +122,7 @@ export interface TensorMask {
   data: ArrayLike<number> | NestedArray | boolean[] | boolean[][];
   shape?: number[];
 }
-export type MaskSpec = CausalMask | PaddingMask | TensorMask;
+export type MaskSpec = CausalMask | PaddingMask | TensorMask | WindowMask | AlibiMask;
 /** One mask spec, or several combined (at most one of each kind). */
 export type Mask = MaskSpec | MaskSpec[];
 
@@ -135,7 +135,7 @@ export interface AttentionResult {
 }
 
 export interface TraceStep {
-  step: 'input' | 'linear_qkv' | 'split_heads' | 'scores' | 'mask' | 'softmax' | 'weighted_sum' | 'merge_heads' | 'output_linear' | 'dropout' | 'residual' | 'layer_norm';
+  step: 'input' | 'linear_qkv' | 'split_heads' | 'scores' | 'softcap' | 'mask' | 'softmax' | 'weighted_sum' | 'merge_heads' | 'output_linear' | 'dropout' | 'residual' | 'layer_norm';
   shape: number[];
   formula: string;
   shapes?: Record<string, number[]>;
@@ -318,7 +318,7 @@ export interface AttentionLab<M extends LabMode = 'either'> {
   /** softmax(X·Xᵀ/√E)·X for x [L,E] or [B,L,E]. */
   selfAttention(x: TensorLike, options?: { mask?: Mask; scale?: number; trace?: boolean | 'values'; checkFinite?: boolean }): Returned<M, AttentionResult>;
   /** softmax(Q·Kᵀ·scale + mask)·V over any leading dims; scale defaults to 1/√D. */
-  scaledDotProductAttention(q: TensorLike, k: TensorLike, v: TensorLike, options?: { mask?: Mask; scale?: number; needWeights?: boolean; trace?: boolean | 'values'; checkFinite?: boolean }): Returned<M, AttentionResult>;
+  scaledDotProductAttention(q: TensorLike, k: TensorLike, v: TensorLike, options?: SdpaOptions & { trace?: boolean | 'values'; checkFinite?: boolean }): Returned<M, AttentionResult>;
   multiHeadAttention(config: MhaConfig): MultiHeadAttention;
   selfAttentionLayer(config: LayerConfig): SelfAttentionLayer;
   /**
@@ -510,6 +510,87 @@ export interface SelfAttentionLayer {
   loadStateDict(tensors: Record<string, { data: ArrayLike<number>; shape: number[] }>, options?: StateDictOptions | AttentionLayerInfo): this;
   /** The weights and LayerNorm as a 'torch' (prefix default 'self_attn.') or 'hf-bert' state dict. */
   stateDict(options: { format: 'torch' | 'hf-bert'; prefix?: string }): Record<string, Tensor>;
+}
+
+// ---- Attention variants: GQA/MQA, RoPE, windows, softcap, ALiBi, maskFill ----
+// (docs/attention-variants.md)
+
+export interface CausalMask {
+  /**
+   * 'top-left' (default): query i sees keys j ≤ i. 'bottom-right': the last
+   * query sees every valid key: j ≤ i + len_b − Lq (len_b = padding lengths[b] or Lk).
+   */
+  align?: 'top-left' | 'bottom-right';
+  /** With 'top-left': query i sits at p_i = i + offset (e.g. ONNX's past length). */
+  offset?: number;
+}
+/** Sliding window: query i (at p_i, from `align`) sees keys p_i − left ≤ j ≤ p_i + right; −1 leaves a side unbounded. */
+export interface WindowMask {
+  kind: 'window';
+  left?: number;
+  right?: number;
+  align?: 'top-left' | 'bottom-right';
+  /** With 'top-left': query i sits at p_i = i + offset. */
+  offset?: number;
+}
+/** ALiBi bias −slopes[h]·|p_i − j| (p_i from the causal mask's align); default: the paper's slopes. */
+export interface AlibiMask {
+  kind: 'alibi';
+  /** One slope per query head H. */
+  slopes?: ArrayLike<number>;
+}
+
+export interface SdpaOptions {
+  mask?: Mask;
+  scale?: number;
+  needWeights?: boolean;
+  /** Soft-capping: scores = softcap·tanh(scores/softcap), after scaling, before the masks (> 0). */
+  softcap?: number;
+  /** Value of masked scores: −1e9 (default: a fully masked row is uniform) or −Infinity (ONNX: zero weights and output). */
+  maskFill?: number;
+}
+
+export interface ForwardOptions {
+  /** Value of masked scores: −1e9 (default) or −Infinity. */
+  maskFill?: number;
+}
+
+export interface RopeConfig {
+  /** Default 10000. */
+  base?: number;
+  /** Rotated dims R (even, ≤ D); default D. */
+  rotaryDim?: number;
+  /** Pairs (2i, 2i+1) instead of halves (i, i+R/2); default false. */
+  interleaved?: boolean;
+}
+
+export interface MhaConfig {
+  /** GQA/MQA: K and V heads Hkv (divides numHeads; default numHeads). The KV cache holds Hkv heads. */
+  numKvHeads?: number;
+  /** Rotary embedding of Q and K after the projection (positions continue from a KV cache's length). */
+  rope?: RopeConfig | boolean;
+}
+
+export interface RotaryEmbeddingOptions {
+  /** Positions [B, L]: rows of cos/sin, or the angles' positions (default 0..L−1). */
+  positionIds?: ArrayLike<number> | number[][] | TensorLike;
+  /** [maxPosition, R/2] with positionIds, [B, L, R/2] without; default: computed from base. */
+  cos?: TensorLike;
+  sin?: TensorLike;
+  base?: number;
+  rotaryDim?: number;
+  interleaved?: boolean;
+  /** H, for x of shape [B, L, H·D]. */
+  numHeads?: number;
+}
+
+export interface AttentionLab<M extends LabMode = 'either'> {
+  /** Rotary position embedding (ONNX RotaryEmbedding) of x [B,H,L,D] or [B,L,H·D]. */
+  rotaryEmbedding(x: TensorLike, options?: RotaryEmbeddingOptions): Returned<M, Tensor>;
+  /** cos/sin tables [maxPosition, rotaryDim/2] of p·base^(−2i/rotaryDim). */
+  rotaryCache(maxPosition: number, rotaryDim: number, options?: { base?: number }): Returned<M, { cos: Tensor; sin: Tensor }>;
+  /** The ALiBi paper's slopes for `heads` heads. */
+  alibiSlopes(heads: number): Returned<M, Float32Array>;
 }
 
 // ---------------------------------------------------------------------------

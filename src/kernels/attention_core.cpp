@@ -8,14 +8,20 @@
 // Memory is O(block·Lk + (D + Dv)·Lk): the [Lq, Lk] matrix is never stored
 // unless the caller asks for the weights.
 //
-// Causal and padding masks make a row's keys j >= valid "implicitly filled"
-// with -1e9. Those columns are not computed: after the softmax their weight is
-// exp(-1e9 - max) / sum, which is exactly 0 unless every key of the row is
-// masked (then the row is uniform and the skipped columns are written back).
+// Causal, padding and window masks leave each row a range [lo, hi) of
+// visible keys; the others are "implicitly filled" with `fill` (-1e9 or
+// -inf). Those columns are not computed: after the softmax their weight is
+// exp(fill - max) / sum, which is exactly 0 unless every key of the row is
+// masked with a finite fill (then the row is uniform and the skipped columns
+// are added back). Key tiles outside every row's range are skipped, so a
+// sliding window costs O(Lq·window), not O(Lq·Lk).
+// GQA: query head h reads kv head h·Hkv/H; K and V are packed once per kv
+// head and batch, and shared by the group's query heads.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <vector>
 
 #include "kernels/kernels.h"
 #include "kernels/simd.h"
@@ -37,83 +43,101 @@ int64_t BlockRows(int64_t lk) {
   return std::clamp<int64_t>(rows, 4, 64);
 }
 
-// Mask data of one query row.
+// Mask data of one query row, for scores of keys j_first + j.
 struct RowMask {
   MaskKind kind = MaskKind::kNone;
-  const float* data = nullptr;  // at (b, h, i, 0)
+  const float* data = nullptr;  // at (b, h, i, j_first)
   int64_t stride_k = 0;
+  float fill = kMaskFill;
+  float softcap = 0.0f;  // > 0: c·tanh(x/c) after scaling
+  float slope = 0.0f;    // ALiBi: x -= slope·|pos - j|
+  float pos = 0.0f;      // p_i - j_first
 };
 
-// Applies scale and the tensor mask to x[j] for one element.
+// Score pipeline of one element x (already scaled), key j (relative).
 inline float MaskOne(float x, const RowMask& m, int64_t j) {
   switch (m.kind) {
     case MaskKind::kKeep:
-      return m.data[j * m.stride_k] == 0.0f ? kMaskFill : x;
-    case MaskKind::kBlock:
-      return x + m.data[j * m.stride_k] * kMaskFill;
+      x = m.data[j * m.stride_k] == 0.0f ? m.fill : x;
+      break;
+    case MaskKind::kBlock: {
+      const float mv = m.data[j * m.stride_k];
+      x = mv == 0.0f ? x : x + mv * m.fill;
+      break;
+    }
     case MaskKind::kAdditive:
-      return x + m.data[j * m.stride_k];
+      x += m.data[j * m.stride_k];
+      break;
     default:
-      return x;
+      break;
   }
+  if (m.slope != 0.0f) x -= m.slope * std::fabs(m.pos - static_cast<float>(j));
+  return x;
 }
 
-// Shared tail of the row softmax: the implicit columns [valid, lk) hold fill.
-// Returns false (and makes the row uniform) when every score is -inf.
-inline bool UniformIfAllNegInf(float* s, int64_t valid, int64_t lk,
-                               float max_value, float* tail) {
+inline float CapOne(float x, const RowMask& m) {
+  return m.softcap > 0.0f ? m.softcap * std::tanh(x / m.softcap) : x;
+}
+
+// Shared tail of the row softmax: the n visible scores s[0, n) and `implicit`
+// filled columns. Returns false when the max is finite. Otherwise the row is
+// decided here: NaN stays NaN; no finite score gives zeros with an infinite
+// fill, uniform weights 1/(n + implicit) with a finite one.
+inline bool DecideAllNegInf(float* s, int64_t n, int64_t implicit,
+                            float max_value, float fill, float* tail) {
   if (max_value != -std::numeric_limits<float>::infinity()) return false;
   // The max ignores NaN: an all-NaN row lands here and must stay NaN.
-  for (int64_t j = 0; j < valid; ++j) {
+  for (int64_t j = 0; j < n; ++j) {
     if (std::isnan(s[j])) {
-      std::fill(s, s + valid, std::numeric_limits<float>::quiet_NaN());
-      *tail = valid < lk ? std::numeric_limits<float>::quiet_NaN() : 0.0f;
+      std::fill(s, s + n, std::numeric_limits<float>::quiet_NaN());
+      *tail = implicit > 0 ? std::numeric_limits<float>::quiet_NaN() : 0.0f;
       return true;
     }
   }
-  const float u = 1.0f / static_cast<float>(lk);
-  for (int64_t j = 0; j < valid; ++j) s[j] = u;
+  const float u = std::isinf(fill) ? 0.0f : 1.0f / static_cast<float>(n + implicit);
+  for (int64_t j = 0; j < n; ++j) s[j] = u;
   *tail = u;
   return true;
 }
 
 // exp(fill - max) for the implicit (masked) columns: 0 unless the row's max is
 // itself about the fill (every key masked), without a libm call per row.
-inline float ExpOfFill(float max_value) {
-  const float x = kMaskFill - max_value;
+inline float ExpOfFill(float fill, float max_value) {
+  const float x = fill - max_value;
   return x < -104.0f ? 0.0f : std::exp(x);
 }
 
 // ---------------------------------------------------------------------------
-// Row softmax, scalar: s[0, valid) holds raw scores; on return it holds the
-// probabilities, and the probability of each implicit column is returned.
-// s[j] = mask(s[j]·scale) for j < valid; returns the max (-inf if none).
-float ScaleMaskMaxScalar(float* s, int64_t valid, float scale, const RowMask& m) {
+// Row softmax, scalar: s[0, n) holds raw scores of visible keys; on return it
+// holds the probabilities, and the probability of each of the `implicit`
+// filled columns is returned.
+// s[j] = mask(cap(s[j]·scale)) for j < n; returns the max (-inf if none).
+float ScaleMaskMaxScalar(float* s, int64_t n, float scale, const RowMask& m) {
   float mx = -std::numeric_limits<float>::infinity();
-  for (int64_t j = 0; j < valid; ++j) {
-    const float x = MaskOne(s[j] * scale, m, j);
+  for (int64_t j = 0; j < n; ++j) {
+    const float x = MaskOne(CapOne(s[j] * scale, m), m, j);
     s[j] = x;
     mx = std::max(mx, x);
   }
   return mx;
 }
 
-float SoftmaxRowScalar(float* s, int64_t valid, int64_t lk, float scale,
+float SoftmaxRowScalar(float* s, int64_t n, int64_t implicit, float scale,
                        const RowMask& m) {
-  float mx = ScaleMaskMaxScalar(s, valid, scale, m);
-  if (valid < lk) mx = std::max(mx, kMaskFill);
+  float mx = ScaleMaskMaxScalar(s, n, scale, m);
+  if (implicit > 0) mx = std::max(mx, m.fill);
   float tail = 0.0f;
-  if (UniformIfAllNegInf(s, valid, lk, mx, &tail)) return tail;
+  if (DecideAllNegInf(s, n, implicit, mx, m.fill, &tail)) return tail;
   float sum = 0.0f;
-  for (int64_t j = 0; j < valid; ++j) {
+  for (int64_t j = 0; j < n; ++j) {
     const float e = std::exp(s[j] - mx);
     s[j] = e;
     sum += e;
   }
-  const float tail_e = valid < lk ? ExpOfFill(mx) : 0.0f;
-  sum += tail_e * static_cast<float>(lk - valid);
+  const float tail_e = implicit > 0 ? ExpOfFill(m.fill, mx) : 0.0f;
+  sum += tail_e * static_cast<float>(implicit);
   const float inv = 1.0f / sum;
-  for (int64_t j = 0; j < valid; ++j) s[j] *= inv;
+  for (int64_t j = 0; j < n; ++j) s[j] *= inv;
   return tail_e * inv;
 }
 
@@ -159,75 +183,95 @@ inline Batch ExpBatch(const Batch& x_in) {
   return xsimd::select(x_in < lo, Batch(0.0f), xsimd::select(x_in != x_in, x_in, result));
 }
 
-inline Batch MaskBatch(const Batch& x, const RowMask& m, int64_t j) {
-  if (m.kind == MaskKind::kNone) return x;
-  const Batch mv = m.stride_k == 0 ? Batch(m.data[0])
-                                   : Batch::load_unaligned(m.data + j);
-  switch (m.kind) {
-    case MaskKind::kKeep:
-      return xsimd::select(mv == Batch(0.0f), Batch(kMaskFill), x);
-    case MaskKind::kBlock:
-      return xsimd::fma(mv, Batch(kMaskFill), x);
-    default:
-      return x + mv;
-  }
+// tanh(y) = 1 - 2/(e^{2y} + 1) on ExpBatch (saturates to ±1, NaN stays NaN).
+inline Batch TanhBatch(const Batch& y) {
+  const Batch e = ExpBatch(y + y);
+  return Batch(1.0f) - Batch(2.0f) / (e + Batch(1.0f));
 }
 
-float ScaleMaskMaxSimd(float* s, int64_t valid, float scale, const RowMask& m) {
+inline Batch MaskBatch(Batch x, const RowMask& m, int64_t j) {
+  if (m.kind != MaskKind::kNone) {
+    const Batch mv = m.stride_k == 0 ? Batch(m.data[0])
+                                     : Batch::load_unaligned(m.data + j);
+    switch (m.kind) {
+      case MaskKind::kKeep:
+        x = xsimd::select(mv == Batch(0.0f), Batch(m.fill), x);
+        break;
+      case MaskKind::kBlock:
+        x = xsimd::select(mv == Batch(0.0f), x, xsimd::fma(mv, Batch(m.fill), x));
+        break;
+      default:
+        x = x + mv;
+        break;
+    }
+  }
+  if (m.slope != 0.0f) {
+    alignas(64) float iota[kWidth];
+    for (int u = 0; u < kWidth; ++u) iota[u] = static_cast<float>(j + u);
+    x = x - Batch(m.slope) * xsimd::abs(Batch(m.pos) - Batch::load_aligned(iota));
+  }
+  return x;
+}
+
+float ScaleMaskMaxSimd(float* s, int64_t n, float scale, const RowMask& m) {
   const Batch vscale(scale);
   Batch vmax(-std::numeric_limits<float>::infinity());
   int64_t j = 0;
-  for (; j + kWidth <= valid; j += kWidth) {
-    const Batch x = MaskBatch(Batch::load_unaligned(s + j) * vscale, m, j);
+  const bool cap = m.softcap > 0.0f;
+  const Batch vcap(m.softcap), vinv_cap(cap ? 1.0f / m.softcap : 0.0f);
+  for (; j + kWidth <= n; j += kWidth) {
+    Batch x = Batch::load_unaligned(s + j) * vscale;
+    if (cap) x = vcap * TanhBatch(x * vinv_cap);
+    x = MaskBatch(x, m, j);
     x.store_unaligned(s + j);
     vmax = xsimd::max(vmax, x);
   }
   float mx = ReduceMax(vmax);
-  for (; j < valid; ++j) {
-    const float x = MaskOne(s[j] * scale, m, j);
+  for (; j < n; ++j) {
+    const float x = MaskOne(CapOne(s[j] * scale, m), m, j);
     s[j] = x;
     mx = std::max(mx, x);
   }
   return mx;
 }
 
-float SoftmaxRowSimd(float* s, int64_t valid, int64_t lk, float scale,
+float SoftmaxRowSimd(float* s, int64_t n, int64_t implicit, float scale,
                      const RowMask& m) {
-  float mx = ScaleMaskMaxSimd(s, valid, scale, m);
+  float mx = ScaleMaskMaxSimd(s, n, scale, m);
   int64_t j = 0;
-  if (valid < lk) mx = std::max(mx, kMaskFill);
+  if (implicit > 0) mx = std::max(mx, m.fill);
   float tail = 0.0f;
-  if (UniformIfAllNegInf(s, valid, lk, mx, &tail)) return tail;
+  if (DecideAllNegInf(s, n, implicit, mx, m.fill, &tail)) return tail;
 
   const Batch bmax(mx);
   Batch vsum(0.0f);
   j = 0;
-  for (; j + kWidth <= valid; j += kWidth) {
+  for (; j + kWidth <= n; j += kWidth) {
     const Batch e = ExpBatch(Batch::load_unaligned(s + j) - bmax);
     e.store_unaligned(s + j);
     vsum += e;
   }
-  if (j < valid) {
+  if (j < n) {
     // The last partial vector: unused lanes hold -inf, whose exp is 0.
     alignas(64) float t[kWidth];
     for (int64_t u = 0; u < kWidth; ++u) {
-      t[u] = j + u < valid ? s[j + u] : -std::numeric_limits<float>::infinity();
+      t[u] = j + u < n ? s[j + u] : -std::numeric_limits<float>::infinity();
     }
     const Batch e = ExpBatch(Batch::load_aligned(t) - bmax);
     e.store_aligned(t);
     vsum += e;
-    for (int64_t u = 0; j + u < valid; ++u) s[j + u] = t[u];
+    for (int64_t u = 0; j + u < n; ++u) s[j + u] = t[u];
   }
   float sum = xsimd::hadd(vsum);
-  const float tail_e = valid < lk ? ExpOfFill(mx) : 0.0f;
-  sum += tail_e * static_cast<float>(lk - valid);
+  const float tail_e = implicit > 0 ? ExpOfFill(m.fill, mx) : 0.0f;
+  sum += tail_e * static_cast<float>(implicit);
   const float inv = 1.0f / sum;
   const Batch vinv(inv);
   j = 0;
-  for (; j + kWidth <= valid; j += kWidth) {
+  for (; j + kWidth <= n; j += kWidth) {
     (Batch::load_unaligned(s + j) * vinv).store_unaligned(s + j);
   }
-  for (; j < valid; ++j) s[j] *= inv;
+  for (; j < n; ++j) s[j] *= inv;
   return tail_e * inv;
 }
 #endif
@@ -235,63 +279,60 @@ float SoftmaxRowSimd(float* s, int64_t valid, int64_t lk, float scale,
 
 // ---------------------------------------------------------------------------
 // Online (flash-style) softmax over one key tile of one row. s[0, cols) holds
-// raw scores of keys j0..j0+cols; keys >= valid (relative) are implicitly
-// masked and skipped. Updates the running max *m and sum *l, turns s into
-// exp(x - m_new) (0 for skipped keys) and returns the factor exp(m_old -
-// m_new) by which the row's accumulated output must be rescaled.
-float OnlineTileScalar(float* s, int64_t valid, int64_t cols, float scale,
-                       const RowMask& m, float* run_max, float* run_sum) {
-  const float mx = ScaleMaskMaxScalar(s, valid, scale, m);
+// raw scores of keys j0..j0+cols; only s[a, e) are visible, the others are
+// implicitly masked and skipped (the mask m starts at key j0 + a). Updates
+// the running max *m and sum *l, turns s into exp(x - m_new) (0 for skipped
+// keys) and returns the factor exp(m_old - m_new) by which the row's
+// accumulated output must be rescaled.
+template <float (*ScaleMaskMax)(float*, int64_t, float, const RowMask&),
+          bool kSimd>
+float OnlineTileT(float* s, int64_t a, int64_t e, int64_t cols, float scale,
+                  const RowMask& m, float* run_max, float* run_sum) {
+  float* sv = s + a;
+  const int64_t n = e - a;
+  const float mx = n > 0 ? ScaleMaskMax(sv, n, scale, m)
+                         : -std::numeric_limits<float>::infinity();
   const float m_new = std::max(*run_max, mx);
   const float alpha = *run_max == -std::numeric_limits<float>::infinity()
                           ? 0.0f : std::exp(*run_max - m_new);
   float sum = 0.0f;
+  std::fill(s, s + a, 0.0f);
+  std::fill(s + e, s + cols, 0.0f);
   if (m_new == -std::numeric_limits<float>::infinity()) {
-    for (int64_t j = 0; j < cols; ++j) s[j] = 0.0f;
+    std::fill(sv, sv + n, 0.0f);
   } else {
-    for (int64_t j = 0; j < valid; ++j) {
-      const float e = std::exp(s[j] - m_new);
-      s[j] = e;
-      sum += e;
+    int64_t j = 0;
+#if ATTNLAB_SIMD
+    if constexpr (kSimd) {
+      const Batch bmax(m_new);
+      Batch vsum(0.0f);
+      for (; j + kWidth <= n; j += kWidth) {
+        const Batch ev = ExpBatch(Batch::load_unaligned(sv + j) - bmax);
+        ev.store_unaligned(sv + j);
+        vsum += ev;
+      }
+      sum = xsimd::hadd(vsum);
     }
-    for (int64_t j = valid; j < cols; ++j) s[j] = 0.0f;
+#endif
+    for (; j < n; ++j) {
+      const float ev = std::exp(sv[j] - m_new);
+      sv[j] = ev;
+      sum += ev;
+    }
   }
   *run_sum = *run_sum * alpha + sum;
   *run_max = m_new;
   return alpha;
 }
 
+float OnlineTileScalar(float* s, int64_t a, int64_t e, int64_t cols,
+                       float scale, const RowMask& m, float* mx, float* l) {
+  return OnlineTileT<ScaleMaskMaxScalar, false>(s, a, e, cols, scale, m, mx, l);
+}
 #if ATTNLAB_SIMD
-float OnlineTileSimd(float* s, int64_t valid, int64_t cols, float scale,
-                     const RowMask& m, float* run_max, float* run_sum) {
-  const float mx = ScaleMaskMaxSimd(s, valid, scale, m);
-  int64_t j = 0;
-  const float m_new = std::max(*run_max, mx);
-  const float alpha = *run_max == -std::numeric_limits<float>::infinity()
-                          ? 0.0f : std::exp(*run_max - m_new);
-  float sum = 0.0f;
-  if (m_new == -std::numeric_limits<float>::infinity()) {
-    for (j = 0; j < cols; ++j) s[j] = 0.0f;
-  } else {
-    const Batch bmax(m_new);
-    Batch vsum(0.0f);
-    j = 0;
-    for (; j + kWidth <= valid; j += kWidth) {
-      const Batch e = ExpBatch(Batch::load_unaligned(s + j) - bmax);
-      e.store_unaligned(s + j);
-      vsum += e;
-    }
-    sum = xsimd::hadd(vsum);
-    for (; j < valid; ++j) {
-      const float e = std::exp(s[j] - m_new);
-      s[j] = e;
-      sum += e;
-    }
-    for (j = valid; j < cols; ++j) s[j] = 0.0f;
-  }
-  *run_sum = *run_sum * alpha + sum;
-  *run_max = m_new;
-  return alpha;
+float OnlineTileSimd(float* s, int64_t a, int64_t e, int64_t cols,
+                     float scale, const RowMask& m, float* mx, float* l) {
+  return OnlineTileT<ScaleMaskMaxSimd, true>(s, a, e, cols, scale, m, mx, l);
 }
 #endif
 
@@ -397,17 +438,18 @@ struct ScalarSet {
                    int64_t lda, const PackedB& b, float* c, int64_t ldc) {
     scalar::Gemm(m, n, k, a, lda, b, nullptr, c, ldc);
   }
-  static float SoftmaxRow(float* s, int64_t valid, int64_t lk, float scale,
+  static int64_t ColumnAlign() { return 1; }
+  static float SoftmaxRow(float* s, int64_t n, int64_t implicit, float scale,
                           const RowMask& m) {
-    return SoftmaxRowScalar(s, valid, lk, scale, m);
+    return SoftmaxRowScalar(s, n, implicit, scale, m);
   }
   static void GemmAcc(int64_t m, int64_t n, int64_t k, const float* a,
                       int64_t lda, const PackedB& b, float* c, int64_t ldc) {
     scalar::GemmAcc(m, n, k, a, lda, b, c, ldc);
   }
-  static float OnlineTile(float* s, int64_t valid, int64_t cols, float scale,
-                          const RowMask& m, float* mx, float* l) {
-    return OnlineTileScalar(s, valid, cols, scale, m, mx, l);
+  static float OnlineTile(float* s, int64_t a, int64_t e, int64_t cols,
+                          float scale, const RowMask& m, float* mx, float* l) {
+    return OnlineTileScalar(s, a, e, cols, scale, m, mx, l);
   }
   static void RowScores(const float* q, const float* k, int64_t k_sl,
                         int64_t d, int64_t n, float* s) {
@@ -432,17 +474,18 @@ struct SimdSet {
                    int64_t lda, const PackedB& b, float* c, int64_t ldc) {
     simd::Gemm(m, n, k, a, lda, b, nullptr, c, ldc);
   }
-  static float SoftmaxRow(float* s, int64_t valid, int64_t lk, float scale,
+  static int64_t ColumnAlign() { return simd::GemmNr(0); }
+  static float SoftmaxRow(float* s, int64_t n, int64_t implicit, float scale,
                           const RowMask& m) {
-    return SoftmaxRowSimd(s, valid, lk, scale, m);
+    return SoftmaxRowSimd(s, n, implicit, scale, m);
   }
   static void GemmAcc(int64_t m, int64_t n, int64_t k, const float* a,
                       int64_t lda, const PackedB& b, float* c, int64_t ldc) {
     simd::GemmAcc(m, n, k, a, lda, b, c, ldc);
   }
-  static float OnlineTile(float* s, int64_t valid, int64_t cols, float scale,
-                          const RowMask& m, float* mx, float* l) {
-    return OnlineTileSimd(s, valid, cols, scale, m, mx, l);
+  static float OnlineTile(float* s, int64_t a, int64_t e, int64_t cols,
+                          float scale, const RowMask& m, float* mx, float* l) {
+    return OnlineTileSimd(s, a, e, cols, scale, m, mx, l);
   }
   static void RowScores(const float* q, const float* k, int64_t k_sl,
                         int64_t d, int64_t n, float* s) {
@@ -475,7 +518,7 @@ bool UseFlash(const AttentionView& v) {
 // Offsets (in floats, each 64-byte aligned) of the scratch areas of one call;
 // the one description serves both the size query and the core.
 struct ScratchLayout {
-  int64_t packed_k = 0, packed_v = 0, s_block = 0, tails = 0, valids = 0;
+  int64_t packed_k = 0, packed_v = 0, s_block = 0, tails = 0, ranges = 0;
   int64_t f_tile = 0, f_acc = 0, f_max = 0, f_sum = 0;
   int64_t total = 0;
 };
@@ -495,7 +538,7 @@ ScratchLayout LayoutFor(const AttentionView& v) {
   l.s_block = take(mb * v.lk);
   l.tails = take(mb);
   static_assert(sizeof(int64_t) == 2 * sizeof(float), "scratch layout");
-  l.valids = take(2 * mb);  // int64_t[mb]
+  l.ranges = take(4 * mb);  // int64_t lo[mb], hi[mb]
   if (UseFlash(v)) {
     l.f_tile = take(kFlashRows * kFlashKeys);
     l.f_acc = take(kFlashRows * v.dv);
@@ -567,6 +610,18 @@ Partition PartitionFor(const AttentionView& v, int threads) {
   return p;
 }
 
+// out[0, dv) += tail·Σ v_j over the keys j outside [lo, hi): the weight of
+// implicitly masked keys in a row whose every key is masked (finite fill).
+void AddTailContext(float tail, int64_t lo, int64_t hi, int64_t lk,
+                    const float* v, int64_t v_sl, int64_t dv, float* out) {
+  for (int64_t j = 0; j < lk; ++j) {
+    if (j == lo) j = hi;
+    if (j >= lk) break;
+    const float* vj = v + j * v_sl;
+    for (int64_t c = 0; c < dv; ++c) out[c] += tail * vj[c];
+  }
+}
+
 template <class K>
 void AttentionTask(const AttentionView& v, const TaskRange& task, float* scratch) {
   // [B, H, Lq, Lk] legend: b batch, h head, i query row, j key column.
@@ -576,13 +631,16 @@ void AttentionTask(const AttentionView& v, const TaskRange& task, float* scratch
   float* packed_v = scratch + layout.packed_v;
   float* s_block = scratch + layout.s_block;
   float* tails = scratch + layout.tails;
-  int64_t* valids = reinterpret_cast<int64_t*>(scratch + layout.valids);
+  int64_t* row_lo = reinterpret_cast<int64_t*>(scratch + layout.ranges);
+  int64_t* row_hi = row_lo + mb;
   const bool flash = UseFlash(v);
   const bool rowwise = UseRowwise(v);
   float* f_tile = scratch + layout.f_tile;
   float* f_acc = scratch + layout.f_acc;
   float* f_max = scratch + layout.f_max;
   float* f_sum = scratch + layout.f_sum;
+  const int64_t kv_heads = v.kv_heads > 0 ? v.kv_heads : v.heads;
+  const int64_t col_align = K::ColumnAlign();
 
   const float inv_heads = 1.0f / static_cast<float>(v.heads);
 
@@ -590,44 +648,75 @@ void AttentionTask(const AttentionView& v, const TaskRange& task, float* scratch
     const int64_t b = task.b;
     const int64_t length =
         v.lengths != nullptr ? std::min<int64_t>(v.lengths[b], v.lk) : v.lk;
+    const int64_t visible = std::max<int64_t>(length, 0);
+    auto offset_of = [&](Align align, int64_t top_left_offset) {
+      return align == Align::kBottomRight ? visible - v.lq : top_left_offset;
+    };
+    const int64_t causal_off = offset_of(v.causal_align, v.causal_offset);
+    const int64_t window_off = offset_of(v.window_align, v.window_offset);
+    // Keys [lo, hi) of row i that no mask fills.
+    auto range_of = [&](int64_t i, int64_t* lo_out, int64_t* hi_out) {
+      int64_t lo = 0, hi = visible;
+      if (v.causal) hi = std::min(hi, i + causal_off + 1);
+      if (v.window) {
+        const int64_t p = i + window_off;
+        if (v.window_left >= 0) lo = std::max(lo, p - v.window_left);
+        if (v.window_right >= 0) hi = std::min(hi, p + v.window_right + 1);
+      }
+      lo = std::clamp<int64_t>(lo, 0, visible);
+      hi = std::clamp<int64_t>(hi, lo, visible);
+      *lo_out = lo;
+      *hi_out = hi;
+    };
+    int64_t packed_kv_head = -1;
+    PackedB kt_full, vp;
     for (int64_t h = task.h0; h < task.h1; ++h) {
+      const int64_t hk = h * kv_heads / v.heads;
       const float* q = v.q + b * v.q_sb + h * v.q_sh;
-      const float* k = v.k + b * v.k_sb + h * v.k_sh;
-      const float* val = v.v + b * v.v_sb + h * v.v_sh;
+      const float* k = v.k + b * v.k_sb + hk * v.k_sh;
+      const float* val = v.v + b * v.v_sb + hk * v.v_sh;
       float* out = v.out + b * v.o_sb + h * v.o_sh;
       const float* mask =
           v.mask != nullptr ? v.mask + b * v.m_sb + h * v.m_sh : nullptr;
-      auto row_mask = [&](int64_t i, int64_t j0) {
+      const float slope =
+          !v.alibi ? 0.0f
+                   : (v.alibi_slopes != nullptr ? v.alibi_slopes[h]
+                                                : AlibiSlope(h, v.heads));
+      // The mask of row i for scores of keys j_first + j.
+      auto row_mask = [&](int64_t i, int64_t j_first) {
         RowMask rm;
+        rm.fill = v.fill;
+        rm.softcap = v.softcap;
         if (mask != nullptr) {
           rm.kind = v.mask_kind;
-          rm.data = mask + i * v.m_sq + j0 * v.m_sk;
+          rm.data = mask + i * v.m_sq + j_first * v.m_sk;
           rm.stride_k = v.m_sk;
+        }
+        if (slope != 0.0f) {
+          rm.slope = slope;
+          rm.pos = static_cast<float>(i + causal_off - j_first);
         }
         return rm;
       };
-      auto valid_of = [&](int64_t i) {
-        int64_t valid = std::max<int64_t>(length, 0);
-        if (v.causal) valid = std::max<int64_t>(0, std::min<int64_t>(valid, i + 1 + v.causal_offset));
-        return valid;
-      };
 
-      // Weights row i: probabilities p[0, valid), then `tail` for the
-      // implicitly masked keys.
-      auto write_weights = [&](int64_t i, const float* p, int64_t valid,
-                               float tail) {
+      // Weights row i: probabilities p[0, hi - lo) of keys [lo, hi), then
+      // `tail` for the implicitly masked keys.
+      auto write_weights = [&](int64_t i, const float* p, int64_t lo,
+                               int64_t hi, float tail) {
         if (v.weights == nullptr) return;
         if (v.average_weights) {
           float* w = v.weights + (b * v.lq + i) * v.lk;
-          for (int64_t j = 0; j < valid; ++j) w[j] += p[j] * inv_heads;
+          for (int64_t j = lo; j < hi; ++j) w[j] += p[j - lo] * inv_heads;
           const float t = tail * inv_heads;
           if (t != 0.0f) {
-            for (int64_t j = valid; j < v.lk; ++j) w[j] += t;
+            for (int64_t j = 0; j < lo; ++j) w[j] += t;
+            for (int64_t j = hi; j < v.lk; ++j) w[j] += t;
           }
         } else {
           float* w = v.weights + ((b * v.heads + h) * v.lq + i) * v.lk;
-          std::memcpy(w, p, static_cast<size_t>(valid) * sizeof(float));
-          std::fill(w + valid, w + v.lk, tail);
+          std::fill(w, w + lo, tail);
+          std::memcpy(w + lo, p, static_cast<size_t>(hi - lo) * sizeof(float));
+          std::fill(w + hi, w + v.lk, tail);
         }
       };
 
@@ -636,79 +725,109 @@ void AttentionTask(const AttentionView& v, const TaskRange& task, float* scratch
       if (rowwise) {
         float* srow = s_block;
         for (int64_t i = 0; i < v.lq; ++i) {
-          const int64_t valid = valid_of(i);
+          int64_t lo = 0, hi = 0;
+          range_of(i, &lo, &hi);
+          const int64_t n = hi - lo;
           const float* qi = q + i * v.q_sl;
-          K::RowScores(qi, k, v.k_sl, v.d, valid, srow);
-          const float tail = K::SoftmaxRow(srow, valid, v.lk, v.scale, row_mask(i, 0));
-          const int64_t nz = tail != 0.0f ? v.lk : valid;
-          std::fill(srow + valid, srow + nz, tail);
-          write_weights(i, srow, valid, tail);
-          K::RowContext(srow, nz, val, v.v_sl, v.dv, out + i * v.o_sl);
+          K::RowScores(qi, k + lo * v.k_sl, v.k_sl, v.d, n, srow);
+          const float tail =
+              K::SoftmaxRow(srow, n, v.lk - n, v.scale, row_mask(i, lo));
+          write_weights(i, srow, lo, hi, tail);
+          float* orow = out + i * v.o_sl;
+          K::RowContext(srow, n, val + lo * v.v_sl, v.v_sl, v.dv, orow);
+          if (tail != 0.0f) {
+            AddTailContext(tail, lo, hi, v.lk, val, v.v_sl, v.dv, orow);
+          }
         }
         continue;
       }
 
-      // Only keys < length can be seen: pack just those.
-      const int64_t visible = std::max<int64_t>(length, 0);
-      const PackedB kt = K::PackB(v.d, visible, k, 1, v.k_sl, packed_k);
-      const PackedB vp = K::PackB(v.lk, v.dv, val, v.v_sl, 1, packed_v);
+      // Only keys < length can be seen: pack just those, once per kv head.
+      if (hk != packed_kv_head) {
+        kt_full = K::PackB(v.d, visible, k, 1, v.k_sl, packed_k);
+        vp = K::PackB(v.lk, v.dv, val, v.v_sl, 1, packed_v);
+        packed_kv_head = hk;
+      }
 
-      // Dense: the whole score rows of `rows` queries at once (rows <= mb).
+      // Dense: the score rows of `rows` queries at once (rows <= mb), over
+      // the key columns [jb, je) that some row of the block can see.
       auto dense_block = [&](int64_t i0, int64_t rows) {
-        int64_t ncols = 0;
+        int64_t jb = v.lk, je = 0;
         for (int64_t r = 0; r < rows; ++r) {
-          valids[r] = valid_of(i0 + r);
-          ncols = std::max(ncols, valids[r]);
+          range_of(i0 + r, &row_lo[r], &row_hi[r]);
+          if (row_hi[r] > row_lo[r]) {
+            jb = std::min(jb, row_lo[r]);
+            je = std::max(je, row_hi[r]);
+          }
         }
+        if (je <= jb) {
+          jb = 0;
+          je = 0;
+        }
+        jb -= jb % col_align;
+        const int64_t ncols = je - jb;
         if (ncols > 0) {
-          K::Gemm(rows, ncols, v.d, q + i0 * v.q_sl, v.q_sl, kt, s_block,
-                  v.lk);
-        }
-        int64_t nz = 0;
-        for (int64_t r = 0; r < rows; ++r) {
-          float* srow = s_block + r * v.lk;
-          tails[r] = K::SoftmaxRow(srow, valids[r], v.lk, v.scale,
-                                   row_mask(i0 + r, 0));
-          nz = std::max(nz, tails[r] != 0.0f ? v.lk : valids[r]);
+          K::Gemm(rows, ncols, v.d, q + i0 * v.q_sl, v.q_sl,
+                  ColumnsFrom(kt_full, jb), s_block, v.lk);
         }
         for (int64_t r = 0; r < rows; ++r) {
           float* srow = s_block + r * v.lk;
-          std::fill(srow + valids[r], srow + nz, tails[r]);
-          write_weights(i0 + r, srow, valids[r], tails[r]);
+          const int64_t lo = row_lo[r], hi = row_hi[r], n = hi - lo;
+          float* p = srow + (n > 0 ? lo - jb : 0);
+          tails[r] = K::SoftmaxRow(p, n, v.lk - n, v.scale, row_mask(i0 + r, lo));
+          write_weights(i0 + r, p, lo, hi, tails[r]);
+          if (ncols > 0) {
+            std::fill(srow, p, 0.0f);
+            std::fill(p + n, srow + ncols, 0.0f);
+          }
         }
         float* orow = out + i0 * v.o_sl;
-        if (nz == 0) {
+        if (ncols == 0) {
           for (int64_t r = 0; r < rows; ++r) {
             std::fill(orow + r * v.o_sl, orow + r * v.o_sl + v.dv, 0.0f);
           }
         } else {
-          K::Gemm(rows, v.dv, nz, s_block, v.lk, vp, orow, v.o_sl);
+          K::Gemm(rows, v.dv, ncols, s_block, v.lk, RowsFrom(vp, jb), orow,
+                  v.o_sl);
+        }
+        for (int64_t r = 0; r < rows; ++r) {
+          if (tails[r] != 0.0f) {
+            AddTailContext(tails[r], row_lo[r], row_hi[r], v.lk, val, v.v_sl,
+                           v.dv, orow + r * v.o_sl);
+          }
         }
       };
 
       // Flash: online softmax over key tiles. Returns false (writing nothing)
-      // when a row's max stays within reach of the -1e9 fill, i.e. when the
-      // skipped, implicitly masked keys could carry weight; the dense path
-      // then handles the block exactly.
+      // when a row's max stays within reach of a finite fill, i.e. when the
+      // skipped, implicitly masked keys could carry weight, or when a row
+      // sees nothing; the dense path then handles the block exactly.
       auto flash_block = [&](int64_t i0, int64_t rows) {
-        int64_t ncols = 0;
+        int64_t jb = v.lk, je = 0;
         for (int64_t r = 0; r < rows; ++r) {
           f_max[r] = -std::numeric_limits<float>::infinity();
           f_sum[r] = 0.0f;
-          ncols = std::max(ncols, valid_of(i0 + r));
+          int64_t lo = 0, hi = 0;
+          range_of(i0 + r, &lo, &hi);
+          if (hi <= lo) return false;
+          jb = std::min(jb, lo);
+          je = std::max(je, hi);
         }
+        jb -= jb % col_align;
         std::fill(f_acc, f_acc + rows * v.dv, 0.0f);
-        for (int64_t j0 = 0; j0 < ncols; j0 += kFlashKeys) {
-          const int64_t cols = std::min(kFlashKeys, ncols - j0);
-          K::Gemm(rows, cols, v.d, q + i0 * v.q_sl, v.q_sl, ColumnsFrom(kt, j0),
-                  f_tile, kFlashKeys);
+        for (int64_t j0 = jb; j0 < je; j0 += kFlashKeys) {
+          const int64_t cols = std::min(kFlashKeys, je - j0);
+          K::Gemm(rows, cols, v.d, q + i0 * v.q_sl, v.q_sl,
+                  ColumnsFrom(kt_full, j0), f_tile, kFlashKeys);
           for (int64_t r = 0; r < rows; ++r) {
-            const int64_t valid =
-                std::clamp<int64_t>(valid_of(i0 + r) - j0, 0, cols);
+            int64_t lo = 0, hi = 0;
+            range_of(i0 + r, &lo, &hi);
+            const int64_t a = std::clamp<int64_t>(lo - j0, 0, cols);
+            const int64_t e = std::clamp<int64_t>(hi - j0, a, cols);
             float* srow = f_tile + r * kFlashKeys;
-            const float alpha = K::OnlineTile(srow, valid, cols, v.scale,
-                                              row_mask(i0 + r, j0), &f_max[r],
-                                              &f_sum[r]);
+            const float alpha = K::OnlineTile(srow, a, e, cols, v.scale,
+                                              row_mask(i0 + r, j0 + a),
+                                              &f_max[r], &f_sum[r]);
             if (alpha != 1.0f) {
               float* acc = f_acc + r * v.dv;
               for (int64_t c = 0; c < v.dv; ++c) acc[c] *= alpha;
@@ -718,9 +837,14 @@ void AttentionTask(const AttentionView& v, const TaskRange& task, float* scratch
                      f_acc, v.dv);
         }
         for (int64_t r = 0; r < rows; ++r) {
-          const bool skipped_keys = valid_of(i0 + r) < v.lk;
+          int64_t lo = 0, hi = 0;
+          range_of(i0 + r, &lo, &hi);
+          const bool skipped_keys = hi - lo < v.lk;
           if (!(f_sum[r] > 0.0f)) return false;  // NaN, or nothing visible
-          if (skipped_keys && !(f_max[r] > kMaskFill + 128.0f)) return false;
+          if (skipped_keys && !std::isinf(v.fill) &&
+              !(f_max[r] > v.fill + 128.0f)) {
+            return false;
+          }
         }
         for (int64_t r = 0; r < rows; ++r) {
           const float inv = 1.0f / f_sum[r];
@@ -770,6 +894,16 @@ void AttentionCoreT(const AttentionView& v, float* scratch) {
 
 }  // namespace
 
+float AlibiSlope(int64_t h, int64_t heads) {
+  // The largest power of two n <= H gives 2^(-8(h+1)/n) for h < n; the
+  // remaining heads take every other slope of 2n: 2^(-4(2(h-n)+1)/n).
+  int64_t n = 1;
+  while (n * 2 <= heads) n *= 2;
+  const double e = h < n ? -8.0 * static_cast<double>(h + 1) / static_cast<double>(n)
+                         : -4.0 * static_cast<double>(2 * (h - n) + 1) / static_cast<double>(n);
+  return static_cast<float>(std::exp2(e));
+}
+
 namespace scalar {
 void AttentionCore(const AttentionView& view, float* scratch) {
   AttentionCoreT<ScalarSet>(view, scratch);
@@ -784,33 +918,54 @@ void AttentionCore(const AttentionView& view, float* scratch) {
 }  // namespace simd
 #endif
 
-void AttentionTraceScores(const AttentionView& v, float* scores, float* masked) {
+void AttentionTraceScores(const AttentionView& v, float* scores, float* capped,
+                          float* masked) {
+  // The core's row rules (AttentionCoreT): the same offsets, ranges, kv head,
+  // softcap, tensor mask, ALiBi and fill, one element at a time.
+  const int64_t kv_heads = v.kv_heads > 0 ? v.kv_heads : v.heads;
+  std::vector<float> raw(static_cast<size_t>(v.lk));
   for (int64_t b = 0; b < v.batch; ++b) {
     const int64_t length =
         v.lengths != nullptr ? std::min<int64_t>(v.lengths[b], v.lk) : v.lk;
+    const int64_t visible = std::max<int64_t>(length, 0);
+    const int64_t causal_off = v.causal_align == Align::kBottomRight ? visible - v.lq : v.causal_offset;
+    const int64_t window_off = v.window_align == Align::kBottomRight ? visible - v.lq : v.window_offset;
     for (int64_t h = 0; h < v.heads; ++h) {
-      const float* k = v.k + b * v.k_sb + h * v.k_sh;
+      const int64_t hk = h * kv_heads / v.heads;
+      const float* k = v.k + b * v.k_sb + hk * v.k_sh;
+      const float slope = !v.alibi ? 0.0f
+                                   : (v.alibi_slopes != nullptr ? v.alibi_slopes[h] : AlibiSlope(h, v.heads));
       for (int64_t i = 0; i < v.lq; ++i) {
         const float* qi = v.q + b * v.q_sb + h * v.q_sh + i * v.q_sl;
         const int64_t row = ((b * v.heads + h) * v.lq + i) * v.lk;
-        int64_t valid = std::max<int64_t>(length, 0);
-        if (v.causal) valid = std::max<int64_t>(0, std::min<int64_t>(valid, i + 1 + v.causal_offset));
+        int64_t lo = 0, hi = visible;
+        if (v.causal) hi = std::min(hi, i + causal_off + 1);
+        if (v.window) {
+          const int64_t p = i + window_off;
+          if (v.window_left >= 0) lo = std::max(lo, p - v.window_left);
+          if (v.window_right >= 0) hi = std::min(hi, p + v.window_right + 1);
+        }
+        lo = std::clamp<int64_t>(lo, 0, visible);
+        hi = std::clamp<int64_t>(hi, lo, visible);
         RowMask rm;
+        rm.fill = v.fill;
+        rm.softcap = v.softcap;
         if (v.mask != nullptr) {
           rm.kind = v.mask_kind;
           rm.data = v.mask + b * v.m_sb + h * v.m_sh + i * v.m_sq;
           rm.stride_k = v.m_sk;
         }
-        float* s = scores != nullptr ? scores + row : masked + row;
-        RowScoresScalar(qi, k, v.k_sl, v.d, v.lk, s);
-        if (masked != nullptr) {
-          float* m = masked + row;
-          if (m != s) std::memcpy(m, s, static_cast<size_t>(v.lk) * sizeof(float));
-          ScaleMaskMaxScalar(m, valid, v.scale, rm);
-          std::fill(m + valid, m + v.lk, kMaskFill);
+        if (slope != 0.0f) {
+          rm.slope = slope;
+          rm.pos = static_cast<float>(i + causal_off);
         }
-        if (scores != nullptr) {
-          for (int64_t j = 0; j < v.lk; ++j) s[j] *= v.scale;
+        RowScoresScalar(qi, k, v.k_sl, v.d, v.lk, raw.data());
+        for (int64_t j = 0; j < v.lk; ++j) {
+          const float x = raw[static_cast<size_t>(j)] * v.scale;
+          const float c = CapOne(x, rm);
+          if (scores != nullptr) scores[row + j] = x;
+          if (capped != nullptr) capped[row + j] = c;
+          if (masked != nullptr) masked[row + j] = (j >= lo && j < hi) ? MaskOne(c, rm, j) : v.fill;
         }
       }
     }

@@ -42,12 +42,30 @@ struct AttentionView {
   int64_t v_sb = 0, v_sh = 0, v_sl = 0;
   float* out = nullptr;
   int64_t o_sb = 0, o_sh = 0, o_sl = 0;
+  // GQA: k and v have kv_heads heads (0: heads); query head h reads kv head
+  // h·kv_heads/heads (k + b*k_sb + (h·kv_heads/heads)*k_sh).
+  int64_t kv_heads = 0;
   float scale = 1.0f;
-  // Mask: causal/padding per batch, tensor strides over [B, H, Lq, Lk].
-  // Causal: query i sees keys j <= i + causal_offset (0: top-left aligned).
+  float softcap = 0.0f;  // > 0: s = softcap·tanh(s·scale / softcap)
+  // Mask: causal/padding/window per batch, tensor strides over [B, H, Lq, Lk].
+  // Query i sits at p_i = i + offset, offset = len_b - Lq for kBottomRight
+  // (len_b = lengths[b] or Lk), else causal_offset / window_offset (0:
+  // top-left aligned).
+  // Causal: query i sees keys j <= p_i. Window: p_i - left <= j <= p_i +
+  // right (-1: unbounded).
   bool causal = false;
+  Align causal_align = Align::kTopLeft;
   int64_t causal_offset = 0;
   const int32_t* lengths = nullptr;
+  bool window = false;
+  int64_t window_left = -1, window_right = -1;
+  Align window_align = Align::kTopLeft;
+  int64_t window_offset = 0;
+  // ALiBi: scores += -slope_h·|p_i - j| (p_i from causal_align); slopes [H],
+  // null with alibi set: AlibiSlope(h, H).
+  bool alibi = false;
+  const float* alibi_slopes = nullptr;
+  float fill = kMaskFill;  // masked scores: finite or -inf
   MaskKind mask_kind = MaskKind::kNone;
   const float* mask = nullptr;
   int64_t m_sb = 0, m_sh = 0, m_sq = 0, m_sk = 0;
@@ -56,13 +74,17 @@ struct AttentionView {
   bool average_weights = false;
 };
 
+// The ALiBi paper's default slope of head h of H (see AlibiSlopes).
+float AlibiSlope(int64_t h, int64_t heads);
+
 // Scratch the attention core needs, in floats, for one call.
 int64_t AttentionScratchFloats(const AttentionView& view);
 
 // The trace of the core (ForwardTrace): scaled scores Q·Kᵀ·scale and the
 // masked scores [B, H, Lq, Lk] of `view` (either output may be null), with
 // the core's row rules (tensor mask, causal/padding fill).
-void AttentionTraceScores(const AttentionView& view, float* scores, float* masked);
+void AttentionTraceScores(const AttentionView& view, float* scores, float* capped,
+                          float* masked);
 
 // Weights [B, H, Lq, Lk] → `out`: a copy, or averaged over heads
 // ([B, Lq, Lk], summed in head order·(1/H) as the core does).

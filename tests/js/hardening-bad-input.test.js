@@ -422,6 +422,51 @@ function buildCases() {
   unknownKey('mha.createKVCache', 'options { maxLen }', ({ mha }) => mha.createKVCache({ maxLen: 4 }), 'maxLen', 'maxLength, batch');
   add('mha.createKVCache', DISPOSED, 'createKVCache on a disposed MHA', ({ deadMha }) => deadMha.createKVCache({ maxLength: 4 }), 'DisposedError', /createKVCache.*disposed/);
 
+  // ---- attention variants (GQA, softcap, windows, ALiBi, maskFill, RoPE) --
+  const VAR = 'attention variants';
+  const sd = (o, k = K, v = V) => ({ lab }) => lab.scaledDotProductAttention(Q, k, v, o);
+  const Q3 = T([2, 3, 4, 6]);
+  add('scaledDotProductAttention', VAR, 'H 3 not a multiple of Hkv 2', ({ lab }) => lab.scaledDotProductAttention(Q3, K, V), 'RangeError', /multiple of Hkv/);
+  add('scaledDotProductAttention', VAR, 'k and v with different head counts', ({ lab }) => lab.scaledDotProductAttention(Q, T([2, 1, 5, 6]), V), 'RangeError', /same number of heads/);
+  for (const softcap of [0, -1, NaN, Infinity]) {
+    add('scaledDotProductAttention', VAR, `softcap ${softcap}`, sd({ softcap }), 'RangeError', /softcap/);
+  }
+  add('scaledDotProductAttention', VAR, "softcap '2'", sd({ softcap: '2' }), 'TypeError', /softcap/);
+  for (const side of ['left', 'right']) {
+    add('scaledDotProductAttention', VAR, `window ${side} -2`, sd({ mask: { kind: 'window', [side]: -2 } }), 'RangeError', new RegExp(`window ${side}`));
+    add('scaledDotProductAttention', VAR, `window ${side} 1.5`, sd({ mask: { kind: 'window', [side]: 1.5 } }), 'RangeError', new RegExp(`${side}`));
+    add('scaledDotProductAttention', VAR, `window ${side} '3'`, sd({ mask: { kind: 'window', [side]: '3' } }), 'TypeError', new RegExp(`${side}`));
+  }
+  add('scaledDotProductAttention', VAR, "causal align 'center'", sd({ mask: { kind: 'causal', align: 'center' } }), 'RangeError', /align/);
+  add('scaledDotProductAttention', VAR, 'ALiBi slopes of length 3 (H 2)', sd({ mask: { kind: 'alibi', slopes: [1, 2, 3] } }), 'RangeError', /slopes/);
+  add('scaledDotProductAttention', VAR, 'ALiBi slopes a string', sd({ mask: { kind: 'alibi', slopes: 'x' } }), 'TypeError', /slopes/);
+  add('scaledDotProductAttention', VAR, 'ALiBi slope NaN', sd({ mask: { kind: 'alibi', slopes: [NaN, 1] } }), 'RangeError', /slopes/);
+  add('scaledDotProductAttention', VAR, 'maskFill NaN', sd({ maskFill: NaN }), 'RangeError', /maskFill/);
+  add('scaledDotProductAttention', VAR, 'maskFill +Infinity', sd({ maskFill: Infinity }), 'RangeError', /maskFill/);
+  add('scaledDotProductAttention', VAR, "maskFill '-inf'", sd({ maskFill: '-inf' }), 'TypeError', /maskFill/);
+  add('scaledDotProductAttention', VAR, 'unknown causal field', sd({ mask: { kind: 'causal', aling: 'bottom-right' } }), 'TypeError', /"aling".*allowed: kind, align, offset/);
+  add('scaledDotProductAttention', VAR, 'unknown window field', sd({ mask: { kind: 'window', size: 3 } }), 'TypeError', /"size".*allowed: kind, left, right, align, offset/);
+  add('scaledDotProductAttention', VAR, 'unknown padding field', sd({ mask: { kind: 'padding', lengths: [1, 2], length: 3 } }), 'TypeError', /"length".*allowed/);
+  const X4 = T([1, 2, 3, 8]);
+  const ro = (o, x = X4) => ({ lab }) => lab.rotaryEmbedding(x, o);
+  add('rotaryEmbedding', VAR, 'odd rotaryDim 3', ro({ rotaryDim: 3 }), 'RangeError', /rotaryDim/);
+  add('rotaryEmbedding', VAR, 'rotaryDim 10 > D 8', ro({ rotaryDim: 10 }), 'RangeError', /rotaryDim/);
+  add('rotaryEmbedding', VAR, 'rotaryDim 2.5', ro({ rotaryDim: 2.5 }), 'RangeError', /rotaryDim/);
+  add('rotaryEmbedding', VAR, 'positionIds beyond the table', ro({ positionIds: [0, 1, 9], cos: T([9, 4]), sin: T([9, 4]) }), 'RangeError', /positionIds\[0\]\[2\] = 9/);
+  add('rotaryEmbedding', VAR, 'positionIds -1', ro({ positionIds: [0, -1, 2] }), 'RangeError', /positionIds/);
+  add('rotaryEmbedding', VAR, 'positionIds of the wrong size', ro({ positionIds: [0, 1] }), 'RangeError', /positionIds/);
+  add('rotaryEmbedding', VAR, 'cos without sin', ro({ cos: T([9, 4]) }), 'TypeError', /cos and sin/);
+  add('rotaryEmbedding', VAR, 'cos of the wrong width', ro({ positionIds: [0, 1, 2], cos: T([9, 3]), sin: T([9, 3]) }), 'RangeError', /cos/);
+  add('rotaryEmbedding', VAR, 'base 1', ro({ base: 1 }), 'RangeError', /base/);
+  add('rotaryEmbedding', VAR, '3-D x without numHeads', ro({}, T([1, 3, 8])), 'TypeError', /numHeads/);
+  add('rotaryEmbedding', VAR, 'unknown option', ro({ rotary_dim: 4 }), 'TypeError', /"rotary_dim".*allowed: positionIds/);
+  add('rotaryCache', VAR, 'odd rotaryDim', ({ lab }) => lab.rotaryCache(8, 5), 'RangeError', /rotaryDim/);
+  add('rotaryCache', VAR, 'unknown option', ({ lab }) => lab.rotaryCache(8, 4, { theta: 1 }), 'TypeError', /"theta".*allowed: base/);
+  add('multiHeadAttention', VAR, 'numKvHeads 3 does not divide numHeads 4', ({ lab }) => lab.multiHeadAttention({ embedDim: 8, numHeads: 4, numKvHeads: 3 }), 'RangeError', /numKvHeads/);
+  add('multiHeadAttention', VAR, 'rope rotaryDim 3 (odd)', ({ lab }) => lab.multiHeadAttention({ embedDim: 8, numHeads: 2, rope: { rotaryDim: 3 } }), 'RangeError', /rotaryDim/);
+  add('multiHeadAttention', VAR, 'rope rotaryDim 6 > D 4', ({ lab }) => lab.multiHeadAttention({ embedDim: 8, numHeads: 2, rope: { rotaryDim: 6 } }), 'RangeError', /rotaryDim/);
+  add('multiHeadAttention', VAR, 'rope unknown option', ({ lab }) => lab.multiHeadAttention({ embedDim: 8, numHeads: 2, rope: { theta: 5 } }), 'TypeError', /"theta".*allowed: base/);
+
   return cases;
 }
 

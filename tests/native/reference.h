@@ -463,6 +463,161 @@ inline float RefDropoutUniform(uint32_t seed, uint32_t i) {
   return static_cast<float>(static_cast<double>(h >> 8) / 16777216.0);
 }
 
+// ---------------------------------------------------------------------------
+// Attention as today's models use it (ONNX Attention semantics), in double.
+// Written from the documented rules (attention_lab.h, ONNX Attention-23/24):
+//   s = q·kᵀ·scale; softcap: s = c·tanh(s/c); tensor mask (keep: 0 → fill;
+//   block: m ≠ 0 → s + m·fill; additive: s + m); ALiBi: s -= slope_h·|p - j|;
+//   key j of query i is masked (s = fill) when
+//     causal and j > i + off_c,  j >= len_b,  window: j < p_w - left or
+//     j > p_w + right (p_w = i + off_w, -1 unbounded),
+//   off = len_b - Lq (bottom-right) or 0 (top-left), len_b = lengths[b] or Lk.
+//   A row whose max is -inf: zeros when fill is -inf, else uniform 1/Lk.
+//   GQA: query head h reads kv head h·Hkv/H.
+struct RefModern {
+  int64_t kv_heads = 0;  // 0: H
+  double softcap = 0.0;  // 0: none
+  double fill = kFill;
+  bool causal = false;
+  bool causal_bottom_right = false;
+  int64_t causal_offset = 0;  // top-left: p_i = i + offset
+  std::vector<int32_t> lengths;
+  bool window = false;
+  int64_t left = -1, right = -1;
+  bool window_bottom_right = false;
+  int64_t window_offset = 0;
+  std::vector<float> slopes;  // ALiBi [H]; empty: none
+  RefMask tensor;             // kind/data/shape only (causal/lengths unused)
+
+  MaskSpec Spec() const {
+    MaskSpec m = tensor.Spec();
+    m.causal = causal;
+    m.causal_align = causal_bottom_right ? attnlab::Align::kBottomRight : attnlab::Align::kTopLeft;
+    m.lengths = lengths.empty() ? nullptr : lengths.data();
+    m.window = window;
+    m.window_left = left;
+    m.window_right = right;
+    m.window_align = window_bottom_right ? attnlab::Align::kBottomRight : attnlab::Align::kTopLeft;
+    m.causal_offset = causal_offset;
+    m.window_offset = window_offset;
+    m.alibi = !slopes.empty();
+    m.alibi_slopes = slopes.empty() ? nullptr : slopes.data();
+    m.fill = static_cast<float>(fill);
+    return m;
+  }
+  std::string Describe() const {
+    std::ostringstream os;
+    os << "modern{hkv=" << kv_heads << " softcap=" << softcap << " fill=" << fill
+       << " causal=" << causal << (causal_bottom_right ? "(br)" : "(tl)")
+       << " lengths=" << lengths.size() << " window=" << window << "[" << left << ","
+       << right << "]" << (window_bottom_right ? "(br)" : "(tl)") << " alibi=" << slopes.size()
+       << " " << tensor.Describe() << "}";
+    return os.str();
+  }
+};
+
+// q [B,H,Lq,D], k [B,Hkv,Lk,D], v [B,Hkv,Lk,Dv] → out [B,H,Lq,Dv], weights
+// [B,H,Lq,Lk].
+inline void RefSdpaModern(int64_t B, int64_t H, int64_t Lq, int64_t Lk,
+                          int64_t D, int64_t Dv, const float* q, const float* k,
+                          const float* v, double scale, const RefModern& m,
+                          std::vector<double>* out,
+                          std::vector<double>* weights) {
+  const int64_t Hkv = m.kv_heads > 0 ? m.kv_heads : H;
+  out->assign(static_cast<size_t>(B * H * Lq * Dv), 0.0);
+  weights->assign(static_cast<size_t>(B * H * Lq * Lk), 0.0);
+  std::vector<double> row(static_cast<size_t>(Lk));
+  for (int64_t b = 0; b < B; ++b) {
+    const int64_t len = m.lengths.empty() ? Lk : m.lengths[static_cast<size_t>(b)];
+    const int64_t off_c = m.causal_bottom_right ? len - Lq : m.causal_offset;
+    const int64_t off_w = m.window_bottom_right ? len - Lq : m.window_offset;
+    for (int64_t h = 0; h < H; ++h) {
+      const int64_t g = h * Hkv / H;
+      const float* qh = q + (b * H + h) * Lq * D;
+      const float* kh = k + (b * Hkv + g) * Lk * D;
+      const float* vh = v + (b * Hkv + g) * Lk * Dv;
+      for (int64_t i = 0; i < Lq; ++i) {
+        for (int64_t j = 0; j < Lk; ++j) {
+          double s = 0.0;
+          for (int64_t p = 0; p < D; ++p) s += static_cast<double>(qh[i * D + p]) * kh[j * D + p];
+          s *= scale;
+          if (m.softcap > 0.0) s = m.softcap * std::tanh(s / m.softcap);
+          if (m.tensor.kind != MaskKind::kNone) {
+            const double mv = m.tensor.Value(b, h, i, j);
+            if (m.tensor.kind == MaskKind::kKeep && mv == 0.0) s = m.fill;
+            if (m.tensor.kind == MaskKind::kBlock && mv != 0.0) s += mv * m.fill;
+            if (m.tensor.kind == MaskKind::kAdditive) s += mv;
+          }
+          if (!m.slopes.empty()) {
+            s -= m.slopes[static_cast<size_t>(h)] * std::fabs(static_cast<double>(i + off_c - j));
+          }
+          bool masked = j >= len;
+          if (m.causal && j > i + off_c) masked = true;
+          if (m.window) {
+            const int64_t p = i + off_w;
+            if (m.left >= 0 && j < p - m.left) masked = true;
+            if (m.right >= 0 && j > p + m.right) masked = true;
+          }
+          row[static_cast<size_t>(j)] = masked ? m.fill : s;
+        }
+        double mx = -kInf;
+        for (int64_t j = 0; j < Lk; ++j) mx = std::max(mx, row[static_cast<size_t>(j)]);
+        double* w = weights->data() + ((b * H + h) * Lq + i) * Lk;
+        if (mx == -kInf) {
+          const double u = std::isinf(m.fill) ? 0.0 : 1.0 / static_cast<double>(Lk);
+          for (int64_t j = 0; j < Lk; ++j) w[j] = u;
+        } else {
+          double sum = 0.0;
+          for (int64_t j = 0; j < Lk; ++j) sum += (w[j] = std::exp(row[static_cast<size_t>(j)] - mx));
+          for (int64_t j = 0; j < Lk; ++j) w[j] /= sum;
+        }
+        double* o = out->data() + ((b * H + h) * Lq + i) * Dv;
+        for (int64_t j = 0; j < Lk; ++j) {
+          for (int64_t p = 0; p < Dv; ++p) o[p] += w[j] * vh[j * Dv + p];
+        }
+      }
+    }
+  }
+}
+
+// The ALiBi paper's slopes (its get_slopes), in double.
+inline std::vector<double> RefAlibiSlopes(int64_t H) {
+  auto pow2 = [](int64_t n) {
+    std::vector<double> r;
+    const double start = std::pow(2.0, -std::pow(2.0, -(std::log2(static_cast<double>(n)) - 3.0)));
+    for (int64_t i = 0; i < n; ++i) r.push_back(start * std::pow(start, static_cast<double>(i)));
+    return r;
+  };
+  const double lg = std::log2(static_cast<double>(H));
+  if (lg == std::floor(lg)) return pow2(H);
+  const int64_t n = int64_t{1} << static_cast<int64_t>(std::floor(lg));
+  std::vector<double> r = pow2(n);
+  const std::vector<double> r2 = RefAlibiSlopes(2 * n);
+  for (int64_t i = 0; i < H - n; ++i) r.push_back(r2[static_cast<size_t>(2 * i)]);
+  return r;
+}
+
+// RoPE on one vector x[0, D) at position p (angles in double), ONNX pairs.
+inline std::vector<double> RefRotate(const double* x, int64_t D, int64_t R,
+                                     bool interleaved, const double* cosv,
+                                     const double* sinv) {
+  std::vector<double> y(x, x + D);
+  for (int64_t i = 0; i < R / 2; ++i) {
+    const int64_t a = interleaved ? 2 * i : i;
+    const int64_t b = interleaved ? 2 * i + 1 : i + R / 2;
+    y[static_cast<size_t>(a)] = cosv[i] * x[a] - sinv[i] * x[b];
+    y[static_cast<size_t>(b)] = sinv[i] * x[a] + cosv[i] * x[b];
+  }
+  return y;
+}
+inline void RefRopeAngles(double p, int64_t R, double base, double* c, double* s) {
+  for (int64_t i = 0; i < R / 2; ++i) {
+    const double th = p / std::pow(base, 2.0 * static_cast<double>(i) / static_cast<double>(R));
+    c[i] = std::cos(th);
+    s[i] = std::sin(th);
+  }
+}
+
 }  // namespace attnlab_test
 
 #endif  // ATTNLAB_TESTS_NATIVE_REFERENCE_H_

@@ -735,3 +735,178 @@ export function forwardTraceReference(cfg, weights, queryIn, keyIn = queryIn, va
   }
   return out;
 }
+
+// ---------------------------------------------------------------------------
+// Attention as today's models use it (ONNX Attention semantics), float64.
+//   s = q·kᵀ·scale → softcap c·tanh(s/c) → tensor mask (keep: 0 → fill;
+//   block: m ≠ 0 → s + m·fill; additive: s + m) → ALiBi s -= slope_h·|p − j|
+//   → masked keys set to fill: causal j > i + off, padding j >= len_b, window
+//   j < p_w − left or j > p_w + right (−1 unbounded) → softmax; a row whose
+//   max is −∞ is all zeros when fill is −∞, uniform 1/Lk otherwise.
+//   off = len_b − Lq for align 'bottom-right', else 0 (+ `offset`).
+//   GQA: q [B,H,Lq,D], k/v [B,Hkv,Lk,·]; head h reads kv head ⌊h·Hkv/H⌋.
+// No float32 rounding is reproduced here: use it with maskFill −∞ or masks
+// whose filled rows are exact.
+
+/** The ALiBi paper's slopes for H heads (its get_slopes). */
+export function alibiSlopes(H) {
+  const pow2 = (n) => {
+    const start = 2 ** (-(2 ** -(Math.log2(n) - 3)));
+    return Array.from({ length: n }, (_, i) => start * start ** i);
+  };
+  const lg = Math.log2(H);
+  if (Number.isInteger(lg)) return pow2(H);
+  const n = 2 ** Math.floor(lg);
+  return [...pow2(n), ...alibiSlopes(2 * n).filter((_, i) => i % 2 === 0).slice(0, H - n)];
+}
+
+/**
+ * q {data, shape [B,H,Lq,D]}, k/v {data, shape [B,Hkv,Lk,·]};
+ * opts { scale, softcap, fill = -1e9, causal: false | 'top-left' | 'bottom-right', causalOffset (top-left),
+ *        lengths: number[] | null, window: null | { left, right, align, offset },
+ *        slopes: number[] | null, tensor: null | { kind, data, shape (4-d, broadcast) } }
+ * → { output {data, shape [B,H,Lq,Dv]}, weights {data, shape [B,H,Lq,Lk]}, scores, capped, masked }
+ * (scores: scaled; capped: after softcap; masked: after every mask, before softmax).
+ */
+export function attentionModern(q, k, v, opts = {}) {
+  const [B, H, Lq, D] = q.shape;
+  const [, Hkv, Lk] = k.shape;
+  const Dv = v.shape[3];
+  const scale = opts.scale ?? 1 / Math.sqrt(D);
+  const fill = opts.fill ?? MASK_FILL;
+  const out = new Float64Array(B * H * Lq * Dv);
+  const w = new Float64Array(B * H * Lq * Lk);
+  const scores = new Float64Array(B * H * Lq * Lk);
+  const capped = new Float64Array(B * H * Lq * Lk);
+  const masked = new Float64Array(B * H * Lq * Lk);
+  const t = opts.tensor;
+  const tval = (b, h, i, j) => {
+    const s = t.shape;
+    const c = [b, h, i, j];
+    let flat = 0;
+    for (let d = 0; d < 4; d++) flat = flat * s[d] + (s[d] === 1 ? 0 : c[d]);
+    return Number(t.data[flat]);
+  };
+  for (let b = 0; b < B; b++) {
+    const len = opts.lengths ? opts.lengths[b] : Lk;
+    const offC = opts.causal === 'bottom-right' ? len - Lq : (opts.causalOffset ?? 0);
+    const offW = opts.window && opts.window.align === 'bottom-right' ? len - Lq : (opts.window?.offset ?? 0);
+    for (let h = 0; h < H; h++) {
+      const g = Math.floor((h * Hkv) / H);
+      for (let i = 0; i < Lq; i++) {
+        const row = new Float64Array(Lk);
+        const base = ((b * H + h) * Lq + i) * Lk;
+        for (let j = 0; j < Lk; j++) {
+          let s = 0;
+          for (let p = 0; p < D; p++) {
+            s += q.data[((b * H + h) * Lq + i) * D + p] * k.data[((b * Hkv + g) * Lk + j) * D + p];
+          }
+          s *= scale;
+          scores[base + j] = s;
+          if (opts.softcap) s = opts.softcap * Math.tanh(s / opts.softcap);
+          capped[base + j] = s;
+          if (t) {
+            const m = tval(b, h, i, j);
+            if (t.kind === 'keep' && m === 0) s = fill;
+            else if (t.kind === 'block' && m !== 0) s += m * fill;
+            else if (t.kind === 'additive') s += m;
+          }
+          if (opts.slopes) s -= opts.slopes[h] * Math.abs(i + offC - j);
+          let off = j >= len;
+          if (opts.causal && j > i + offC) off = true;
+          if (opts.window) {
+            const p = i + offW;
+            if (opts.window.left >= 0 && j < p - opts.window.left) off = true;
+            if (opts.window.right >= 0 && j > p + opts.window.right) off = true;
+          }
+          row[j] = off ? fill : s;
+          masked[base + j] = row[j];
+        }
+        let mx = -Infinity;
+        for (let j = 0; j < Lk; j++) mx = Math.max(mx, row[j]);
+        if (mx === -Infinity) {
+          const u = fill === -Infinity ? 0 : 1 / Lk;
+          for (let j = 0; j < Lk; j++) w[base + j] = u;
+        } else {
+          let sum = 0;
+          for (let j = 0; j < Lk; j++) sum += (w[base + j] = Math.exp(row[j] - mx));
+          for (let j = 0; j < Lk; j++) w[base + j] /= sum;
+        }
+        const o = ((b * H + h) * Lq + i) * Dv;
+        for (let j = 0; j < Lk; j++) {
+          const pj = w[base + j];
+          if (pj === 0) continue;
+          for (let c = 0; c < Dv; c++) out[o + c] += pj * v.data[((b * Hkv + g) * Lk + j) * Dv + c];
+        }
+      }
+    }
+  }
+  const ws = [B, H, Lq, Lk];
+  return {
+    output: { data: out, shape: [B, H, Lq, Dv] }, weights: { data: w, shape: ws },
+    scores: { data: scores, shape: ws }, capped: { data: capped, shape: ws }, masked: { data: masked, shape: ws },
+  };
+}
+
+/** cos/sin tables [maxPosition, R/2] of p·base^(−2i/R). */
+export function rotaryCache(maxPosition, R, base = 10000) {
+  const half = R / 2;
+  const cos = new Float64Array(maxPosition * half);
+  const sin = new Float64Array(maxPosition * half);
+  for (let p = 0; p < maxPosition; p++) {
+    for (let i = 0; i < half; i++) {
+      const th = p / base ** ((2 * i) / R);
+      cos[p * half + i] = Math.cos(th);
+      sin[p * half + i] = Math.sin(th);
+    }
+  }
+  return { cos: { data: cos, shape: [maxPosition, half] }, sin: { data: sin, shape: [maxPosition, half] } };
+}
+
+/**
+ * ONNX RotaryEmbedding: x [B,H,L,D] (or [B,L,H·D] with numHeads);
+ * opts { positionIds (flat [B·L]) | null, cos, sin (flat tables: [maxPos, R/2] with
+ * positionIds, [B, L, R/2] without) | null → computed from base, rotaryDim, interleaved, numHeads }.
+ */
+export function rotaryEmbedding(x, opts = {}) {
+  const seqMajor = x.shape.length === 3;
+  const [B] = x.shape;
+  const H = seqMajor ? opts.numHeads : x.shape[1];
+  const L = seqMajor ? x.shape[1] : x.shape[2];
+  const D = seqMajor ? x.shape[2] / H : x.shape[3];
+  const R = opts.rotaryDim || D;
+  const half = R / 2;
+  const base = opts.base ?? 10000;
+  const y = Float64Array.from(x.data, Number);
+  for (let b = 0; b < B; b++) {
+    for (let l = 0; l < L; l++) {
+      const tok = b * L + l;
+      const c = new Float64Array(half);
+      const s = new Float64Array(half);
+      for (let i = 0; i < half; i++) {
+        if (opts.cos) {
+          const row = opts.positionIds ? Number(opts.positionIds[tok]) : tok;
+          c[i] = opts.cos[row * half + i];
+          s[i] = opts.sin[row * half + i];
+        } else {
+          const p = opts.positionIds ? Number(opts.positionIds[tok]) : l;
+          const th = p / base ** ((2 * i) / R);
+          c[i] = Math.cos(th);
+          s[i] = Math.sin(th);
+        }
+      }
+      for (let h = 0; h < H; h++) {
+        const at = seqMajor ? (tok * H + h) * D : ((b * H + h) * L + l) * D;
+        for (let i = 0; i < half; i++) {
+          const ia = at + (opts.interleaved ? 2 * i : i);
+          const ib = at + (opts.interleaved ? 2 * i + 1 : i + half);
+          const x1 = Number(x.data[ia]);
+          const x2 = Number(x.data[ib]);
+          y[ia] = c[i] * x1 - s[i] * x2;
+          y[ib] = s[i] * x1 + c[i] * x2;
+        }
+      }
+    }
+  }
+  return { data: y, shape: [...x.shape] };
+}

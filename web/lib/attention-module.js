@@ -75,7 +75,9 @@ export class AttentionModule {
 
   /** The shape of weight `key` in `layout`. */
   _weightShape(key, layout) {
-    const E = this.embedDim;
+    // K and V project to numKvHeads·D (GQA/MQA); everything else to E.
+    const kv = /** @type {any} */ (this).numKvHeads;
+    const E = (key[1] === 'k' || key[1] === 'v') && kv ? kv * (this.embedDim / this.numHeads) : this.embedDim;
     if (key[0] === 'b') return [E];
     const inDim = key === 'wk' ? this.kdim : key === 'wv' ? this.vdim : E;
     return layout === 'torch' ? [E, inDim] : [inDim, E];

@@ -36,6 +36,43 @@ export interface MaskArgs {
   shape4: number[];
   /** Whether the caller gave any mask (for the shape trace). */
   given: boolean;
+  /** Attention variants (docs/attention-variants.md); align: 0 top-left, 1 bottom-right. */
+  causalAlign?: number;
+  /** Top-left: query i sits at i + offset. */
+  causalOffset?: number;
+  window?: boolean;
+  /** -1: unbounded. */
+  windowLeft?: number;
+  windowRight?: number;
+  windowAlign?: number;
+  windowOffset?: number;
+  alibi?: boolean;
+  /** [H], or null for the paper's default slopes. */
+  slopes?: Float32Array | null;
+  /** Value of masked scores: -1e9 (default) or -Infinity. */
+  fill?: number;
+}
+
+/** A rotary embedding call (lib/rotary.js). */
+export interface RotaryArgs {
+  where: string;
+  batch: number;
+  heads: number;
+  seqLen: number;
+  headDim: number;
+  /** x [B, L, H·D] instead of [B, H, L, D]. */
+  seqMajor: boolean;
+  /** 0: D. */
+  rotaryDim: number;
+  interleaved: boolean;
+  x: Float32Array;
+  /** [B·L] or null. */
+  positionIds: Int32Array | null;
+  cos: Float32Array | null;
+  sin: Float32Array | null;
+  /** Rows of cos/sin when positionIds is given. */
+  maxPosition: number;
+  base: number;
 }
 
 /** Configuration of a MultiHeadAttention (validated by validate.js readConfig). */
@@ -47,6 +84,10 @@ export interface MhaConfigArgs {
   bias: boolean;
   /** uint32 seed of the Xavier-uniform default weights. */
   seed: number;
+  /** GQA/MQA: heads of K and V (default numHeads). */
+  numKvHeads?: number;
+  /** Rotary embedding of Q and K, or null. */
+  rope?: { base: number; rotaryDim: number; interleaved: boolean } | null;
 }
 
 /** Configuration of a SelfAttentionLayer (kdim = vdim = embedDim). */
@@ -75,6 +116,10 @@ export interface SdpaArgs {
   v: Float32Array;
   /** undefined: 1/√D. */
   scale: number | undefined;
+  /** GQA/MQA: k and v have kvHeads heads (default heads). */
+  kvHeads?: number;
+  /** > 0, or undefined for none. */
+  softcap?: number | undefined;
   mask: MaskArgs;
   needWeights: boolean;
   /** trace: 'values': also return scores, masked and weights (TraceOut). */
@@ -140,7 +185,9 @@ export interface TraceOut {
   v?: Float32Array;
   /** [B, H, Lq, Lk] Q·Kᵀ·scale */
   scores: Float32Array;
-  /** [B, H, Lq, Lk] after the mask (masked positions -1e9) */
+  /** [B, H, Lq, Lk] after softcap (SDPA with a softcap) */
+  capped?: Float32Array;
+  /** [B, H, Lq, Lk] after the mask (masked positions: the fill) */
   masked: Float32Array;
   /** [B, H, Lq, Lk] softmax, never averaged */
   weights: Float32Array;
@@ -180,6 +227,12 @@ export interface Backend<M = any, C = any> {
   /** The [seqLen, dModel] sinusoidal encoding. */
   positionalEncoding(seqLen: number, dModel: number, base: number): MaybePromise<Float32Array>;
   sdpa(p: SdpaArgs): MaybePromise<ForwardOut>;
+  /** The rotated x (same layout). */
+  rotaryEmbedding(p: RotaryArgs): MaybePromise<Float32Array>;
+  /** cos/sin tables [maxPosition, rotaryDim/2]. */
+  rotaryCache(maxPosition: number, rotaryDim: number, base: number): MaybePromise<{ cos: Float32Array; sin: Float32Array }>;
+  /** The ALiBi paper's slopes for `heads` heads. */
+  alibiSlopes(heads: number): MaybePromise<Float32Array>;
   /** y [rows, dim] = LayerNorm(x + residual)·gamma + beta (residual, gamma, beta may be null). */
   addLayerNorm(rows: number, dim: number, x: Float32Array, residual: Float32Array | null,
     gamma: Float32Array | null, beta: Float32Array | null, eps: number): MaybePromise<Float32Array>;

@@ -15,6 +15,7 @@ import { checkElements, checkLayout, OPTION_KEYS } from './validate.js';
 import { warmUp } from './warm-up.js';
 import { then } from './attention-module.js';
 import { selfAttention, scaledDotProductAttention } from './sdpa.js';
+import { rotaryEmbedding, rotaryCache } from './rotary.js';
 import { MultiHeadAttention } from './multi-head-attention.js';
 import { SelfAttentionLayer } from './self-attention-layer.js';
 import { IO_API } from './io/index.js';
@@ -79,6 +80,22 @@ export function createLab(backend, settings = {}) {
 
     scaledDotProductAttention(q, k, v, options) {
       return scaledDotProductAttention(backend, q, k, v, options, settings);
+    },
+
+    /** Rotary position embedding (ONNX RotaryEmbedding); see rotary.js. */
+    rotaryEmbedding(x, options) {
+      return rotaryEmbedding(backend, x, options);
+    },
+
+    /** cos/sin tables [maxPosition, rotaryDim/2] for rotaryEmbedding. */
+    rotaryCache(maxPosition, rotaryDim, options) {
+      return rotaryCache(backend, maxPosition, rotaryDim, options);
+    },
+
+    /** The ALiBi paper's default slopes for `heads` heads (a Float32Array). */
+    alibiSlopes(heads) {
+      checkInt('alibiSlopes', 'heads', heads, 1, 65536);
+      return backend.alibiSlopes(heads);
     },
 
     multiHeadAttention(config) {

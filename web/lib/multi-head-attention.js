@@ -3,7 +3,7 @@
 // Shape legend: B batch, Lq/Lk sequence, E embed, H heads, D head dim.
 import { rangeError, checkInt, checkOptions, typeError } from './errors.js';
 import { toTensor, makeTensor, shapeString } from './tensor.js';
-import { normalizeMask } from './mask.js';
+import { normalizeMask, withMaskFill } from './mask.js';
 import { buildTrace } from './trace.js';
 import { attachValues } from './trace-values.js';
 import { AttentionModule } from './attention-module.js';
@@ -23,6 +23,10 @@ export class MultiHeadAttention extends AttentionModule {
   constructor(backend, config, where = 'multiHeadAttention', settings = {}) {
     const c = readConfig(where, config, { layer: false });
     super(backend, where, c, settings);
+    /** Hkv: the heads of K and V (GQA/MQA when < numHeads). */
+    this.numKvHeads = /** @type {any} */ (c).numKvHeads;
+    /** { base, rotaryDim, interleaved } or null. */
+    this.rope = /** @type {any} */ (c).rope;
     this._track(backend.createMha(c));
   }
 
@@ -52,7 +56,7 @@ export class MultiHeadAttention extends AttentionModule {
     const cache = f.opts.kvCache === undefined ? null : checkCache(where, f.opts.kvCache, this);
     // Keys attended over: with a cache, the cached ones plus the new ones.
     const LkAll = cache ? cache._length + Lk : Lk;
-    const mask = normalizeMask(where, f.opts.mask, { batch: B, heads: H, lq: Lq, lk: LkAll, leadB: [B], leadH: [H] });
+    const mask = withMaskFill(where, normalizeMask(where, f.opts.mask, { batch: B, heads: H, lq: Lq, lk: LkAll, leadB: [B], leadH: [H] }), f.opts.maskFill);
     if (finiteOption(where, f.opts, this._settings.checkFinite)) checkFiniteArgs(where, [['query', tq], ['key', tk], ['value', tv]], mask);
     const E = this.embedDim;
     const wShape = [B, f.averageWeights ? 1 : H, Lq, LkAll];
@@ -114,7 +118,9 @@ export class MultiHeadAttention extends AttentionModule {
    * A key/value cache for incremental decoding with this layer: pass it as
    * `forward(x, x, x, { kvCache, mask: { kind: 'causal' } })` with only the new
    * token(s); their K and V are appended and attention covers every cached
-   * position. Holds 2·batch·maxLength·embedDim floats.
+   * position. Holds 2·batch·maxLength·numKvHeads·headDim floats: with
+   * GQA/MQA (numKvHeads < numHeads) numHeads/numKvHeads times fewer bytes
+   * than full multi-head attention (cache.heldBytes() reports them).
    */
   createKVCache(options) {
     const where = `${this._where}.createKVCache`;
@@ -123,9 +129,10 @@ export class MultiHeadAttention extends AttentionModule {
     if (opts.maxLength === undefined) throw typeError(where, 'options.maxLength is missing: the most positions the cache will hold');
     const maxLength = checkInt(where, 'maxLength', opts.maxLength, 1);
     const batch = checkInt(where, 'batch', opts.batch ?? 1, 1);
-    checkElements(where, 'the key cache [batch, maxLength, embedDim]', [batch, maxLength, this.embedDim]);
-    checkBytes(where, [2 * batch * maxLength * this.embedDim],
-      () => `the key and value caches [${batch}, ${maxLength}, ${this.embedDim}]`);
+    const kvDim = /** @type {any} */ (this).numKvHeads * (this.embedDim / this.numHeads);
+    checkElements(where, 'the key cache [batch, maxLength, numKvHeads·headDim]', [batch, maxLength, kvDim]);
+    checkBytes(where, [2 * batch * maxLength * kvDim],
+      () => `the key and value caches [${batch}, ${maxLength}, ${kvDim}]`);
     return new KVCache(this._backend, this, this._backend.createKvCache(obj, batch, maxLength), batch, maxLength);
   }
 

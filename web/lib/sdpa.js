@@ -2,9 +2,9 @@
 // and selfAttention (SDPA with q = k = v = x). Both validate their tensors,
 // fold the leading dims to [B, H] and call the backend's sdpa.
 // Shape legend: B batch, H heads, Lq/Lk sequence, D, Dv head dims.
-import { rangeError, checkBool, checkOptions } from './errors.js';
+import { describe, typeError, rangeError, checkBool, checkOptions } from './errors.js';
 import { toTensor, makeTensor, shapeString, product } from './tensor.js';
-import { normalizeMask } from './mask.js';
+import { normalizeMask, withMaskFill } from './mask.js';
 import { then } from './attention-module.js';
 import { checkElements, checkBytes, checkScale, checkTrace, OPTION_KEYS } from './validate.js';
 import { checkFiniteArgs, finiteOption } from './finite.js';
@@ -47,9 +47,22 @@ export function scaledDotProductAttention(backend, q, k, v, options, settings = 
     throw rangeError(where, `q, k and v must have the same rank: got q ${shapeString(tq.shape)}, k ${shapeString(tk.shape)}, v ${shapeString(tv.shape)}`);
   }
   const lead = tq.shape.slice(0, r - 2);
+  // GQA/MQA: with a head dim (rank >= 4), k and v may have Hkv heads where q
+  // has H, H % Hkv == 0; every other leading dim must match.
+  const headAxis = r >= 4 ? r - 3 : -1;
+  const kvHeads = headAxis >= 0 ? tk.shape[headAxis] : 1;
   for (const [name, t] of /** @type {[string, { shape: number[] }][]} */ ([['k', tk], ['v', tv]])) {
-    if (t.shape.slice(0, r - 2).some((d, i) => d !== lead[i])) {
-      throw rangeError(where, `${name} must have the same leading dims as q ${shapeString(lead)}: got q ${shapeString(tq.shape)}, ${name} ${shapeString(t.shape)}`);
+    if (t.shape.slice(0, r - 2).some((d, i) => d !== lead[i] && i !== headAxis)) {
+      throw rangeError(where, `${name} must have the same leading dims as q ${shapeString(lead)}${headAxis >= 0 ? ' (but for the head dim: GQA)' : ''}: got q ${shapeString(tq.shape)}, ${name} ${shapeString(t.shape)}`);
+    }
+  }
+  if (headAxis >= 0) {
+    const Hq = tq.shape[headAxis];
+    if (tv.shape[headAxis] !== kvHeads) {
+      throw rangeError(where, `k and v must have the same number of heads: got k ${shapeString(tk.shape)}, v ${shapeString(tv.shape)}`);
+    }
+    if (Hq % kvHeads !== 0) {
+      throw rangeError(where, `q has H = ${Hq} heads and k/v have Hkv = ${kvHeads}: H must be a multiple of Hkv (GQA/MQA: query head h reads kv head floor(h·Hkv/H)); got q ${shapeString(tq.shape)}, k ${shapeString(tk.shape)}`);
     }
   }
   const [Lq, D] = tq.shape.slice(r - 2);
@@ -70,7 +83,7 @@ export function scaledDotProductAttention(backend, q, k, v, options, settings = 
   const B = product(leadB);
   const H = product(leadH);
   const finite = finiteOption(where, opts, settings.checkFinite) ? [['q', tq], ['k', tk], ['v', tv]] : null;
-  return sdpaCore(backend, where, { lead, leadB, leadH, batch: B, heads: H, lq: Lq, lk: Lk, d: D, dv: Dv, q: tq.data, k: tk.data, v: tv.data }, opts, finite);
+  return sdpaCore(backend, where, { lead, leadB, leadH, batch: B, heads: H, kvHeads: headAxis >= 0 ? kvHeads : H, lq: Lq, lk: Lk, d: D, dv: Dv, q: tq.data, k: tk.data, v: tv.data }, opts, finite);
 }
 
 // p: the folded call { lead, leadB, leadH, batch, heads, lq, lk, d, dv, q, k, v };
@@ -80,7 +93,12 @@ function sdpaCore(backend, where, p, opts, finite) {
   checkBool(where, 'needWeights', needWeights);
   const scale = checkScale(where, opts.scale);
   const trace = checkTrace(where, opts.trace);
-  const mask = normalizeMask(where, opts.mask, p);
+  let softcap;
+  if (opts.softcap !== undefined) {
+    if (typeof opts.softcap !== 'number') throw typeError(where, `softcap must be a number > 0, got ${describe(opts.softcap)}`);
+    softcap = opts.softcap;
+  }
+  const mask = withMaskFill(where, normalizeMask(where, opts.mask, p), opts.maskFill);
   if (finite) checkFiniteArgs(where, finite, mask);
   const outShape = [...p.lead, p.lq, p.dv];
   const wShape = [...p.lead, p.lq, p.lk];
@@ -91,15 +109,15 @@ function sdpaCore(backend, where, p, opts, finite) {
     () => `q ${shapeString([...p.lead, p.lq, p.d])}, k ${shapeString([...p.lead, p.lk, p.d])}, v ${shapeString([...p.lead, p.lk, p.dv])}, the output ${shapeString(outShape)}${needWeights ? ` and the weights ${shapeString(wShape)}` : ''}`);
   /** @type {import('./backend.js').SdpaArgs} */
   const args = {
-    where, batch: p.batch, heads: p.heads, lq: p.lq, lk: p.lk, d: p.d, dv: p.dv,
-    q: p.q, k: p.k, v: p.v, scale, mask, needWeights, trace: trace === 'values',
+    where, batch: p.batch, heads: p.heads, kvHeads: p.kvHeads ?? p.heads, lq: p.lq, lk: p.lk, d: p.d, dv: p.dv,
+    q: p.q, k: p.k, v: p.v, scale, softcap, mask, needWeights, trace: trace === 'values',
   };
   return then(backend.sdpa(args), (r) => {
     const out = {
       output: makeTensor(r.output, outShape),
       weights: r.weights ? makeTensor(r.weights, wShape) : null,
     };
-    if (trace) out.trace = sdpaTrace(r.trace, { lead: p.lead, lq: p.lq, lk: p.lk, dv: p.dv, mask: mask.given, output: r.output });
+    if (trace) out.trace = sdpaTrace(r.trace, { lead: p.lead, lq: p.lq, lk: p.lk, dv: p.dv, mask: mask.given, output: r.output, softcap });
     return out;
   });
 }

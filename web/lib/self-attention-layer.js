@@ -3,7 +3,7 @@
 // Shape legend: B batch, L sequence, E embed, H heads.
 import { rangeError, typeError, checkBool } from './errors.js';
 import { toTensor, makeTensor, shapeString } from './tensor.js';
-import { normalizeMask } from './mask.js';
+import { normalizeMask, withMaskFill } from './mask.js';
 import { buildTrace } from './trace.js';
 import { attachValues } from './trace-values.js';
 import { AttentionModule } from './attention-module.js';
@@ -76,7 +76,7 @@ export class SelfAttentionLayer extends AttentionModule {
       dropoutSeed = 0;
     }
     const H = this.numHeads;
-    const mask = normalizeMask(where, f.opts.mask, { batch: B, heads: H, lq: L, lk: L, leadB: [B], leadH: [H] });
+    const mask = withMaskFill(where, normalizeMask(where, f.opts.mask, { batch: B, heads: H, lq: L, lk: L, leadB: [B], leadH: [H] }), f.opts.maskFill);
     if (finiteOption(where, f.opts, this._settings.checkFinite)) checkFiniteArgs(where, [['x', t]], mask);
     const wShape = [B, f.averageWeights ? 1 : H, L, L];
     const nW = f.needWeights ? checkElements(where, "the weights [B,H,L,L] (x's length; needWeights: false skips them)", wShape) : 0;

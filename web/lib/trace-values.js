@@ -69,12 +69,13 @@ export function attachValues(steps, t, d) {
  * one was given), softmax, weighted_sum over [..., Lq, Lk]; with values when
  * the backend returned them (trace: 'values').
  * @param {import('./backend.js').TraceOut | undefined} t
- * @param {{ lead: number[], lq: number, lk: number, dv: number, mask: boolean, output: Float32Array }} p
+ * @param {{ lead: number[], lq: number, lk: number, dv: number, mask: boolean, output: Float32Array, softcap?: number }} p
  */
 export function sdpaTrace(t, p) {
   const sw = [...p.lead, p.lq, p.lk];
   const so = [...p.lead, p.lq, p.dv];
   const steps = [{ step: 'scores', shape: sw, formula: 'Q·Kᵀ·scale (scale = 1/√D unless given)', data: t?.scores }];
+  if (p.softcap !== undefined) steps.push({ step: 'softcap', shape: sw, formula: `softcap·tanh(scores/softcap), softcap = ${p.softcap}`, data: t?.capped });
   if (p.mask) steps.push({ step: 'mask', shape: sw, formula: 'masked_fill(mask == 0, -1e9) / scores + mask·(-1e9)', data: t?.masked });
   steps.push(
     { step: 'softmax', shape: sw, formula: 'softmax over the key axis (each row sums to 1)', data: t?.weights },

@@ -16,12 +16,14 @@ import { shapeString, product, MAX_ELEMENTS } from './tensor.js';
 export const OPTION_KEYS = {
   init: ['backend', 'locateFile', 'wasmBinary', 'warmUp', 'checkFinite', 'threads'],
   positionalEncoding: ['base'],
-  selfAttention: ['mask', 'scale', 'trace', 'checkFinite'],
-  scaledDotProductAttention: ['mask', 'scale', 'needWeights', 'trace', 'checkFinite'],
-  multiHeadAttention: ['embedDim', 'numHeads', 'kdim', 'vdim', 'bias', 'seed'],
+  selfAttention: ['mask', 'scale', 'trace', 'checkFinite', 'softcap', 'maskFill'],
+  scaledDotProductAttention: ['mask', 'scale', 'needWeights', 'trace', 'checkFinite', 'softcap', 'maskFill'],
+  multiHeadAttention: ['embedDim', 'numHeads', 'kdim', 'vdim', 'bias', 'seed', 'numKvHeads', 'rope'],
   selfAttentionLayer: ['embedDim', 'numHeads', 'kdim', 'vdim', 'bias', 'seed', 'dropout', 'eps'],
-  mhaForward: ['mask', 'needWeights', 'averageWeights', 'trace', 'kvCache', 'checkFinite'],
-  layerForward: ['mask', 'needWeights', 'averageWeights', 'trace', 'training', 'dropoutSeed', 'checkFinite'],
+  mhaForward: ['mask', 'needWeights', 'averageWeights', 'trace', 'kvCache', 'checkFinite', 'maskFill'],
+  layerForward: ['mask', 'needWeights', 'averageWeights', 'trace', 'training', 'dropoutSeed', 'checkFinite', 'maskFill'],
+  rotaryEmbedding: ['positionIds', 'cos', 'sin', 'base', 'rotaryDim', 'interleaved', 'numHeads'],
+  rotaryCache: ['base'],
   setWeights: ['layout', 'checkFinite'],
   getWeights: ['layout'],
   createKVCache: ['maxLength', 'batch'],
@@ -94,6 +96,16 @@ export function readConfig(where, config, { layer }) {
     bias: checkBool(where, 'bias', c.bias ?? true),
     seed: checkInt(where, 'seed', c.seed ?? 0, 0, 2 ** 32 - 1),
   });
+  if (!layer) {
+    const kv = checkInt(where, 'numKvHeads', c.numKvHeads ?? numHeads, 1, 65536);
+    if (numHeads % kv !== 0) {
+      throw rangeError(where, `numKvHeads (${kv}) must divide numHeads (${numHeads}) (GQA/MQA: query head h reads kv head floor(h·numKvHeads/numHeads))`);
+    }
+    /** @type {any} */ (out).numKvHeads = kv;
+    /** @type {any} */ (out).rope = readRope(where, c.rope, embedDim / numHeads);
+  } else if (c.numKvHeads !== undefined || c.rope !== undefined) {
+    throw rangeError(where, 'numKvHeads and rope are options of multiHeadAttention; a selfAttentionLayer has neither');
+  }
   checkElements(where, 'the projection weight [max(embedDim, kdim, vdim), 3·embedDim]', [Math.max(out.embedDim, out.kdim, out.vdim), 3 * out.embedDim]);
   // The bytes of the weights and their packed copies are checked once, by
   // MultiHeadAttention::Create in the C++ core (the webgpu backend asks it too).
@@ -107,6 +119,30 @@ export function readConfig(where, config, { layer }) {
     out.eps = checkNumber(where, 'eps', c.eps ?? 1e-5, { min: 0, minExclusive: true });
   }
   return out;
+}
+
+/**
+ * rope: true, or { base = 10000, rotaryDim = D, interleaved = false } → the
+ * normalised object, or null. Value ranges (rotaryDim even <= D, base > 1)
+ * are checked by the C++ core.
+ */
+function readRope(where, rope, headDim) {
+  if (rope === undefined || rope === false || rope === null) return null;
+  const r = rope === true ? {} : rope;
+  if (typeof r !== 'object' || Array.isArray(r)) {
+    throw typeError(where, `rope must be true or an object { base, rotaryDim, interleaved }, got ${describe(rope)}`);
+  }
+  for (const key of Object.keys(r)) {
+    if (!['base', 'rotaryDim', 'interleaved'].includes(key)) {
+      throw typeError(where, `rope: unknown option ${JSON.stringify(key)}; allowed: base, rotaryDim, interleaved`);
+    }
+  }
+  const base = r.base ?? 10000;
+  if (typeof base !== 'number') throw typeError(where, `rope.base must be a number > 1, got ${describe(base)}`);
+  const rotaryDim = r.rotaryDim ?? headDim;
+  if (typeof rotaryDim !== 'number') throw typeError(where, `rope.rotaryDim must be an even integer in [2, D = ${headDim}], got ${describe(rotaryDim)}`);
+  if (!Number.isInteger(rotaryDim)) throw rangeError(where, `rope.rotaryDim must be an even integer in [2, D = ${headDim}], got ${rotaryDim}`);
+  return { base, rotaryDim, interleaved: checkBool(where, 'rope.interleaved', r.interleaved ?? false) };
 }
 
 /**

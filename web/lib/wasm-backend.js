@@ -9,7 +9,7 @@ const WEIGHT_IDS = { wq: 0, bq: 1, wk: 2, bk: 3, wv: 4, bv: 5, wo: 6, bo: 7 };
 const LAYOUTS = { torch: 0, keras: 1 };
 
 /** The fields of attnlab::ForwardTrace (src/attention_lab.h), in order. */
-const TRACE_FIELDS = ['q', 'k', 'v', 'scores', 'masked', 'weights', 'context', 'attention', 'dropout', 'residual'];
+const TRACE_FIELDS = ['q', 'k', 'v', 'scores', 'masked', 'weights', 'context', 'attention', 'dropout', 'residual', 'capped'];
 
 /** Float counts of the MHA's trace buffers (Lk: every key attended over). */
 function mhaTraceSizes(B, Lq, Lk, E, H) {
@@ -79,7 +79,8 @@ export function createWasmBackend(Module, name) {
     if (code !== 0) throw new RangeError(`${where}: ${Module.lastError()}`);
   }
 
-  // The mask as the binding's value_object "MaskArgs" (bindings/common.cpp).
+  // The mask as the binding's value_object "MaskArgs" (bindings/common.cpp),
+  // with the variants' fields (docs/attention-variants.md).
   function maskArgs(arena, mask) {
     return {
       causal: mask.causal,
@@ -87,11 +88,21 @@ export function createWasmBackend(Module, name) {
       kind: mask.kind,
       data: arena.fromF32(mask.data),
       shape: mask.shape4,
+      causalAlign: mask.causalAlign ?? 0,
+      causalOffset: mask.causalOffset ?? 0,
+      window: mask.window ?? false,
+      windowLeft: mask.windowLeft ?? -1,
+      windowRight: mask.windowRight ?? -1,
+      windowAlign: mask.windowAlign ?? 0,
+      windowOffset: mask.windowOffset ?? 0,
+      alibi: mask.alibi ?? false,
+      alibiSlopes: arena.fromF32(mask.slopes ?? null),
+      fill: mask.fill ?? -1e9,
     };
   }
 
   // The trace buffers (bag.trace): an attnlab::ForwardTrace written into wasm
-  // memory (its 10 pointers in TRACE_FIELDS order, 0 = not wanted); the
+  // memory (its 11 pointers in TRACE_FIELDS order, 0 = not wanted); the
   // binding's `trace` field is its address, or 0 without a trace. `sizes`
   // maps each wanted TraceOut field to its float count.
   function traceArgs(arena, sizes) {
@@ -124,6 +135,7 @@ export function createWasmBackend(Module, name) {
       });
     },
 
+    // p: { batch, heads, kvHeads?, lq, lk, d, dv, q, k, v, scale?, softcap?, mask, needWeights }
     sdpa(p) {
       return run(p.where, (arena) => {
         const q = arena.fromF32(p.q);
@@ -134,13 +146,50 @@ export function createWasmBackend(Module, name) {
         const out = arena.f32(nOut);
         const weights = p.needWeights ? arena.f32(nW) : 0;
         const hasScale = p.scale !== undefined;
-        const sizes = p.trace ? { scores: nW, masked: nW, weights: nW } : null;
+        const sizes = p.trace ? { scores: nW, ...(p.softcap !== undefined ? { capped: nW } : {}), masked: nW, weights: nW } : null;
         const trace = traceArgs(arena, sizes);
+        const hasSoftcap = p.softcap !== undefined;
         check(p.where, Module.sdpa({
-          batch: p.batch, heads: p.heads, lq: p.lq, lk: p.lk, d: p.d, dv: p.dv, q, k, v,
-          hasScale, scale: hasScale ? p.scale : 1, mask: maskArgs(arena, p.mask), output: out, weights, trace: trace.ptr,
+          batch: p.batch, heads: p.heads, kvHeads: p.kvHeads ?? p.heads, lq: p.lq, lk: p.lk, d: p.d, dv: p.dv, q, k, v,
+          hasScale, scale: hasScale ? p.scale : 1, hasSoftcap, softcap: hasSoftcap ? p.softcap : 0,
+          mask: maskArgs(arena, p.mask), output: out, weights, trace: trace.ptr,
         }));
         return { output: arena.read(out, nOut), weights: weights ? arena.read(weights, nW) : null, trace: readTrace(arena, trace, sizes) };
+      });
+    },
+
+    // p: { where, batch, heads, seqLen, headDim, seqMajor, rotaryDim, interleaved, x,
+    //      positionIds: Int32Array | null, cos, sin: Float32Array | null, maxPosition, base }
+    rotaryEmbedding(p) {
+      return run(p.where, (arena) => {
+        const n = p.x.length;
+        const x = arena.fromF32(p.x);
+        const out = arena.f32(n);
+        check(p.where, Module.rotaryEmbedding({
+          batch: p.batch, heads: p.heads, seqLen: p.seqLen, headDim: p.headDim, seqMajor: p.seqMajor,
+          rotaryDim: p.rotaryDim, interleaved: p.interleaved, x, out,
+          positionIds: arena.fromI32(p.positionIds), cos: arena.fromF32(p.cos), sin: arena.fromF32(p.sin),
+          maxPosition: p.maxPosition, base: p.base,
+        }));
+        return arena.read(out, n);
+      });
+    },
+
+    rotaryCache(maxPosition, rotaryDim, base) {
+      return run('rotaryCache', (arena) => {
+        const n = maxPosition * (rotaryDim >> 1);
+        const c = arena.f32(n);
+        const s = arena.f32(n);
+        check('rotaryCache', Module.rotaryCache(maxPosition, rotaryDim, base, c, s));
+        return { cos: arena.read(c, n), sin: arena.read(s, n) };
+      });
+    },
+
+    alibiSlopes(heads) {
+      return run('alibiSlopes', (arena) => {
+        const out = arena.f32(heads);
+        check('alibiSlopes', Module.alibiSlopes(heads, out));
+        return arena.read(out, heads);
       });
     },
 
@@ -162,8 +211,11 @@ export function createWasmBackend(Module, name) {
 
     // ---- multi-head attention and the layer: opaque handles -------------
     createMha(cfg) {
+      const rope = cfg.rope ?? null;
       const h = Module.mhaCreate({
         embedDim: cfg.embedDim, numHeads: cfg.numHeads, kdim: cfg.kdim, vdim: cfg.vdim, bias: cfg.bias, seed: cfg.seed >>> 0,
+        numKvHeads: cfg.numKvHeads ?? cfg.numHeads, rope: rope !== null, ropeBase: rope ? rope.base : 10000,
+        ropeDim: rope ? rope.rotaryDim : 0, ropeInterleaved: rope ? rope.interleaved : false,
       });
       if (!h) throw new RangeError(`multiHeadAttention: ${Module.lastError()}`);
       return { kind: 'mha', handle: h };

@@ -72,6 +72,13 @@ export async function createWebGpuBackend(options = {}) {
   return backend;
 }
 
+// True when a call asks for an attention variant the WGSL kernels lack.
+function usesVariants(p) {
+  const m = p.mask;
+  return (p.kvHeads !== undefined && p.kvHeads !== p.heads) || p.softcap !== undefined ||
+    (m && (m.causalAlign || m.causalOffset || m.window || m.alibi || (m.fill !== undefined && m.fill !== -1e9)));
+}
+
 /**
  * @param {GpuRuntime} rt
  * @param {object} info the adapter info
@@ -225,7 +232,13 @@ function makeBackend(rt, info, fallbackFactory) {
       }, (fb) => fb.positionalEncoding(seqLen, dModel, base));
     },
 
+    // p: { batch, heads, kvHeads?, lq, lk, d, dv, q, k, v, scale?, softcap?, mask, needWeights }
+    // The variants the WGSL kernels do not have yet (GQA, softcap, maskFill,
+    // bottom-right causal, windows, ALiBi) are answered by the wasm backend.
     sdpa(p) {
+      if (usesVariants(p)) {
+        return loadWasm('this attention variant needs the wasm backend').then((fb) => fb.sdpa(p));
+      }
       return run(async () => {
         const { batch: B, heads: H, lq: Lq, lk: Lk, d: D, dv: Dv } = p;
         const scale = p.scale !== undefined ? Math.fround(p.scale) : defaultScale(D);
@@ -257,6 +270,17 @@ function makeBackend(rt, info, fallbackFactory) {
         });
         return result(rd.take(results), p.needWeights, p.trace);
       }, (fb) => fb.sdpa(p));
+    },
+
+    // Rotary embedding and ALiBi slopes: answered by the wasm backend.
+    rotaryEmbedding(p) {
+      return loadWasm('rotaryEmbedding needs the wasm backend').then((fb) => fb.rotaryEmbedding(p));
+    },
+    rotaryCache(maxPosition, rotaryDim, base) {
+      return loadWasm('rotaryCache needs the wasm backend').then((fb) => fb.rotaryCache(maxPosition, rotaryDim, base));
+    },
+    alibiSlopes(heads) {
+      return loadWasm('alibiSlopes needs the wasm backend').then((fb) => fb.alibiSlopes(heads));
     },
 
     addLayerNorm(rows, dim, x, residual, gamma, beta, eps) {
@@ -303,12 +327,13 @@ function makeBackend(rt, info, fallbackFactory) {
     ...modules.methods,
 
     mhaForward(obj, p) {
-      if (p.cache) {
+      if (p.cache || usesVariants(p)) {
         const c = p.cache;
         return loadWasm('a KV-cache forward needs the wasm backend').then((fb) => {
           // Disposed while the wasm backend loaded: make no wasm copy to leak.
           if (obj.disposed) throw disposedError(p.where, 'this object', 'create a new one');
           const mha = wasmObject(fb, obj);
+          if (!c) return fb.mhaForward(mha, p);
           if (!c.wasm) c.wasm = fb.createKvCache(mha, c.batch, c.maxLength);
           return fb.mhaForward(mha, { ...p, cache: c.wasm });
         });
@@ -332,6 +357,12 @@ function makeBackend(rt, info, fallbackFactory) {
     },
 
     layerForward(obj, p) {
+      if (usesVariants(p)) {
+        return loadWasm('this attention variant needs the wasm backend').then((fb) => {
+          if (obj.disposed) throw new Error(`${p.where}: this object has been disposed; create a new one`);
+          return fb.layerForward(wasmObject(fb, obj), p);
+        });
+      }
       return run(async () => {
         const { cfg } = obj;
         const E = cfg.embedDim;

@@ -78,6 +78,9 @@ export function createGpuModules(rt, dl) {
   /** @type {Pick<import('./backend.js').Backend<GpuModule, GpuCache>, 'createMha'|'createLayer'|'destroy'|'heldBytes'|'setWeight'|'getWeight'|'setNorm'|'getNorm'|'createKvCache'|'kvCacheReset'|'kvCacheTruncate'|'kvCacheHeldBytes'|'kvCacheDestroy'>} */
   const methods = {
     createMha(cfg) {
+      if ((cfg.numKvHeads ?? cfg.numHeads) !== cfg.numHeads || cfg.rope) {
+        throw new RangeError('multiHeadAttention: numKvHeads < numHeads (GQA/MQA) and rope are not available on the webgpu backend yet; use the wasm backend');
+      }
       checkWeights('multiHeadAttention', cfg);
       /** @type {GpuModule} */
       const obj = { kind: 'mha', cfg: /** @type {any} */ ({ ...cfg }), w: defaultWeights('multiHeadAttention', cfg), gpu: null, wasm: null, disposed: false };

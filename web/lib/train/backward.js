@@ -5,7 +5,7 @@
 // Options are the forward's (scale, mask; the layer's training/dropoutSeed).
 import { rangeError, typeError, describe, checkNumber, checkBool, checkInt, checkOptions } from '../errors.js';
 import { toTensor, makeTensor, shapeString, product } from '../tensor.js';
-import { normalizeMask } from '../mask.js';
+import { normalizeMask, rejectVariants } from '../mask.js';
 import { withArena, checkStatus, maskObject } from './heap.js';
 
 const WEIGHT_KEYS = ['wq', 'bq', 'wk', 'bk', 'wv', 'bv', 'wo', 'bo'];
@@ -49,7 +49,7 @@ export function sdpaBackward(Module, q, k, v, dOutput, options) {
   const H = product(leadH);
   let scale;
   if (opts.scale !== undefined) scale = checkNumber(where, 'scale', opts.scale, { min: -FLOAT32_MAX, max: FLOAT32_MAX });
-  const mask = normalizeMask(where, opts.mask, { batch: B, heads: H, lq: Lq, lk: Lk, leadB, leadH });
+  const mask = rejectVariants(where, normalizeMask(where, opts.mask, { batch: B, heads: H, lq: Lq, lk: Lk, leadB, leadH }));
   return withArena(Module, where, (arena) => {
     const nq = tq.data.length;
     const nk = tk.data.length;
@@ -107,6 +107,9 @@ export function mhaBackward(Module, mha, query, key, value, dOutput, options) {
   const [Bk, Lk, Ek] = s(tk);
   const [Bv, Lv, Ev] = s(tv);
   const E = mha.embedDim;
+  if ((mha.numKvHeads ?? mha.numHeads) !== mha.numHeads || mha.rope) {
+    throw rangeError(where, 'the backward pass of a multiHeadAttention with numKvHeads < numHeads or rope is not available');
+  }
   if ([tk, tv, tg].some((t) => t.shape.length !== tq.shape.length)) {
     throw rangeError(where, `query, key, value and dOutput must all be batched [B, L, ·] or all unbatched [L, ·]`);
   }
@@ -116,7 +119,7 @@ export function mhaBackward(Module, mha, query, key, value, dOutput, options) {
   if (Bk !== B || Bv !== B || Lv !== Lk) throw rangeError(where, `key and value must be [${B}, Lk, ·] with the same Lk: got key ${shapeString(tk.shape)}, value ${shapeString(tv.shape)}`);
   const [Bg, Lg, Eg] = s(tg);
   if (Bg !== B || Lg !== Lq || Eg !== E) throw rangeError(where, `dOutput must have the output's shape ${shapeString(unbatched ? [Lq, E] : [B, Lq, E])}, got ${shapeString(tg.shape)}`);
-  const mask = normalizeMask(where, opts.mask, { batch: B, heads: mha.numHeads, lq: Lq, lk: Lk });
+  const mask = rejectVariants(where, normalizeMask(where, opts.mask, { batch: B, heads: mha.numHeads, lq: Lq, lk: Lk }));
   const weights = mha.getWeights({ layout: 'torch' });
   return withArena(Module, where, (arena) => {
     const w = weightPointers(arena, weights, WEIGHT_KEYS);
@@ -154,7 +157,7 @@ export function layerBackward(Module, layer, x, dOutput, options) {
   }
   const training = checkBool(where, 'training', opts.training ?? false);
   const dropoutSeed = checkInt(where, 'dropoutSeed', opts.dropoutSeed ?? 0, 0, 2 ** 32 - 1);
-  const mask = normalizeMask(where, opts.mask, { batch: B, heads: layer.numHeads, lq: L, lk: L });
+  const mask = rejectVariants(where, normalizeMask(where, opts.mask, { batch: B, heads: layer.numHeads, lq: L, lk: L }));
   const weights = layer.getWeights({ layout: 'torch' });
   return withArena(Module, where, (arena) => {
     const w = weightPointers(arena, weights, WEIGHT_KEYS);
