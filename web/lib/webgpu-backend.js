@@ -232,9 +232,7 @@ function makeBackend(rt, info, fallbackFactory) {
       }, (fb) => fb.positionalEncoding(seqLen, dModel, base));
     },
 
-    // p: { batch, heads, kvHeads?, lq, lk, d, dv, q, k, v, scale?, softcap?, mask, needWeights }
-    // The variants the WGSL kernels do not have yet (GQA, softcap, maskFill,
-    // bottom-right causal, windows, ALiBi) are answered by the wasm backend.
+    // The variants the WGSL kernels lack (GQA, softcap, maskFill, align, windows, ALiBi) run on wasm.
     sdpa(p) {
       if (usesVariants(p)) {
         return loadWasm('this attention variant needs the wasm backend').then((fb) => fb.sdpa(p));
@@ -273,15 +271,9 @@ function makeBackend(rt, info, fallbackFactory) {
     },
 
     // Rotary embedding and ALiBi slopes: answered by the wasm backend.
-    rotaryEmbedding(p) {
-      return loadWasm('rotaryEmbedding needs the wasm backend').then((fb) => fb.rotaryEmbedding(p));
-    },
-    rotaryCache(maxPosition, rotaryDim, base) {
-      return loadWasm('rotaryCache needs the wasm backend').then((fb) => fb.rotaryCache(maxPosition, rotaryDim, base));
-    },
-    alibiSlopes(heads) {
-      return loadWasm('alibiSlopes needs the wasm backend').then((fb) => fb.alibiSlopes(heads));
-    },
+    rotaryEmbedding: (p) => loadWasm('rotaryEmbedding needs the wasm backend').then((fb) => fb.rotaryEmbedding(p)),
+    rotaryCache: (n, r, base) => loadWasm('rotaryCache needs the wasm backend').then((fb) => fb.rotaryCache(n, r, base)),
+    alibiSlopes: (heads) => loadWasm('alibiSlopes needs the wasm backend').then((fb) => fb.alibiSlopes(heads)),
 
     addLayerNorm(rows, dim, x, residual, gamma, beta, eps) {
       return run(async () => {
