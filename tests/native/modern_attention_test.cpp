@@ -12,6 +12,7 @@
 
 #include "attention_lab.h"
 #include "reference.h"
+#include "thread_pool.h"
 
 namespace attnlab_test {
 namespace {
@@ -308,6 +309,29 @@ TEST(ModernAttention, SimdMatchesScalarOnOddSizes) {
     ExpectAllClose(a.out, bd, 1e-5, 1e-4, "simd vs scalar output");
     ExpectAllClose(a.weights, bw, 1e-6, 1e-4, "simd vs scalar weights");
     ++seed;
+  }
+}
+
+// Every variant at once gives bit-identical results on 1 and 3 threads.
+TEST(ModernAttention, ThreadsAreBitIdentical) {
+  for (const Shape& sh : kShapes) {
+    RefModern m;
+    m.kv_heads = sh.hkv;
+    m.softcap = 2.5;
+    m.causal = true;
+    m.causal_bottom_right = true;
+    m.window = true;
+    m.left = 7;
+    for (double x : RefAlibiSlopes(sh.h)) m.slopes.push_back(static_cast<float>(x));
+    m.fill = -kInf;
+    ASSERT_TRUE(attnlab::SetThreadCount(1).ok());
+    Result one = RunSdpa(sh, m, 77, false);
+    ASSERT_TRUE(attnlab::SetThreadCount(3).ok());
+    Result three = RunSdpa(sh, m, 77, false);
+    ASSERT_TRUE(attnlab::SetThreadCount(1).ok());
+    EXPECT_EQ(one.out, three.out);
+    EXPECT_EQ(one.out_nw, three.out_nw);
+    EXPECT_EQ(one.weights, three.weights);
   }
 }
 
