@@ -30,8 +30,9 @@ class ScopedThreads {
 };
 
 bool SameBits(const std::vector<float>& a, const std::vector<float>& b) {
+  // memcmp may not be given the null data() of an empty vector (UBSan).
   return a.size() == b.size() &&
-         std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+         (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);
 }
 
 TEST(ThreadPool, RejectsCountsOutOfRange) {
