@@ -50,6 +50,17 @@ export declare class AttentionLabElement extends HTMLElementBase {
  * token), `heads` (H, default 2), `embed-dim` (E, default 32), `seed`,
  * `mask` ('none' | 'causal'), `head` ('all' (default; every head plus the
  * average) | 'average' | a head index), `size` (largest map side in px).
+ *
+ * Attention variants (docs/attention-variants.md), passed to the library:
+ * `softcap` (c > 0: scores = c·tanh(scores/c)), `window` ("left,right", e.g.
+ * "3,0"; −1 leaves a side unbounded), `alibi` (no value: the paper's slopes;
+ * or a comma list, one slope per head), `num-kv-heads` (GQA; 1 = MQA; must
+ * divide `heads`), `rope` (no value: base 10000; or the base), `mask-fill`
+ * (the value of masked scores, default −1e9; "-inf" follows ONNX),
+ * `causal-align` ('top-left' | 'bottom-right'; needs mask="causal"; the two
+ * agree here, where Lq = Lk). With `rope` or `alibi` no sinusoidal encoding
+ * is added to the embeddings. A malformed or refused value shows the
+ * element's error state (data-state="error") with a message naming it.
  */
 export declare class AttentionLabHeatmap extends AttentionLabElement {
   /** Weights to draw instead of computing them (no wasm is loaded then). Setting a bad shape throws. */

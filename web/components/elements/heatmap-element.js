@@ -5,12 +5,15 @@
 //
 //   <attention-lab-heatmap tokens="the cat sat on the mat" heads="4" embed-dim="32"
 //                          seed="1" mask="causal" head="all"></attention-lab-heatmap>
+//   Attention variants (issue 11; lib/variant-attrs.js): softcap="30" window="3,0"
+//   alibi num-kv-heads="2" rope mask-fill="-inf" causal-align="bottom-right".
 //   el.attention = { data: Float32Array, shape: [H, Lq, Lk] };  // or nested arrays
 //   el.queryTokens = [...]; el.keyTokens = [...];                // optional labels
 import { AttentionLabElement } from './base.js';
 import { Heatmap, linkHeatmaps } from '../lib/heatmap.js';
 import { tokenize, embedBatch } from '../lib/tokens.js';
 import { h, shapeText } from '../lib/dom.js';
+import { VARIANT_ATTRIBUTES, readVariantAttributes } from '../lib/variant-attrs.js';
 
 function toAttention(value) {
   if (value === null || value === undefined) return null;
@@ -38,7 +41,7 @@ function toAttention(value) {
 
 export class AttentionLabHeatmap extends AttentionLabElement {
   static get observedAttributes() {
-    return ['tokens', 'heads', 'embed-dim', 'seed', 'mask', 'head', 'scale', 'lang', 'backend', 'size'];
+    return ['tokens', 'heads', 'embed-dim', 'seed', 'mask', 'head', 'scale', 'lang', 'backend', 'size', ...VARIANT_ATTRIBUTES];
   }
 
   constructor() {
@@ -140,14 +143,26 @@ export class AttentionLabHeatmap extends AttentionLabElement {
       const seed = this.intAttr('seed', 0, 0, 2 ** 32 - 1);
       const maskKind = this.getAttribute('mask') || 'none';
       if (!['none', 'causal'].includes(maskKind)) throw new RangeError(`<attention-lab-heatmap> mask="${maskKind}": use none or causal`);
+      const v = readVariantAttributes(this, maskKind);
       const lab = await this.lab();
       const L = toks.length;
-      const pe = (await lab.positionalEncoding(L, E)).data;
+      // rope and alibi replace the sinusoidal encoding (as in the models that use them).
+      const pe = v.positional ? (await lab.positionalEncoding(L, E)).data : null;
       const x = embedBatch([toks], L, E, seed, pe);
-      const mha = lab.multiHeadAttention({ embedDim: E, numHeads: H, seed });
+      const mha = lab.multiHeadAttention({ embedDim: E, numHeads: H, seed, ...v.config });
       try {
-        const r = await mha.forward({ data: x, shape: [L, E] }, undefined, undefined, { mask: maskKind === 'causal' ? { kind: 'causal' } : undefined });
-        att = r.weights;
+        const mask = v.masks.length ? v.masks : undefined;
+        if (v.options.softcap === undefined) {
+          const r = await mha.forward({ data: x, shape: [L, E] }, undefined, undefined, { mask, ...v.options });
+          att = r.weights;
+        } else {
+          // The MHA forward takes no softcap: the weights come from the
+          // library's SDPA over this forward's own Q, K, V (its trace).
+          const r = await mha.forward({ data: x, shape: [1, L, E] }, undefined, undefined, { mask, trace: 'values', needWeights: false });
+          const qkv = r.trace.find((s) => s.step === 'split_heads').values;
+          const w = (await lab.scaledDotProductAttention(qkv.q, qkv.k, qkv.v, { mask, ...v.options })).weights;
+          att = { data: w.data, shape: w.shape.slice(1) };
+        }
       } finally {
         mha.dispose();
       }
