@@ -48,9 +48,11 @@ const repeatRows = (v, n) => {
 };
 
 export default {
-  deps: ['text', 'seed', 'backend', 'ch11.kv', 'ch11.window', 'ch11.cap', 'ch11.time'],
+  deps: ['text', 'seed', 'kv11', 'win11', 'cap11', 'ch11.time'],
   mount(ctx, body) {
-    const local = { kv: 2, window: 16, cap: 5, timings: null, timingKey: '' };
+    // The KV-cache table is kept per backend; the timings until the backend or
+    // seed changes, or the reader asks again.
+    const local = { timings: null, timingKey: '', kvRows: null, kvKey: '' };
     // One provenance panel per figure group, next to its maps.
     const provRope = new Provenance(ctx, { id: 'ch11-prov-rope' });
     const provGqa = new Provenance(ctx, { id: 'ch11-prov-gqa' });
@@ -75,10 +77,7 @@ export default {
     const kvTable = h('table', { class: 'data ch11-kv-table' });
     const kvBtns = GQA_KV.map((n) => {
       const b = h('button', { type: 'button', class: 'al-btn', dataset: { kv: String(n) } }, String(n));
-      b.addEventListener('click', () => {
-        local.kv = n;
-        ctx.invalidate(['ch11.kv']);
-      });
+      b.addEventListener('click', () => ctx.set({ kv11: String(n) }));
       return b;
     });
     const groupBox = h('div', { class: 'fig-row ch11-groups' });
@@ -89,10 +88,7 @@ export default {
     // ---- sliding window -----------------------------------------------------
     const winRange = h('input', { type: 'range', id: 'ch11-window', min: '1', max: '64', step: '1' });
     const winOut = h('output', { class: 'ctl-value', for: 'ch11-window' });
-    winRange.addEventListener('input', () => {
-      local.window = Number(winRange.value);
-      ctx.invalidate(['ch11.window']);
-    });
+    winRange.addEventListener('input', () => ctx.set({ win11: Number(winRange.value) }));
     const winMap = ctx.heatmap({ maxSize: 384, cellMax: 6, name: 'ch11_sliding_window', axisTitles: true });
     winMap.el.classList.add('ch11-window-map');
     let winSrc = null;
@@ -110,10 +106,7 @@ export default {
     // ---- softcap ------------------------------------------------------------
     const capRange = h('input', { type: 'range', id: 'ch11-cap', min: '1', max: '100', step: '1' });
     const capOut = h('output', { class: 'ctl-value', for: 'ch11-cap' });
-    capRange.addEventListener('input', () => {
-      local.cap = Number(capRange.value);
-      ctx.invalidate(['ch11.cap']);
-    });
+    capRange.addEventListener('input', () => ctx.set({ cap11: Number(capRange.value) }));
     const capChart = new XYChart({ name: 'softcap' });
     const plainMap = ctx.heatmap({ maxSize: 240, cellMax: 30, name: 'ch11_weights_no_softcap', domain: [0, 1] });
     const cappedMap = ctx.heatmap({ maxSize: 240, cellMax: 30, name: 'ch11_weights_softcap', domain: [0, 1] });
@@ -191,6 +184,7 @@ export default {
         const lab = c.lab();
         timeBtn.textContent = t('ch11.win.again');
         const seed = state.seed;
+        const nkvSel = Number(state.kv11);
 
         // ---- RoPE: one q and one k vector placed at every position ----------
         const qv = seeded(seed, 11, ROPE_D);
@@ -229,17 +223,21 @@ export default {
         // MHA with numKvHeads runs on the wasm backends (the webgpu backend refuses it).
         const mlab = lab.backend === 'webgpu' ? await c.labFor('wasm') : lab;
         const D = GQA_E / GQA_H;
-        const rows = [];
-        for (const nkv of GQA_KV) {
-          const mha = mlab.multiHeadAttention({ embedDim: GQA_E, numHeads: GQA_H, numKvHeads: nkv, seed });
-          try {
-            const cache = mha.createKVCache({ maxLength: GQA_CACHE });
-            rows.push({ nkv, bytes: cache.heldBytes() / GQA_CACHE });
-            cache.dispose();
-          } finally {
-            mha.dispose();
+        if (local.kvKey !== mlab.backend) {
+          local.kvRows = [];
+          for (const nkv of GQA_KV) {
+            const mha = mlab.multiHeadAttention({ embedDim: GQA_E, numHeads: GQA_H, numKvHeads: nkv, seed });
+            try {
+              const cache = mha.createKVCache({ maxLength: GQA_CACHE });
+              local.kvRows.push({ nkv, bytes: cache.heldBytes() / GQA_CACHE });
+              cache.dispose();
+            } finally {
+              mha.dispose();
+            }
           }
+          local.kvKey = mlab.backend;
         }
+        const rows = local.kvRows;
         const full = rows[0].bytes;
         const kindOf = (n) => t(n === GQA_H ? 'ch11.gqa.mha' : n === 1 ? 'ch11.gqa.mqa' : 'ch11.gqa.gqa');
         kvTable.replaceChildren(
@@ -247,21 +245,21 @@ export default {
           h('thead', null, h('tr', null, ['ch11.gqa.colKv', 'ch11.gqa.colKind', 'ch11.gqa.colBytes', 'ch11.gqa.colRatio'].map((k) => h('th', { scope: 'col' }, t(k))))),
           h('tbody', null, rows.map((r) => h('tr', { dataset: { kv: String(r.nkv), bytes: String(r.bytes) } },
             h('td', { class: 'num' }, String(r.nkv)), h('td', null, kindOf(r.nkv)), h('td', { class: 'num' }, String(r.bytes)), h('td', { class: 'num' }, `${fmt(full / r.bytes, 0)}×`)))));
-        kvBtns.forEach((b) => b.setAttribute('aria-pressed', String(Number(b.dataset.kv) === local.kv)));
+        kvBtns.forEach((b) => b.setAttribute('aria-pressed', String(Number(b.dataset.kv) === nkvSel)));
 
         let toks = tokenize(state.text).slice(0, 12);
         if (!toks.length) toks = ['∅'];
         const L = toks.length;
         const x = embedBatch([toks], L, GQA_E, seed, (await lab.positionalEncoding(L, GQA_E)).data);
-        const mha = mlab.multiHeadAttention({ embedDim: GQA_E, numHeads: GQA_H, numKvHeads: local.kv, seed });
+        const mha = mlab.multiHeadAttention({ embedDim: GQA_E, numHeads: GQA_H, numKvHeads: nkvSel, seed });
         let r;
         try {
           r = await mha.forward({ data: x, shape: [1, L, GQA_E] }, undefined, undefined, { mask: { kind: 'causal' } });
         } finally {
           mha.dispose();
         }
-        const group = GQA_H / local.kv;
-        gqaNote.textContent = t('ch11.gqa.note', { kv: local.kv, g: group, L });
+        const group = GQA_H / nkvSel;
+        gqaNote.textContent = t('ch11.gqa.note', { kv: nkvSel, g: group, L });
         for (const mm of groupMaps) {
           c.forgetHeatmap(mm);
           mm.destroy();
@@ -270,7 +268,7 @@ export default {
         gqaSrc = r.weights.data;
         const LL = L * L;
         const boxes = [];
-        for (let g = 0; g < local.kv; g++) {
+        for (let g = 0; g < nkvSel; g++) {
           const heads = [];
           for (let hh = g * group; hh < (g + 1) * group; hh++) {
             const mm = c.heatmap({ maxSize: group > 4 ? 150 : 180, cellMax: 24, compact: true, name: `ch11_gqa_head${hh}`, domain: [0, 1] });
@@ -286,7 +284,7 @@ export default {
         groupBox.replaceChildren(...boxes);
 
         // ---- sliding window ------------------------------------------------
-        const Wn = local.window;
+        const Wn = state.win11;
         winRange.value = String(Wn);
         winOut.textContent = String(Wn);
         const wq = seeded(seed, 21, WIN_L * WIN_D);
@@ -340,7 +338,7 @@ export default {
         }));
 
         // ---- softcap --------------------------------------------------------
-        const cap = local.cap;
+        const cap = state.cap11;
         capRange.value = String(cap);
         capOut.textContent = String(cap);
         const N = 2 * CAP_POINTS + 1;
@@ -401,7 +399,7 @@ export default {
         });
         code.firstChild.textContent = [
           `lab.rotaryEmbedding(x /* [1, 1, ${P}, ${ROPE_D}] */)                 // RoPE, positions 0…${P - 1}`,
-          `lab.multiHeadAttention({ embedDim: ${GQA_E}, numHeads: ${GQA_H}, numKvHeads: ${local.kv} }) // GQA (1: MQA)`,
+          `lab.multiHeadAttention({ embedDim: ${GQA_E}, numHeads: ${GQA_H}, numKvHeads: ${nkvSel} }) // GQA (1: MQA)`,
           `lab.scaledDotProductAttention(q, k, v, { mask: ${JSON.stringify(winSpec)} })`,
           `lab.scaledDotProductAttention(q, k, v, { softcap: ${cap} })`,
           "lab.scaledDotProductAttention(q, k, v, { mask: [{ kind: 'alibi' }, { kind: 'causal' }] })",

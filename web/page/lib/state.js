@@ -41,6 +41,9 @@ export const SCHEMA = {
   drop: num(0, 0.9),
   train: bool(),
   flow: int(0, 20),
+  kv11: oneOf('8', '4', '2', '1'),
+  win11: int(1, 64),
+  cap11: int(1, 100),
   ch: str(40),
 };
 
@@ -72,6 +75,9 @@ export const DEFAULTS = Object.freeze({
   drop: 0.1,
   train: false,
   flow: 0,
+  kv11: '2',
+  win11: 16,
+  cap11: 5,
   ch: '',
 });
 
