@@ -148,6 +148,21 @@ export default function (t) {
           const msg = el.shadowRoot.querySelector('.al-error');
           errors[`${k}=${v}`] = { state: el.dataset.state, shown: !msg.hidden, text: msg.textContent };
         }
+        // The explorer takes the same attributes: its head maps are the same weights.
+        const ex = document.createElement('attention-lab-explorer');
+        for (const [k, v] of Object.entries({ text: 'the cat sat on the mat', heads: '4', 'embed-dim': '16', seed: '3', mask: 'causal', softcap: '0.5', eager: '' })) ex.setAttribute(k, v);
+        document.body.append(ex);
+        await new Promise((res) => {
+          const check = () => (['ready', 'error'].includes(ex.dataset.state) ? res() : setTimeout(check, 20));
+          check();
+        });
+        await ex.updateComplete;
+        out.explorerState = ex.dataset.state;
+        out.explorerVsHeatmap = diff(Array.from(ex.result.weights.data.slice(L * L, 2 * L * L)), capped);
+        ex.setAttribute('window', '1');
+        await new Promise((res) => setTimeout(res, 0));
+        await ex.updateComplete;
+        out.explorerBad = { state: ex.dataset.state, text: ex.shadowRoot.querySelector('.al-error').textContent };
         return { ...out, errors };
       });
       assert.equal(r.capState, 'ready');
@@ -168,6 +183,10 @@ export default function (t) {
       assert.match(r.errors['num-kv-heads=3'].text, /numKvHeads \(3\) must divide numHeads \(4\)/);
       assert.match(r.errors['alibi=1,2'].text, /one slope per query head \(H = 4\), got 2/);
       assert.match(r.errors['causal-align=middle'].text, /top-left or bottom-right/);
+      assert.equal(r.explorerState, 'ready');
+      assert.ok(r.explorerVsHeatmap === 0, `explorer vs heatmap with softcap: ${r.explorerVsHeatmap}`);
+      assert.equal(r.explorerBad.state, 'error');
+      assert.match(r.explorerBad.text, /window="1".*left,right/);
       assert.deepEqual(page.problems(), []);
     } finally {
       await page.closeAll();

@@ -101,7 +101,9 @@ export declare class AttentionLabPositionalEncoding extends AttentionLabElement 
 /**
  * `<attention-lab-explorer>`: the whole explorer (sentence, H, E, seed and
  * mask controls, per-head maps and their average, the dimension flow).
- * Attributes: `text`, `heads` (4), `embed-dim` (64), `seed`, `mask` ('none' | 'causal').
+ * Attributes: `text`, `heads` (4), `embed-dim` (64), `seed`, `mask` ('none' | 'causal'),
+ * and the attention-variant attributes of `<attention-lab-heatmap>` (`softcap`,
+ * `window`, `alibi`, `num-kv-heads`, `rope`, `mask-fill`, `causal-align`).
  */
 export declare class AttentionLabExplorer extends AttentionLabElement {
   readonly result: { output: Tensor; weights: Tensor; trace: TraceRecord[]; tokens: string[] } | null;

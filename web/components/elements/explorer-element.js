@@ -4,18 +4,21 @@
 //
 //   <attention-lab-explorer text="the cat sat on the mat" embed-dim="64" heads="4"
 //                           mask="causal"></attention-lab-explorer>
+//   The attention-variant attributes of <attention-lab-heatmap> work here too
+//   (softcap, window, alibi, num-kv-heads, rope, mask-fill, causal-align).
 import { AttentionLabElement } from './base.js';
 import { Heatmap, linkHeatmaps } from '../lib/heatmap.js';
 import { ShapeFlow } from '../lib/shape-flow.js';
 import { tokenize, embedBatch } from '../lib/tokens.js';
 import { h } from '../lib/dom.js';
+import { VARIANT_ATTRIBUTES, readVariantAttributes } from '../lib/variant-attrs.js';
 
 const HEADS = [1, 2, 4, 8, 16];
 const EMBEDS = [8, 16, 32, 64, 128, 256, 512];
 
 export class AttentionLabExplorer extends AttentionLabElement {
   static get observedAttributes() {
-    return ['text', 'heads', 'embed-dim', 'seed', 'mask', 'lang', 'backend'];
+    return ['text', 'heads', 'embed-dim', 'seed', 'mask', 'lang', 'backend', ...VARIANT_ATTRIBUTES];
   }
 
   /** The last forward result: { output, weights, trace, tokens }. */
@@ -95,18 +98,33 @@ export class AttentionLabExplorer extends AttentionLabElement {
     let toks = tokenize(text, { maxTokens: 128 });
     if (!toks.length) toks = ['∅'];
     this._tokens.replaceChildren(...toks.map((tok) => h('li', { class: 'al-token' }, tok)));
+    const v = readVariantAttributes(this, maskKind === 'causal' ? 'causal' : 'none');
     const lab = await this.lab();
     const L = toks.length;
-    const x = embedBatch([toks], L, E, seed, (await lab.positionalEncoding(L, E)).data);
-    // The library checks E % H and says so; the message is shown inline.
-    const mha = lab.multiHeadAttention({ embedDim: E, numHeads: H, seed });
+    // rope and alibi replace the sinusoidal encoding (as in the models that use them).
+    const x = embedBatch([toks], L, E, seed, v.positional ? (await lab.positionalEncoding(L, E)).data : null);
+    // The library checks E % H (and H % numKvHeads) and says so; the message is shown inline.
+    const mha = lab.multiHeadAttention({ embedDim: E, numHeads: H, seed, ...v.config });
     let r;
-    let avgR = null;
+    let avg = null;
     try {
-      const opts = { mask: maskKind === 'causal' ? { kind: 'causal' } : undefined };
-      r = await mha.forward({ data: x, shape: [1, L, E] }, undefined, undefined, { ...opts, trace: true });
-      // The head average, as the library computes it.
-      if (H > 1) avgR = await mha.forward({ data: x, shape: [1, L, E] }, undefined, undefined, { ...opts, averageWeights: true });
+      const { softcap, ...rest } = v.options;
+      const opts = { mask: v.masks.length ? v.masks : undefined, ...rest };
+      if (softcap === undefined) {
+        r = await mha.forward({ data: x, shape: [1, L, E] }, undefined, undefined, { ...opts, trace: true });
+        // The head average, as the library computes it.
+        if (H > 1) avg = (await mha.forward({ data: x, shape: [1, L, E] }, undefined, undefined, { ...opts, averageWeights: true })).weights.data;
+      } else {
+        // The MHA forward takes no softcap: the weights come from the
+        // library's SDPA over this forward's own Q, K, V (its trace).
+        r = await mha.forward({ data: x, shape: [1, L, E] }, undefined, undefined, { ...opts, trace: 'values' });
+        const qkv = r.trace.find((s) => s.step === 'split_heads').values;
+        r = { ...r, weights: (await lab.scaledDotProductAttention(qkv.q, qkv.k, qkv.v, { ...opts, softcap })).weights };
+        if (H > 1) {
+          avg = new Float32Array(L * L);
+          for (let hh = 0; hh < H; hh++) for (let k = 0; k < L * L; k++) avg[k] += r.weights.data[hh * L * L + k] / H;
+        }
+      }
     } finally {
       mha.dispose();
     }
@@ -132,7 +150,6 @@ export class AttentionLabExplorer extends AttentionLabElement {
     }
     if (H > 1) {
       this._maps[H].opts.maxSize = size;
-      const avg = avgR.weights.data;
       this._maps[H].setData({ data: avg, rows: L, cols: L, rowLabels: toks, colLabels: toks, title: t('hm.average', { n: H }), tensor: { data: avg, shape: [L, L] } });
     }
     this._flow.setTrace(r.trace);
