@@ -1,12 +1,15 @@
 // The webgpu backend: the Backend interface of backend.d.ts (same methods,
 // argument bags and return shapes as wasm-backend.js) computed with the WGSL
 // kernels of web/webgpu/. Methods that compute return Promises (`async:
-// true`); the wrapper awaits them. Four parts:
+// true`); the wrapper awaits them. Every attention variant (GQA/MQA, softcap,
+// maskFill, causal align/offset, windows, ALiBi, RoPE) runs on the GPU; KV-cache
+// decode steps run on wasm. Five parts:
 //   - setup (createWebGpuBackend, below): adapter, device, runtime, and the
 //     wasm backend (loaded at creation: the default weights and the dropout
 //     hash come from the C++ core through it);
 //   - the device-loss state machine and wasm fallback: webgpu-device-loss.js;
 //   - weight mirroring (module objects, KV caches): webgpu-modules.js;
+//   - the MHA recording and the variants' inputs: webgpu-attention.js;
 //   - op composition (this file): each op recorded as kernels into a job
 //     (webgpu-ops.js), run on the GPU, or on wasm once the device is lost.
 //
@@ -18,7 +21,8 @@ import * as ops from './webgpu-ops.js';
 import { keepScale, defaultScale, maskStrides, peFrequencies } from './webgpu-host.js';
 import { createDeviceLoss } from './webgpu-device-loss.js';
 import { createGpuModules } from './webgpu-modules.js';
-import { scoreBuffers, reads, readMhaTrace, result } from './webgpu-readback.js';
+import { scoreBuffers, reads, readMhaTrace, expandKv, result } from './webgpu-readback.js';
+import { refusedByCore, rotaryOutsideGpu, tableRows, recordRotary, recordMha, readWeights } from './webgpu-attention.js';
 
 /**
  * Creates the webgpu backend, or resolves to null when WebGPU is unavailable
@@ -72,13 +76,6 @@ export async function createWebGpuBackend(options = {}) {
   return backend;
 }
 
-// True when a call asks for an attention variant the WGSL kernels lack.
-function usesVariants(p) {
-  const m = p.mask;
-  return (p.kvHeads !== undefined && p.kvHeads !== p.heads) || p.softcap !== undefined ||
-    (m && (m.causalAlign || m.causalOffset || m.window || m.alibi || (m.fill !== undefined && m.fill !== -1e9)));
-}
-
 /**
  * @param {GpuRuntime} rt
  * @param {object} info the adapter info
@@ -112,52 +109,25 @@ function makeBackend(rt, info, fallbackFactory) {
     return job.submit();
   }
 
-  // Q/K/V projections, attention (heads split and merged by strides) and the
-  // output projection, recorded into `job`. Returns { out, weights } and, with
-  // p.trace, the buffers of the trace (Q, K, V, scores, masked, context).
-  function recordMha(job, obj, p, query, key, value) {
-    const { cfg } = obj;
-    const g = obj.gpu;
-    const E = cfg.embedDim;
-    const H = cfg.numHeads;
-    const D = E / H;
-    const { batch: B, lq: Lq, lk: Lk } = p;
-    const Q = job.storage('the projected query', [B, Lq, E], B * Lq * E);
-    const K = job.storage('the projected key', [B, Lk, E], B * Lk * E);
-    const V = job.storage('the projected value', [B, Lk, E], B * Lk * E);
-    ops.linear(job, { x: query, m: B * Lq, k: E, w: g.wq, bias: g.bq, n: E, y: Q });
-    ops.linear(job, { x: key, m: B * Lk, k: cfg.kdim, w: g.wk, bias: g.bk, n: E, y: K });
-    ops.linear(job, { x: value, m: B * Lk, k: cfg.vdim, w: g.wv, bias: g.bv, n: E, y: V });
-    const ctx = job.storage('the merged heads', [B, Lq, E], B * Lq * E);
-    const weights = p.needWeights || p.trace ? ops.weightsBuffer(job, B, H, Lq, Lk) : null;
-    const view = {
-      batch: B, heads: H, lq: Lq, lk: Lk, d: D, dv: D, scale: defaultScale(D),
-      q: { t: Q, sb: Lq * E, sh: D, sl: E },
-      k: { t: K, sb: Lk * E, sh: D, sl: E },
-      v: { t: V, sb: Lk * E, sh: D, sl: E },
-      out: { t: ctx, sb: Lq * E, sh: D, sl: E },
-      ...ops.maskInputs(job, p.mask, maskStrides),
-    };
-    /** @type {any} */
-    let trace = null;
-    if (p.trace) {
-      trace = { q: Q, k: K, v: V, ctx, ...scoreBuffers(job, view) };
-    }
-    ops.attention(job, view, weights);
-    const out = job.storage('the attention output', [B, Lq, E], B * Lq * E);
-    ops.linear(job, { x: ctx, m: B * Lq, k: E, w: g.wo, bias: g.bo, n: E, y: out });
-    return { out, weights, trace };
+  // The inputs the C++ core provides once (through the wasm backend): the
+  // ALiBi default slopes [H] and the RoPE cos/sin tables, cached.
+  const slopesCache = new Map();
+  async function slopesFor(mask, H) {
+    if (!mask.alibi) return null;
+    if (mask.slopes) return mask.slopes;
+    if (!slopesCache.has(H)) slopesCache.set(H, (await loadWasm('the ALiBi default slopes need the wasm backend')).alibiSlopes(H));
+    return slopesCache.get(H);
   }
-
-  // Asks for the weights in the readback (averaged over heads when asked).
-  function readWeights(job, rd, weights, B, H, Lq, Lk, average) {
-    if (average) {
-      const a = job.storage('the averaged weights', [B, Lq, Lk], B * Lq * Lk);
-      ops.averageHeads(job, weights, a, B, H, Lq, Lk);
-      rd.add(job, 'weights', a, B * Lq * Lk);
-    } else {
-      rd.add(job, 'weights', weights, B * H * Lq * Lk);
-    }
+  const tableCache = new Map();
+  async function ropeTable(rows, R, base) {
+    const key = `${R}:${base}`;
+    const have = tableCache.get(key);
+    if (have && have.rows >= rows) return have;
+    const n = Math.max(rows, have ? 2 * have.rows : 0);
+    const fb = await loadWasm('the RoPE cos/sin tables need the wasm backend');
+    const t = { rows: n, ...fb.rotaryCache(n, R, base) };
+    tableCache.set(key, t);
+    return t;
   }
 
   const backend = {
@@ -232,29 +202,31 @@ function makeBackend(rt, info, fallbackFactory) {
       }, (fb) => fb.positionalEncoding(seqLen, dModel, base));
     },
 
-    // The variants the WGSL kernels lack (GQA, softcap, maskFill, align, windows, ALiBi) run on wasm.
+    // k and v have kvHeads heads (GQA/MQA: query head h reads kv head h·Hkv/H, no copies).
     sdpa(p) {
-      if (usesVariants(p)) {
-        return loadWasm('this attention variant needs the wasm backend').then((fb) => fb.sdpa(p));
-      }
+      // Values the core refuses: the wasm backend reports them.
+      if (refusedByCore(p)) return loadWasm('checking these options needs the wasm backend').then((fb) => fb.sdpa(p));
       return run(async () => {
         const { batch: B, heads: H, lq: Lq, lk: Lk, d: D, dv: Dv } = p;
+        const Hkv = p.kvHeads ?? H;
         const scale = p.scale !== undefined ? Math.fround(p.scale) : defaultScale(D);
         if (!Number.isFinite(scale)) throw new RangeError(`${p.where}: scale must be a finite float32 number (got ${p.scale})`);
+        const slopes = await slopesFor(p.mask, H);
         const rd = reads();
         const results = await runJob(p.where, (job) => {
           const q = job.input('q', [B, H, Lq, D], p.q);
-          const k = p.k === p.q ? q : job.input('k', [B, H, Lk, D], p.k);
-          const v = p.v === p.k ? k : p.v === p.q ? q : job.input('v', [B, H, Lk, Dv], p.v);
+          const k = p.k === p.q ? q : job.input('k', [B, Hkv, Lk, D], p.k);
+          const v = p.v === p.k ? k : p.v === p.q ? q : job.input('v', [B, Hkv, Lk, Dv], p.v);
           const out = job.storage('output', [B, H, Lq, Dv], B * H * Lq * Dv);
           const weights = p.needWeights || p.trace ? ops.weightsBuffer(job, B, H, Lq, Lk) : null;
           const view = {
-            batch: B, heads: H, lq: Lq, lk: Lk, d: D, dv: Dv, scale,
+            batch: B, heads: H, kvHeads: Hkv, lq: Lq, lk: Lk, d: D, dv: Dv, scale,
+            softcap: p.softcap === undefined ? undefined : Math.fround(p.softcap),
             q: { t: q, sb: H * Lq * D, sh: Lq * D, sl: D },
-            k: { t: k, sb: H * Lk * D, sh: Lk * D, sl: D },
-            v: { t: v, sb: H * Lk * Dv, sh: Lk * Dv, sl: Dv },
+            k: { t: k, sb: Hkv * Lk * D, sh: Lk * D, sl: D },
+            v: { t: v, sb: Hkv * Lk * Dv, sh: Lk * Dv, sl: Dv },
             out: { t: out, sb: H * Lq * Dv, sh: Lq * Dv, sl: Dv },
-            ...ops.maskInputs(job, p.mask, maskStrides),
+            ...ops.maskInputs(job, p.mask, maskStrides, slopes),
           };
           const tr = p.trace ? scoreBuffers(job, view) : null;
           ops.attention(job, view, weights);
@@ -262,6 +234,7 @@ function makeBackend(rt, info, fallbackFactory) {
           if (p.needWeights) rd.add(job, 'weights', weights, B * H * Lq * Lk);
           if (tr) {
             rd.add(job, 't.scores', tr.scores, B * H * Lq * Lk);
+            if (tr.capped) rd.add(job, 't.capped', tr.capped, B * H * Lq * Lk);
             rd.add(job, 't.masked', tr.masked, B * H * Lq * Lk);
             rd.add(job, 't.weights', weights, B * H * Lq * Lk);
           }
@@ -270,11 +243,21 @@ function makeBackend(rt, info, fallbackFactory) {
       }, (fb) => fb.sdpa(p));
     },
 
-    // Rotary embedding and ALiBi slopes: answered by the wasm backend.
-    rotaryEmbedding: (p) => loadWasm('rotaryEmbedding needs the wasm backend').then((fb) => fb.rotaryEmbedding(p)),
+    // RoPE on the GPU; the cos/sin tables (given, or from the C++ core) are its input.
+    rotaryEmbedding(p) {
+      if (rotaryOutsideGpu(p)) return loadWasm('checking these options needs the wasm backend').then((fb) => fb.rotaryEmbedding(p));
+      return run(async () => {
+        const R = p.rotaryDim || p.headDim;
+        const tables = p.cos ? { cos: p.cos, sin: p.sin } : await ropeTable(tableRows(p), R, p.base);
+        const [y] = await runJob(p.where, (job) => {
+          const x = recordRotary(job, p, tables);
+          job.read(x, p.x.length);
+        });
+        return y;
+      }, (fb) => fb.rotaryEmbedding(p));
+    },
+    // The tables themselves: computed once, by the C++ core (in double).
     rotaryCache: (n, r, base) => loadWasm('rotaryCache needs the wasm backend').then((fb) => fb.rotaryCache(n, r, base)),
-    alibiSlopes: (heads) => loadWasm('alibiSlopes needs the wasm backend').then((fb) => fb.alibiSlopes(heads)),
-
     addLayerNorm(rows, dim, x, residual, gamma, beta, eps) {
       return run(async () => {
         const [y] = await runJob('layerNorm', (job) => {
@@ -295,6 +278,9 @@ function makeBackend(rt, info, fallbackFactory) {
       if (!state.wasm) throw new Error('webgpu: dropoutUniform needs the wasm backend (the fallback); create the backend with a fallback');
       return state.wasm.dropoutUniform(seed, i);
     },
+
+    /** The ALiBi paper's default slopes: from the C++ core (through the wasm backend). */
+    alibiSlopes: (heads) => loadWasm('alibiSlopes needs the wasm backend').then((fb) => fb.alibiSlopes(heads)),
 
     /** Resolves once the wasm backend (the fallback) is loaded. */
     wasmReady: fallbackFactory ? loadWasm('the wasm backend is needed') : Promise.resolve(null),
@@ -319,7 +305,7 @@ function makeBackend(rt, info, fallbackFactory) {
     ...modules.methods,
 
     mhaForward(obj, p) {
-      if (p.cache || usesVariants(p)) {
+      if (p.cache || refusedByCore(p)) {
         const c = p.cache;
         return loadWasm('a KV-cache forward needs the wasm backend').then((fb) => {
           // Disposed while the wasm backend loaded: make no wasm copy to leak.
@@ -333,23 +319,34 @@ function makeBackend(rt, info, fallbackFactory) {
       return run(async () => {
         const { cfg } = obj;
         const E = cfg.embedDim;
+        const H = cfg.numHeads;
+        const Hkv = cfg.numKvHeads ?? H;
         const { batch: B, lq: Lq, lk: Lk } = p;
+        const extra = {
+          slopes: await slopesFor(p.mask, H),
+          rope: cfg.rope ? await ropeTable(Math.max(Lq, Lk), cfg.rope.rotaryDim, cfg.rope.base) : null,
+        };
         const rd = reads();
         const results = await runJob(p.where, (job) => {
           const query = job.input('query', [B, Lq, E], p.query);
           const key = p.key === p.query ? query : job.input('key', [B, Lk, cfg.kdim], p.key);
           const value = p.value === p.key ? key : p.value === p.query ? query : job.input('value', [B, Lk, cfg.vdim], p.value);
-          const { out, weights, trace } = recordMha(job, obj, p, query, key, value);
+          const { out, weights, trace } = recordMha(job, obj, p, query, key, value, extra);
           rd.add(job, 'output', out, B * Lq * E);
-          if (p.needWeights) readWeights(job, rd, weights, B, cfg.numHeads, Lq, Lk, p.averageWeights);
-          if (trace) readMhaTrace(job, rd, trace, weights, B, cfg.numHeads, Lq, Lk, E);
+          if (p.needWeights) readWeights(job, rd, weights, B, H, Lq, Lk, p.averageWeights);
+          if (trace) readMhaTrace(job, rd, trace, weights, B, H, Lq, Lk, E, Hkv * (E / H));
         });
-        return result(rd.take(results), p.needWeights, p.trace);
+        const named = rd.take(results);
+        if (p.trace) {
+          named['t.k'] = expandKv(named['t.k'], B, Lk, H, Hkv, E / H);
+          named['t.v'] = expandKv(named['t.v'], B, Lk, H, Hkv, E / H);
+        }
+        return result(named, p.needWeights, p.trace);
       }, (fb) => fb.mhaForward(wasmObject(fb, obj), p));
     },
 
     layerForward(obj, p) {
-      if (usesVariants(p)) {
+      if (refusedByCore(p)) {
         return loadWasm('this attention variant needs the wasm backend').then((fb) => {
           if (obj.disposed) throw new Error(`${p.where}: this object has been disposed; create a new one`);
           return fb.layerForward(wasmObject(fb, obj), p);
@@ -360,10 +357,11 @@ function makeBackend(rt, info, fallbackFactory) {
         const E = cfg.embedDim;
         const { batch: B, seqLen: L } = p;
         const pDrop = Math.fround(cfg.dropout);
+        const extra = { slopes: await slopesFor(p.mask, cfg.numHeads) };
         const rd = reads();
         const results = await runJob(p.where, (job) => {
           const x = job.input('x', [B, L, E], p.x);
-          const { out: attn, weights, trace } = recordMha(job, obj, { ...p, lq: L, lk: L }, x, x, x);
+          const { out: attn, weights, trace } = recordMha(job, obj, { ...p, lq: L, lk: L }, x, x, x, extra);
           const n = B * L * E;
           let res = attn;
           if (trace) {

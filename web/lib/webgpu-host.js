@@ -13,7 +13,13 @@ export function inDim(cfg, key) {
   return key === 'wk' ? cfg.kdim : key === 'wv' ? cfg.vdim : cfg.embedDim;
 }
 
-/** torch [out = E, in] → keras [in, out = E] (a copy either way). */
+/** Output width of a weight or bias: Ekv = numKvHeads·D for K and V (GQA/MQA), E otherwise. */
+export function outDim(cfg, key) {
+  const kv = key === 'wk' || key === 'bk' || key === 'wv' || key === 'bv';
+  return kv ? (cfg.numKvHeads ?? cfg.numHeads) * (cfg.embedDim / cfg.numHeads) : cfg.embedDim;
+}
+
+/** torch [out, in] → keras [in, out] (a copy either way; out = E or Ekv). */
 export function toKeras(data, E, inD, layout) {
   if (layout === 'keras') return Float32Array.from(data);
   const out = new Float32Array(inD * E);
@@ -23,7 +29,7 @@ export function toKeras(data, E, inD, layout) {
   return out;
 }
 
-/** keras [in, out = E] → the requested layout (a copy either way). */
+/** keras [in, out] → the requested layout (a copy either way). */
 export function fromKeras(data, E, inD, layout) {
   if (layout === 'keras') return data.slice();
   const out = new Float32Array(inD * E);

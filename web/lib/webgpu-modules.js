@@ -3,7 +3,7 @@
 // layout [in, out]) that answers getWeights and seeds the wasm fallback, the
 // GPU buffers the kernels read, and — once the wasm backend answers for it
 // (after a device loss, or for KV-cache decode steps) — a wasm copy.
-import { WEIGHT_KEYS, inDim, toKeras, fromKeras } from './webgpu-host.js';
+import { WEIGHT_KEYS, inDim, outDim, toKeras, fromKeras } from './webgpu-host.js';
 
 /**
  * @typedef {object} GpuModule
@@ -38,7 +38,7 @@ export function createGpuModules(rt, dl) {
       const w = {};
       for (const key of WEIGHT_KEYS) {
         if (key[0] === 'b' && !cfg.bias) continue;
-        const n = key[0] === 'b' ? cfg.embedDim : inDim(cfg, key) * cfg.embedDim;
+        const n = key[0] === 'b' ? outDim(cfg, key) : inDim(cfg, key) * outDim(cfg, key);
         w[key] = fb.getWeight(h, key, 'keras', n);
       }
       return w;
@@ -50,7 +50,8 @@ export function createGpuModules(rt, dl) {
   function checkWeights(where, cfg) {
     const E = cfg.embedDim;
     for (const key of ['wq', 'wk', 'wv', 'wo']) {
-      rt.checkBuffer(where, key, [inDim(cfg, key), E], inDim(cfg, key) * E * 4);
+      const n = outDim(cfg, key);
+      rt.checkBuffer(where, key, [inDim(cfg, key), n], inDim(cfg, key) * n * 4);
     }
   }
 
@@ -78,9 +79,6 @@ export function createGpuModules(rt, dl) {
   /** @type {Pick<import('./backend.js').Backend<GpuModule, GpuCache>, 'createMha'|'createLayer'|'destroy'|'heldBytes'|'setWeight'|'getWeight'|'setNorm'|'getNorm'|'createKvCache'|'kvCacheReset'|'kvCacheTruncate'|'kvCacheHeldBytes'|'kvCacheDestroy'>} */
   const methods = {
     createMha(cfg) {
-      if ((cfg.numKvHeads ?? cfg.numHeads) !== cfg.numHeads || cfg.rope) {
-        throw new RangeError('multiHeadAttention: numKvHeads < numHeads (GQA/MQA) and rope are not available on the webgpu backend yet; use the wasm backend');
-      }
       checkWeights('multiHeadAttention', cfg);
       /** @type {GpuModule} */
       const obj = { kind: 'mha', cfg: /** @type {any} */ ({ ...cfg }), w: defaultWeights('multiHeadAttention', cfg), gpu: null, wasm: null, disposed: false };
@@ -116,7 +114,7 @@ export function createGpuModules(rt, dl) {
     },
     setWeight(obj, key, data, layout) {
       const { cfg } = obj;
-      const keras = key[0] === 'b' ? Float32Array.from(data) : toKeras(data, cfg.embedDim, inDim(cfg, key), layout);
+      const keras = key[0] === 'b' ? Float32Array.from(data) : toKeras(data, outDim(cfg, key), inDim(cfg, key), layout);
       obj.w[key] = keras;
       if (obj.gpu && !state.lost) rt.writePersistent(obj.gpu[key], keras);
       if (obj.wasm) state.wasm.setWeight(obj.wasm, key, keras, 'keras');
@@ -124,7 +122,7 @@ export function createGpuModules(rt, dl) {
     getWeight(obj, key, layout) {
       const { cfg } = obj;
       const w = obj.w[key];
-      return key[0] === 'b' ? w.slice() : fromKeras(w, cfg.embedDim, inDim(cfg, key), layout);
+      return key[0] === 'b' ? w.slice() : fromKeras(w, outDim(cfg, key), inDim(cfg, key), layout);
     },
     setNorm(obj, gamma, beta) {
       if (gamma) obj.gamma = Float32Array.from(gamma);

@@ -29,47 +29,63 @@ export function linear(job, { x, xOffset = 0, xStride, m, k, w, bias, n, y, yOff
 
 /**
  * Uploads the mask of a normalised mask spec (see lib/mask.js) and returns the
- * attention-view fields: { causal, lengths, maskKind, mask, maskStrides }.
+ * attention-view fields: { spec (the normalised mask), lengths, maskKind,
+ * mask, maskStrides, slopes }. `slopes` [H]: the ALiBi slopes (the spec's,
+ * or the default ones the caller got from the C++ core), used with spec.alibi.
  */
-export function maskInputs(job, mask, maskStrides4) {
-  const out = { causal: mask.causal, lengths: null, maskKind: 0, mask: null, maskStrides: [0, 0, 0, 0] };
+export function maskInputs(job, mask, maskStrides4, slopes = null) {
+  const out = { spec: mask, lengths: null, maskKind: 0, mask: null, maskStrides: [0, 0, 0, 0], slopes: null };
   if (mask.lengths) out.lengths = job.input('mask.lengths', [mask.lengths.length], mask.lengths);
   if (mask.kind) {
     out.maskKind = mask.kind;
     out.mask = job.input('mask', mask.shape4, mask.data);
     out.maskStrides = maskStrides4(mask.shape4);
   }
+  if (mask.alibi) out.slopes = job.input('mask.slopes', [slopes.length], slopes);
   return out;
 }
 
-/**
- * Attention over a strided view:
- *   view = { batch, heads, lq, lk, d, dv, scale,
- *            q, k, v, out: { t, sb, sh, sl }  (element strides: batch, head, row)
- *            causal, lengths, maskKind, mask, maskStrides }
- * With `weights` (a [B,H,Lq,Lk] job buffer): scores + softmax into it, then
- * weights·V. Without: the fused flash kernel, no [Lq, Lk] buffer at all.
- */
-export function attention(job, view, weights) {
-  const { batch: B, heads: H, lq, lk, d, dv } = view;
-  const common = {
-    heads: H, lq, lk, d, scale: view.scale, neg_inf: NEG_INF,
-    causal: view.causal ? 1 : 0, has_lengths: view.lengths ? 1 : 0,
+// The uniforms of the score rules (include/attention_rules.wgsl) of a view.
+function ruleParams(view) {
+  const m = view.spec;
+  return {
+    heads: view.heads, kv_heads: view.kvHeads ?? view.heads, lq: view.lq, lk: view.lk, d: view.d, scale: view.scale,
+    softcap: view.softcap ?? 0, fill: m.fill ?? -1e9,
+    causal: m.causal ? 1 : 0, causal_align: m.causalAlign ?? 0, causal_offset: m.causalOffset ?? 0,
+    has_lengths: view.lengths ? 1 : 0,
+    window: m.window ? 1 : 0, window_left: m.windowLeft ?? -1, window_right: m.windowRight ?? -1,
+    window_align: m.windowAlign ?? 0, window_offset: m.windowOffset ?? 0,
+    alibi: m.alibi ? 1 : 0,
     q_sb: view.q.sb, q_sh: view.q.sh, q_sl: view.q.sl,
     k_sb: view.k.sb, k_sh: view.k.sh, k_sl: view.k.sl,
     mask_kind: view.maskKind,
     m_sb: view.maskStrides[0], m_sh: view.maskStrides[1], m_sq: view.maskStrides[2], m_sk: view.maskStrides[3],
   };
+}
+
+/**
+ * Attention over a strided view:
+ *   view = { batch, heads, kvHeads, lq, lk, d, dv, scale, softcap,
+ *            q, k, v, out: { t, sb, sh, sl }  (element strides: batch, head, row;
+ *                                              k and v over kvHeads heads)
+ *            spec, lengths, maskKind, mask, maskStrides, slopes }  (maskInputs)
+ * With `weights` (a [B,H,Lq,Lk] job buffer): scores + softmax into it, then
+ * weights·V. Without: the fused flash kernel, no [Lq, Lk] buffer at all.
+ */
+export function attention(job, view, weights) {
+  const { batch: B, heads: H, lq, lk, d, dv } = view;
+  const common = { ...ruleParams(view), neg_inf: NEG_INF };
   const mask = view.mask ?? job.dummy;
   const lengths = view.lengths ?? job.dummy;
+  const slopes = view.slopes ?? job.dummy;
   if (weights) {
     const rowBlocks = Math.ceil(lq / TILE);
     const tiles = B * H * rowBlocks;
-    job.dispatch('attention_scores_softmax', [view.q.t, view.k.t, mask, lengths, weights], { ...common, row_blocks: rowBlocks, tiles }, tiles);
+    job.dispatch('attention_scores_softmax', [view.q.t, view.k.t, mask, lengths, slopes, weights], { ...common, row_blocks: rowBlocks, tiles }, tiles);
     const tilesN = Math.ceil(dv / TILE);
     const perHead = Math.ceil(lq / TILE) * tilesN;
     job.dispatch('attention_weighted_sum', [weights, view.v.t, view.out.t], {
-      heads: H, lq, lk, dv,
+      heads: H, kv_heads: view.kvHeads ?? H, lq, lk, dv,
       v_sb: view.v.sb, v_sh: view.v.sh, v_sl: view.v.sl,
       o_sb: view.out.sb, o_sh: view.out.sh, o_sl: view.out.sl,
       tiles_n: tilesN, tiles_per_head: perHead, tiles: B * H * perHead,
@@ -78,7 +94,7 @@ export function attention(job, view, weights) {
     const rowBlocks = Math.ceil(lq / TILE);
     const dvChunks = Math.ceil(dv / TILE);
     const tiles = B * H * rowBlocks * dvChunks;
-    job.dispatch('flash_attention', [view.q.t, view.k.t, view.v.t, mask, lengths, view.out.t], {
+    job.dispatch('flash_attention', [view.q.t, view.k.t, view.v.t, mask, lengths, slopes, view.out.t], {
       ...common, dv,
       v_sb: view.v.sb, v_sh: view.v.sh, v_sl: view.v.sl,
       o_sb: view.out.sb, o_sh: view.out.sh, o_sl: view.out.sl,
@@ -88,20 +104,29 @@ export function attention(job, view, weights) {
 }
 
 /**
- * The trace's scores (forward(…, { trace: 'values' })): scaled scores and
- * masked scores [B, H, Lq, Lk] of an attention view (as `attention` takes).
+ * The trace's scores (forward(…, { trace: 'values' })): scaled scores, the
+ * soft-capped scores (`capped`, a buffer or null) and the masked scores
+ * [B, H, Lq, Lk] of an attention view (as `attention` takes).
  */
-export function traceScores(job, view, scores, masked) {
+export function traceScores(job, view, scores, capped, masked) {
   const { batch: B, heads: H, lq, lk } = view;
   const n = B * H * lq * lk;
-  job.dispatch('attention_trace_scores', [view.q.t, view.k.t, view.mask ?? job.dummy, view.lengths ?? job.dummy, scores, masked], {
-    heads: H, lq, lk, d: view.d, scale: view.scale,
-    causal: view.causal ? 1 : 0, has_lengths: view.lengths ? 1 : 0,
-    q_sb: view.q.sb, q_sh: view.q.sh, q_sl: view.q.sl,
-    k_sb: view.k.sb, k_sh: view.k.sh, k_sl: view.k.sl,
-    mask_kind: view.maskKind,
-    m_sb: view.maskStrides[0], m_sh: view.maskStrides[1], m_sq: view.maskStrides[2], m_sk: view.maskStrides[3],
-    n,
+  job.dispatch('attention_trace_scores', [
+    view.q.t, view.k.t, view.mask ?? job.dummy, view.lengths ?? job.dummy, view.slopes ?? job.dummy,
+    // (Without softcap: a small unused buffer, not the read-only dummy, for the written binding.)
+    scores, capped ?? job.storage('the unused soft-capped scores', [1], 1), masked,
+  ], { ...ruleParams(view), has_capped: capped ? 1 : 0, n }, Math.ceil(n / WG_1D));
+}
+
+/**
+ * RoPE in place on x viewed as [B, L, H, D] by element strides (sb, sl, sh):
+ * the first 2·half dims of each head rotated by the cos/sin rows of each
+ * token (positions [B·L] with posMode 0; rows b·L + l with 1; pos0 + l with 2).
+ */
+export function rotaryEmbedding(job, { x, batch, len, heads, sb, sl, sh, half, interleaved, cos, sin, positions = null, posMode, pos0 = 0 }) {
+  const n = batch * len * heads * half;
+  job.dispatch('rotary_embedding', [x, cos, sin, positions ?? job.dummy], {
+    len, heads, sb, sl, sh, half, interleaved: interleaved ? 1 : 0, pos_mode: posMode, pos0, n,
   }, Math.ceil(n / WG_1D));
 }
 

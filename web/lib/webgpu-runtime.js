@@ -28,10 +28,10 @@ export class GpuRuntime {
       maxStorageBuffersPerShaderStage: cap('maxStorageBuffersPerShaderStage'),
       minUniformBufferOffsetAlignment: dl.minUniformBufferOffsetAlignment,
     };
-    // The kernels use 256 invocations, ≤ 12.4 KiB of workgroup memory and ≤ 6
+    // The kernels use 256 invocations, ≤ 12.4 KiB of workgroup memory and ≤ 8
     // storage buffers: the WebGPU defaults every device provides.
     if (this.limits.maxComputeInvocationsPerWorkgroup < 256 || this.limits.maxComputeWorkgroupStorageSize < 16384 ||
-        this.limits.maxStorageBuffersPerShaderStage < 6) {
+        this.limits.maxStorageBuffersPerShaderStage < 8) {
       throw new RangeError(`webgpu: this device's limits are below the WebGPU defaults the kernels need (${JSON.stringify(this.limits)})`);
     }
     this.pipelines = new Map();

@@ -1,19 +1,21 @@
-// attention_scores_softmax — P = softmax(Q·Kᵀ·scale + mask) row by row,
+// attention_scores_softmax — P = softmax(rules(Q·Kᵀ·scale)) row by row,
 // written to the weights [B, H, Lq, Lk] (the path that returns the weights).
 //
-// Shape legend: B batch, H heads, Lq/Lk sequence, D head dim.
-//   Q [B, H, Lq, D], K [B, H, Lk, D]  read through strides (sb, sh, sl), so
+// Shape legend: B batch, H heads, Hkv key/value heads, Lq/Lk sequence, D head dim.
+//   Q [B, H, Lq, D], K [B, Hkv, Lk, D] read through strides (sb, sh, sl), so
 //                                     [B, L, E] projections split into heads
-//                                     by index arithmetic (sh = D, sl = E)
+//                                     by index arithmetic (sh = D, sl = E);
+//                                     query head h reads kv head h·Hkv/H
+//                                     (GQA/MQA, no copies)
 //   mask                              tensor mask broadcast to [B, H, Lq, Lk]
 //                                     by strides (0 on broadcast dims)
-//   lengths [B]                       padding: key j of batch b is masked when
-//                                     j >= lengths[b]
+//   lengths [B]                       padding: keys j >= lengths[b] are masked
+//   slopes [H]                        ALiBi slopes (with params.alibi)
 //   P [B, H, Lq, Lk]                  contiguous
-// Semantics (as src/kernels/attention_core.cpp): s = q·k·scale; then the
-// tensor mask (keep: 0 → -1e9; block: s += m·(-1e9); additive: s += m); then
-// causal (top-left: key j > i) and padding fill with -1e9, overriding. A row
-// whose maximum is -inf is made uniform (1/Lk), never NaN.
+// Semantics (as src/kernels/attention_core.cpp; include/attention_rules.wgsl):
+// s = q·k·scale → softcap → tensor mask → ALiBi; keys outside the row's
+// causal/window/padding range get `fill`. A row whose maximum is -inf is
+// uniform (1/Lk) with a finite fill, all zeros with fill -inf; never NaN.
 //
 // A workgroup of 8×8 invocations owns 64 query rows of one (b, h); in each
 // 64-key tile invocation (tx, ty) computes rows ty + 8a and keys tx + 8c
@@ -21,17 +23,29 @@
 // Pass 1 writes the masked scores and keeps per-row partial maxima; the row
 // max is reduced in workgroup memory; pass 2 turns each invocation's own
 // scores into exp(s - max) and partial sums, reduced the same way; pass 3
-// scales them by 1/sum. Tiles past every row's visible keys only write -1e9.
+// scales them by 1/sum. Tiles outside every row's visible keys only write
+// the fill.
 
 struct Params {
   heads: u32,        // H
+  kv_heads: u32,     // Hkv (H % Hkv == 0)
   lq: u32,           // Lq
   lk: u32,           // Lk
   d: u32,            // D
   scale: f32,
   neg_inf: f32,      // -inf (not expressible as a WGSL constant)
+  softcap: f32,      // > 0: c·tanh(s/c); 0: none
+  fill: f32,         // masked scores: finite (-1e9) or -inf
   causal: u32,
+  causal_align: u32, // 0 top-left (+ causal_offset), 1 bottom-right
+  causal_offset: i32,
   has_lengths: u32,
+  window: u32,
+  window_left: i32,  // -1: unbounded
+  window_right: i32,
+  window_align: u32,
+  window_offset: i32,
+  alibi: u32,
   q_sb: u32,
   q_sh: u32,
   q_sl: u32,
@@ -51,28 +65,20 @@ struct Params {
 @group(0) @binding(1) var<storage, read> k: array<f32>;
 @group(0) @binding(2) var<storage, read> mask: array<f32>;
 @group(0) @binding(3) var<storage, read> lengths: array<u32>;
-@group(0) @binding(4) var<storage, read_write> weights: array<f32>;
-@group(0) @binding(5) var<uniform> params: Params;
+@group(0) @binding(4) var<storage, read> slopes: array<f32>;
+@group(0) @binding(5) var<storage, read_write> weights: array<f32>;
+@group(0) @binding(6) var<uniform> params: Params;
 
 // #include tiles
 
 const BLOCK = TILE;
-const MASK_FILL = -1e9;
-const NEG_INF_BITS = 0xff800000u;
 
 var<workgroup> red: array<f32, 512>;  // [64 rows][8] partial maxima, then sums
 
 var<private> s: array<vec4f, 16>;     // s[2a]: keys c = 0..3 of row a; s[2a + 1]: keys 4..7
 var<private> q_row: array<u32, 8>;    // offset of row a in Q (clamped to Lq - 1)
 
-fn apply_tensor_mask(x: f32, m: f32) -> f32 {
-  switch params.mask_kind {
-    case 1u: { return select(x, MASK_FILL, m == 0.0); }
-    case 2u: { return x + m * MASK_FILL; }
-    case 3u: { return x + m; }
-    default: { return x; }
-  }
-}
+// #include attention_rules
 
 // #include attention_scores
 
@@ -92,13 +98,16 @@ fn main(@builtin(workgroup_id) wid: vec3u,
   let tx = li % 8u;
   let ty = li / 8u;
   let q_base = b * params.q_sb + h * params.q_sh;
-  let k_base = b * params.k_sb + h * params.k_sh;
+  let k_base = b * params.k_sb + (h * params.kv_heads / params.heads) * params.k_sh;
   let m_base = b * params.m_sb + h * params.m_sh;
   let w_base = bh * params.lq * params.lk;
   for (var a = 0u; a < 8u; a++) {
     q_row[a] = q_base + min(i0 + ty + 8u * a, params.lq - 1u) * params.q_sl;
   }
-  let kv_end = row_valid(b, min(i0 + BLOCK, params.lq) - 1u);
+  // lo and hi are nondecreasing in i: the block sees keys [kv_lo, kv_end).
+  let kv_lo = row_range(b, i0).x;
+  let kv_end = row_range(b, min(i0 + BLOCK, params.lq) - 1u).y;
+  let slope = alibi_slope(h);
   let n_tiles = (params.lk + BLOCK - 1u) / BLOCK;
 
   // Pass 1: masked scores and partial row maxima.
@@ -108,7 +117,7 @@ fn main(@builtin(workgroup_id) wid: vec3u,
   }
   for (var t = 0u; t < n_tiles; t++) {
     let j0 = t * BLOCK;
-    if (j0 < kv_end) {
+    if (j0 < kv_end && j0 + BLOCK > kv_lo) {
       scores(k_base, j0, tx);
     }
     for (var a = 0u; a < 8u; a++) {
@@ -116,17 +125,19 @@ fn main(@builtin(workgroup_id) wid: vec3u,
       if (i >= params.lq) {
         break;
       }
-      let valid = row_valid(b, i);
+      let range = row_range(b, i);
+      let pos = alibi_pos(b, i);
       let m_off = m_base + i * params.m_sq;
       for (var c = 0u; c < 8u; c++) {
         let j = j0 + tx + 8u * c;
         if (j < params.lk) {
-          var x = MASK_FILL;
-          if (j < valid) {
-            x = s[2u * a + c / 4u][c % 4u] * params.scale;
+          var x = params.fill;
+          if (j >= range.x && j < range.y) {
+            var m = 0.0;
             if (params.mask_kind != 0u) {
-              x = apply_tensor_mask(x, mask[m_off + j * params.m_sk]);
+              m = mask[m_off + j * params.m_sk];
             }
+            x = mask_and_bias(apply_softcap(s[2u * a + c / 4u][c % 4u] * params.scale), m, j, slope, pos);
           }
           weights[w_base + i * params.lk + j] = x;
           m_part[a] = max(m_part[a], x);
@@ -146,7 +157,7 @@ fn main(@builtin(workgroup_id) wid: vec3u,
   }
   workgroupBarrier();
 
-  // Pass 2: exp(s - max) and partial sums (rows whose max is -inf are uniform).
+  // Pass 2: exp(s - max) and partial sums (rows whose max is -inf are decided in pass 3).
   var sum_part: array<f32, 8>;
   for (var t = 0u; t < n_tiles; t++) {
     for (var a = 0u; a < 8u; a++) {
@@ -184,7 +195,7 @@ fn main(@builtin(workgroup_id) wid: vec3u,
                 (red[r + 4u] + red[r + 5u] + red[r + 6u] + red[r + 7u]);
     let uniform_row = bitcast<u32>(m_row[a]) == NEG_INF_BITS;
     let inv = 1.0 / total;
-    let u = 1.0 / f32(params.lk);
+    let u = select(1.0 / f32(params.lk), 0.0, fill_is_neg_inf());
     for (var t = 0u; t < n_tiles; t++) {
       for (var c = 0u; c < 8u; c++) {
         let j = t * BLOCK + tx + 8u * c;

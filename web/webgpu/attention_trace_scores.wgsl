@@ -1,22 +1,37 @@
 // attention_trace_scores — the scores of forward(…, { trace: 'values' }):
-// scaled scores S = Q·Kᵀ·scale and the masked scores (S after the tensor mask,
-// keys past a row's causal/padding limit filled with -1e9), both
-// [B, H, Lq, Lk]. The same rules as attention_scores_softmax.wgsl (shared
-// includes); one invocation per score (a diagnostic path, not a fast one).
+// scaled scores S = Q·Kᵀ·scale, the soft-capped scores c·tanh(S/c) (with
+// softcap) and the masked scores (after the tensor mask and ALiBi, keys
+// outside a row's causal/window/padding range filled), all [B, H, Lq, Lk].
+// The same rules as attention_scores_softmax.wgsl (shared includes); one
+// invocation per score (a diagnostic path, not a fast one).
 //
-// Shape legend: B batch, H heads, Lq/Lk sequence, D head dim.
-//   Q [B, H, Lq, D], K [B, H, Lk, D]  read through strides (sb, sh, sl)
-//   mask                              broadcast to [B, H, Lq, Lk] by strides
-//   lengths [B]                       padding
+// Shape legend: B batch, H heads, Hkv key/value heads, Lq/Lk sequence, D head dim.
+//   Q [B, H, Lq, D], K [B, Hkv, Lk, D]  read through strides (sb, sh, sl);
+//                                       query head h reads kv head h·Hkv/H
+//   mask                                broadcast to [B, H, Lq, Lk] by strides
+//   lengths [B]                         padding
+//   slopes [H]                          ALiBi slopes (with params.alibi)
 
 struct Params {
   heads: u32,        // H
+  kv_heads: u32,     // Hkv
   lq: u32,           // Lq
   lk: u32,           // Lk
   d: u32,            // D
   scale: f32,
+  softcap: f32,      // > 0: c·tanh(s/c); 0: none
+  fill: f32,         // masked scores: finite (-1e9) or -inf
+  has_capped: u32,   // 1: write capped_out
   causal: u32,
+  causal_align: u32,
+  causal_offset: i32,
   has_lengths: u32,
+  window: u32,
+  window_left: i32,
+  window_right: i32,
+  window_align: u32,
+  window_offset: i32,
+  alibi: u32,
   q_sb: u32,
   q_sh: u32,
   q_sl: u32,
@@ -35,20 +50,15 @@ struct Params {
 @group(0) @binding(1) var<storage, read> k: array<f32>;
 @group(0) @binding(2) var<storage, read> mask: array<f32>;
 @group(0) @binding(3) var<storage, read> lengths: array<u32>;
-@group(0) @binding(4) var<storage, read_write> scores_out: array<f32>;
-@group(0) @binding(5) var<storage, read_write> masked_out: array<f32>;
-@group(0) @binding(6) var<uniform> params: Params;
+@group(0) @binding(4) var<storage, read> slopes: array<f32>;
+@group(0) @binding(5) var<storage, read_write> scores_out: array<f32>;
+@group(0) @binding(6) var<storage, read_write> capped_out: array<f32>;
+@group(0) @binding(7) var<storage, read_write> masked_out: array<f32>;
+@group(0) @binding(8) var<uniform> params: Params;
 
 // #include tiles
 
-const MASK_FILL = -1e9;
-
-var<private> s: array<vec4f, 16>;   // used by the included scores() tile only
-var<private> q_row: array<u32, 8>;
-
-// #include tensor_mask
-
-// #include attention_scores
+// #include attention_rules
 
 @compute @workgroup_size(WG_1D, 1, 1)
 fn main(@builtin(workgroup_id) wid: vec3u,
@@ -63,20 +73,27 @@ fn main(@builtin(workgroup_id) wid: vec3u,
   let bh = idx / (params.lk * params.lq);
   let b = bh / params.heads;
   let h = bh % params.heads;
+  let hk = h * params.kv_heads / params.heads;
   let q_off = b * params.q_sb + h * params.q_sh + i * params.q_sl;
-  let k_off = b * params.k_sb + h * params.k_sh + j * params.k_sl;
+  let k_off = b * params.k_sb + hk * params.k_sh + j * params.k_sl;
   var acc = 0.0;
   for (var c = 0u; c < params.d; c++) {
     acc += q[q_off + c] * k[k_off + c];
   }
   let x = acc * params.scale;
   scores_out[idx] = x;
-  var m = MASK_FILL;
-  if (j < row_valid(b, i)) {
-    m = x;
+  let capped = apply_softcap(x);
+  if (params.has_capped != 0u) {
+    capped_out[idx] = capped;
+  }
+  var m = params.fill;
+  let range = row_range(b, i);
+  if (j >= range.x && j < range.y) {
+    var mv = 0.0;
     if (params.mask_kind != 0u) {
-      m = apply_tensor_mask(x, mask[b * params.m_sb + h * params.m_sh + i * params.m_sq + j * params.m_sk]);
+      mv = mask[b * params.m_sb + h * params.m_sh + i * params.m_sq + j * params.m_sk];
     }
+    m = mask_and_bias(capped, mv, j, alibi_slope(h), alibi_pos(b, i));
   }
   masked_out[idx] = m;
 }

@@ -3,8 +3,9 @@
 //
 // Shape legend: B batch, H heads, Lq/Lk sequence, Dv value head dim.
 //   P [B, H, Lq, Lk]  the weights, contiguous
-//   V [B, H, Lk, Dv]  read through strides (v_sb, v_sh, v_sl): heads are split
-//                     by index arithmetic, e.g. V [B, Lk, E] with sh = D, sl = E
+//   V [B, Hkv, Lk, Dv] read through strides (v_sb, v_sh, v_sl): heads are split
+//                     by index arithmetic, e.g. V [B, Lk, E] with sh = D, sl = E;
+//                     query head h reads kv head h·Hkv/H (GQA/MQA, no copies)
 //   O [B, H, Lq, Dv]  written through strides (o_sb, o_sh, o_sl): heads are
 //                     merged the same way, e.g. into [B, Lq, E]
 // Tiling as in linear.wgsl: 8×8 invocations, a 64×64 tile of O, 8×8 outputs
@@ -12,6 +13,7 @@
 
 struct Params {
   heads: u32,           // H
+  kv_heads: u32,        // Hkv (H % Hkv == 0)
   lq: u32,              // Lq
   lk: u32,              // Lk
   dv: u32,              // Dv
@@ -63,7 +65,7 @@ fn main(@builtin(workgroup_id) wid: vec3u,
   let i0 = (t / params.tiles_n) * TILE;
   let n0 = (t % params.tiles_n) * TILE;
   let p_base = bh * params.lq * params.lk;
-  let v_base = b * params.v_sb + h * params.v_sh;
+  let v_base = b * params.v_sb + (h * params.kv_heads / params.heads) * params.v_sh;
   let tx = lid.x;
   let ty = lid.y;
   for (var k0 = 0u; k0 < params.lk; k0 += TILE_K) {

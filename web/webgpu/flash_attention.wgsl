@@ -2,16 +2,19 @@
 // [Lq, Lk] weights: an online softmax over key tiles (the path used when the
 // weights are not requested). Memory is O(L·E): Q, K, V and O only.
 //
-// Shape legend: B batch, H heads, Lq/Lk sequence, D head dim, Dv value head dim.
-//   Q [B, H, Lq, D], K [B, H, Lk, D], V [B, H, Lk, Dv], O [B, H, Lq, Dv], all
-//   read or written through strides (sb, sh, sl): [B, L, E] projections are
-//   split into heads, and the output merged, by index arithmetic (sh = D,
-//   sl = E), never copied.
+// Shape legend: B batch, H heads, Hkv key/value heads, Lq/Lk sequence,
+// D head dim, Dv value head dim.
+//   Q [B, H, Lq, D], K [B, Hkv, Lk, D], V [B, Hkv, Lk, Dv], O [B, H, Lq, Dv],
+//   all read or written through strides (sb, sh, sl): [B, L, E] projections
+//   are split into heads, and the output merged, by index arithmetic (sh = D,
+//   sl = E), never copied; query head h reads kv head h·Hkv/H (GQA/MQA).
 //   mask     tensor mask broadcast to [B, H, Lq, Lk] by strides (m_s*)
 //   lengths  [B] padding lengths
-// Semantics as attention_scores_softmax.wgsl and the C++ core: scale, tensor
-// mask (keep: 0 → -1e9; block: += m·(-1e9); additive: += m), then causal
-// (top-left) and padding fill with -1e9; a row of all -inf is uniform.
+//   slopes   [H] ALiBi slopes (with params.alibi)
+// Semantics as attention_scores_softmax.wgsl and the C++ core
+// (include/attention_rules.wgsl): scale → softcap → tensor mask → ALiBi;
+// keys outside the row's causal/window/padding range get `fill`; a row of
+// all -inf is uniform with a finite fill, zeros with fill -inf.
 //
 // A workgroup of 8×8 invocations owns 64 query rows of one (b, h) and 64
 // output columns (a Dv chunk); invocation (tx, ty) owns rows ty + 8a and, in
@@ -23,22 +26,34 @@
 //   m' = max(m, max_j s_j), α = exp(m - m'), p_j = exp(s_j - m'),
 //   l' = α·l + Σp (exp(-inf - -inf) is read as 1, so all -inf rows stay uniform);
 //   O = α·O + P·V with P staged through workgroup memory, 32 keys at a time.
-// Key tiles past the block's last visible key (causal, padding) are skipped:
-// there every score is exactly -1e9, so they add exp(-1e9 - m) = 0 unless a
-// row's max is near -1e9; then (after the visible tiles) that row adds
-// n·exp(-1e9 - m') to l and exp(-1e9 - m')·ΣV to O in closed form.
+// Key tiles outside every row's visible keys (causal, window, padding) are
+// skipped: there every score is exactly `fill`, so they add exp(fill - m) = 0
+// unless a row's max is near a finite fill; then (after the visible tiles)
+// that row adds n·exp(fill - m') to l and exp(fill - m')·ΣV to O in closed
+// form. A sliding window costs O(Lq·window), not O(Lq·Lk).
 // Workgroup memory: 12 KiB.
 
 struct Params {
   heads: u32,        // H
+  kv_heads: u32,     // Hkv (H % Hkv == 0)
   lq: u32,           // Lq
   lk: u32,           // Lk
   d: u32,            // D
   dv: u32,           // Dv
   scale: f32,
   neg_inf: f32,      // -inf (not expressible as a WGSL constant)
+  softcap: f32,      // > 0: c·tanh(s/c); 0: none
+  fill: f32,         // masked scores: finite (-1e9) or -inf
   causal: u32,
+  causal_align: u32, // 0 top-left (+ causal_offset), 1 bottom-right
+  causal_offset: i32,
   has_lengths: u32,
+  window: u32,
+  window_left: i32,  // -1: unbounded
+  window_right: i32,
+  window_align: u32,
+  window_offset: i32,
+  alibi: u32,
   q_sb: u32,
   q_sh: u32,
   q_sl: u32,
@@ -66,14 +81,14 @@ struct Params {
 @group(0) @binding(2) var<storage, read> v: array<f32>;
 @group(0) @binding(3) var<storage, read> mask: array<f32>;
 @group(0) @binding(4) var<storage, read> lengths: array<u32>;
-@group(0) @binding(5) var<storage, read_write> o: array<f32>;
-@group(0) @binding(6) var<uniform> params: Params;
+@group(0) @binding(5) var<storage, read> slopes: array<f32>;
+@group(0) @binding(6) var<storage, read_write> o: array<f32>;
+@group(0) @binding(7) var<uniform> params: Params;
 
 // #include tiles
 
 const BLOCK = TILE;  // query rows per workgroup, keys per tile, output columns per workgroup
 const HALF = 32u;   // keys of P staged at a time
-const MASK_FILL = -1e9;
 
 var<workgroup> red_max: array<f32, 512>;   // [64 rows][8] partial maxima
 var<workgroup> red_sum: array<f32, 512>;   // [64 rows][8] partial sums
@@ -86,25 +101,31 @@ var<private> s: array<vec4f, 16>;
 var<private> m_row: array<f32, 8>;
 var<private> l_row: array<f32, 8>;
 var<private> alpha_row: array<f32, 8>;
-var<private> valid_row: array<u32, 8>;
+var<private> range_row: array<vec2u, 8>;  // keys [lo, hi) of row a
+var<private> pos_row: array<f32, 8>;      // ALiBi position of row a
+var<private> slope: f32;                  // ALiBi slope of the head (0: none)
 var<private> q_row: array<u32, 8>;     // offset of row a in Q (clamped to Lq - 1)
 var<private> mask_row: array<u32, 8>;  // offset of row a in the mask
 
+// #include attention_rules
+
 // #include attention_scores
 
-// Scale, tensor mask and fill of four scores of one row (keys jv).
-fn mask4(sv: vec4f, jv: vec4u, valid: u32, m_off: u32) -> vec4f {
-  var x = sv * params.scale;
+// Scale, softcap, tensor mask, ALiBi and fill of four scores of row a (keys jv).
+fn mask4(sv: vec4f, jv: vec4u, a: u32) -> vec4f {
+  let range = range_row[a];
+  let m_off = mask_row[a];
+  var m = vec4f(0.0);
   if (params.mask_kind != 0u) {
     let jc = min(jv, vec4u(params.lk - 1u)) * params.m_sk + vec4u(m_off);
-    let m = vec4f(mask[jc.x], mask[jc.y], mask[jc.z], mask[jc.w]);
-    switch params.mask_kind {
-      case 1u: { x = select(x, vec4f(MASK_FILL), m == vec4f(0.0)); }
-      case 2u: { x = x + m * MASK_FILL; }
-      default: { x = x + m; }
-    }
+    m = vec4f(mask[jc.x], mask[jc.y], mask[jc.z], mask[jc.w]);
   }
-  return select(vec4f(MASK_FILL), x, jv < vec4u(valid));
+  var x: vec4f;
+  for (var u = 0u; u < 4u; u++) {
+    x[u] = mask_and_bias(apply_softcap(sv[u] * params.scale), m[u], jv[u], slope, pos_row[a]);
+  }
+  let inside = (jv >= vec4u(range.x)) & (jv < vec4u(range.y));
+  return select(vec4f(params.fill), x, inside);
 }
 
 fn max4(v: vec4f) -> f32 {
@@ -126,8 +147,8 @@ fn process_tile(j0: u32, k_base: u32, v_base: u32, dv0: u32, tx: u32, ty: u32) {
   let neg = vec4f(params.neg_inf);
   let lk4 = vec4u(params.lk);
   for (var a = 0u; a < 8u; a++) {
-    let x_lo = mask4(s[2u * a], j_lo, valid_row[a], mask_row[a]);
-    let x_hi = mask4(s[2u * a + 1u], j_hi, valid_row[a], mask_row[a]);
+    let x_lo = mask4(s[2u * a], j_lo, a);
+    let x_hi = mask4(s[2u * a + 1u], j_hi, a);
     s[2u * a] = x_lo;
     s[2u * a + 1u] = x_hi;
     red_max[(ty + 8u * a) * 8u + tx] = max4(max(select(neg, x_lo, j_lo < lk4), select(neg, x_hi, j_hi < lk4)));
@@ -224,14 +245,17 @@ fn main(@builtin(workgroup_id) wid: vec3u,
   let tx = li % 8u;
   let ty = li / 8u;
   let q_base = b * params.q_sb + h * params.q_sh;
-  let k_base = b * params.k_sb + h * params.k_sh;
-  let v_base = b * params.v_sb + h * params.v_sh;
+  let hk = h * params.kv_heads / params.heads;
+  let k_base = b * params.k_sb + hk * params.k_sh;
+  let v_base = b * params.v_sb + hk * params.v_sh;
+  slope = alibi_slope(h);
   let m_base = b * params.m_sb + h * params.m_sh;
 
   for (var a = 0u; a < 8u; a++) {
     let i = i0 + ty + 8u * a;
     let ic = min(i, params.lq - 1u);
-    valid_row[a] = row_valid(b, i);
+    range_row[a] = row_range(b, i);
+    pos_row[a] = alibi_pos(b, i);
     q_row[a] = q_base + ic * params.q_sl;
     mask_row[a] = m_base + ic * params.m_sq;
     m_row[a] = params.neg_inf;
@@ -240,27 +264,37 @@ fn main(@builtin(workgroup_id) wid: vec3u,
     acc[2u * a + 1u] = vec4f(0.0);
   }
 
-  // valid is nondecreasing in i, so the block's last row sees the most keys.
-  let kv_end = row_valid(b, min(i0 + BLOCK, params.lq) - 1u);
-  let main_tiles = (kv_end + BLOCK - 1u) / BLOCK;
-  for (var t = 0u; t < main_tiles; t++) {
+  // lo and hi are nondecreasing in i: the block sees keys [kv_lo, kv_end).
+  let kv_lo = row_range(b, i0).x;
+  let kv_end = row_range(b, min(i0 + BLOCK, params.lq) - 1u).y;
+  let first_tile = select(0u, kv_lo / BLOCK, kv_lo < kv_end);
+  let main_tiles = select(first_tile, (kv_end + BLOCK - 1u) / BLOCK, kv_lo < kv_end);
+  for (var t = first_tile; t < main_tiles; t++) {
     process_tile(t * BLOCK, k_base, v_base, dv0, tx, ty);
   }
 
-  // The skipped keys [main_end, Lk): every score is -1e9 (closed form, no barrier).
-  let main_end = min(main_tiles * BLOCK, params.lk);
-  let n_tail = params.lk - main_end;
-  if (n_tail > 0u) {
+  // The skipped keys [0, main_start) and [main_end, Lk): every score is the
+  // fill (closed form, no barrier; nothing to add when the fill is -inf).
+  let main_start = min(first_tile * BLOCK, params.lk);
+  let main_end = max(min(main_tiles * BLOCK, params.lk), main_start);
+  let n_tail = main_start + params.lk - main_end;
+  if (n_tail > 0u && !fill_is_neg_inf()) {
     var have_sum = false;
     var vs_lo = vec4f(0.0);
     var vs_hi = vec4f(0.0);
     for (var a = 0u; a < 8u; a++) {
-      let m_new = max(m_row[a], MASK_FILL);
-      let pf = exp(MASK_FILL - m_new);
+      let m_new = max(m_row[a], params.fill);
+      let pf = exp(params.fill - m_new);
       if (pf > 0.0) {
         if (!have_sum) {
           let col_last = params.dv - 1u;
-          for (var j = main_end; j < params.lk; j++) {
+          for (var j = 0u; j < params.lk; j++) {
+            if (j == main_start) {
+              j = main_end;
+              if (j >= params.lk) {
+                break;
+              }
+            }
             let vr = v_base + j * params.v_sl;
             vs_lo += vec4f(v[vr + min(dv0 + tx, col_last)], v[vr + min(dv0 + tx + 8u, col_last)],
                            v[vr + min(dv0 + tx + 16u, col_last)], v[vr + min(dv0 + tx + 24u, col_last)]);
@@ -284,7 +318,9 @@ fn main(@builtin(workgroup_id) wid: vec3u,
     if (i >= params.lq) {
       break;
     }
-    let inv = 1.0 / l_row[a];
+    // A row that sees nothing with fill -inf: zero weights, a zero output row.
+    let empty = fill_is_neg_inf() && bitcast<u32>(m_row[a]) == NEG_INF_BITS;
+    let inv = select(1.0 / l_row[a], 0.0, empty);
     for (var c = 0u; c < 8u; c++) {
       let col = dv0 + tx + 8u * c;
       if (col < params.dv) {

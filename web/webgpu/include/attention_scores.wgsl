@@ -1,20 +1,7 @@
 // Shared by attention_scores_softmax.wgsl and flash_attention.wgsl, pasted in
 // at `// #include attention_scores` by scripts/embed-wgsl.mjs. The including
-// kernel declares: params { lk, has_lengths, causal, k_sl, d }, the bindings
-// q, k (f32 arrays) and lengths (u32 array), and the privates
-// s: array<vec4f, 16> and q_row: array<u32, 8>.
-
-// Keys j >= valid are filled with -1e9 (causal, top-left aligned, and padding).
-fn row_valid(b: u32, i: u32) -> u32 {
-  var valid = params.lk;
-  if (params.has_lengths != 0u) {
-    valid = min(valid, lengths[b]);
-  }
-  if (params.causal != 0u) {
-    valid = min(valid, i + 1u);
-  }
-  return valid;
-}
+// kernel declares: params { lk, k_sl, d }, the bindings q, k (f32 arrays), and
+// the privates s: array<vec4f, 16> and q_row: array<u32, 8>.
 
 // S = Q·Kᵀ for keys j0 + tx + 8c into s.
 fn scores(k_base: u32, j0: u32, tx: u32) {
