@@ -57,6 +57,10 @@ export default function (t) {
     assert.ok(r.mha.traced.ok, `MHA numKvHeads + rope (trace): ${JSON.stringify(r.mha.traced)}`);
     assert.ok(r.mha.kvShared, "the trace's K: each query head's slot holds its kv head");
     assert.equal(r.mha.jobs, 2, 'both MHA forwards ran on the GPU');
+    for (const e of r.errors) {
+      assert.match(e.wasm, /^RangeError: /, `${e.name} on wasm: ${e.wasm}`);
+      assert.equal(e.gpu, e.wasm, `${e.name}: webgpu and wasm report differently`);
+    }
     assert.equal(r.counters.fallbackCalls, 0, 'calls were answered by the wasm fallback');
     assert.deepEqual(problems, []);
   }, { timeout: 120000 });

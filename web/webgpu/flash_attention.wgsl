@@ -120,9 +120,19 @@ fn mask4(sv: vec4f, jv: vec4u, a: u32) -> vec4f {
     let jc = min(jv, vec4u(params.lk - 1u)) * params.m_sk + vec4u(m_off);
     m = vec4f(mask[jc.x], mask[jc.y], mask[jc.z], mask[jc.w]);
   }
-  var x: vec4f;
-  for (var u = 0u; u < 4u; u++) {
-    x[u] = mask_and_bias(apply_softcap(sv[u] * params.scale), m[u], jv[u], slope, pos_row[a]);
+  var x = sv * params.scale;
+  if (params.softcap > 0.0 || slope != 0.0) {
+    for (var u = 0u; u < 4u; u++) {
+      x[u] = mask_and_bias(apply_softcap(x[u]), m[u], jv[u], slope, pos_row[a]);
+    }
+  } else {
+    // The common case, four lanes at once: the tensor mask only (as apply_tensor_mask).
+    switch params.mask_kind {
+      case 1u: { x = select(x, vec4f(params.fill), m == vec4f(0.0)); }
+      case 2u: { x = select(x + m * params.fill, x, m == vec4f(0.0)); }
+      case 3u: { x = x + m; }
+      default: {}
+    }
   }
   let inside = (jv >= vec4u(range.x)) & (jv < vec4u(range.y));
   return select(vec4f(params.fill), x, inside);

@@ -20,7 +20,7 @@ async function gpuLab() {
   const wasm = await init({ backend: 'wasm' });
   const backend = await createWebGpuBackend({ fallback: () => Promise.resolve(wasm._backend) });
   if (!backend) throw new Error('no WebGPU adapter in this browser');
-  return { gpu: createLab(backend), backend };
+  return { gpu: createLab(backend), backend, wasm };
 }
 
 /** Both checks on one lab: { onnx, variants, ms }. */
@@ -73,8 +73,8 @@ function close(got, want, tol = { abs: 2e-5, rel: 1e-4 }) {
   return { ok: r.ok && !nan, abs: r.maxAbsErr, worst: r.ok ? null : [r.worstIndex, r.worstActual, r.worstExpected], nan };
 }
 
-export async function variantsVsReference({ gpu, backend } = {}) {
-  if (!gpu) ({ gpu, backend } = await gpuLab());
+export async function variantsVsReference({ gpu, backend, wasm } = {}) {
+  if (!gpu) ({ gpu, backend, wasm } = await gpuLab());
   const rng = ref.mulberry32(2411);
   // Odd sizes: B 2, H 6, Hkv 2 (GQA) or 1 (MQA), Lq 7, Lk 11, D 5, Dv 3.
   const Q = rand(rng, [2, 6, 7, 5]);
@@ -204,5 +204,26 @@ export async function variantsVsReference({ gpu, backend } = {}) {
     wkShape: w.wk.shape, output: close(whole.output, out), traced: close(traced.output, out), kvShared, jobs: mhaJobs,
   };
   mha.dispose();
-  return { backend: gpu.backend, lost: backend.lostInfo, sdpa, flash, trace, rope, mha: mhaResult, counters: backend.counters() };
+
+  // Values the core refuses: the same error on webgpu as on wasm.
+  const message = async (fn) => {
+    try {
+      await fn();
+      return 'no error';
+    } catch (err) {
+      return `${err.name}: ${err.message}`;
+    }
+  };
+  const bad = [
+    ['softcap 0', (lab) => lab.scaledDotProductAttention(Q, K, V, { softcap: 0 })],
+    ['window left -2', (lab) => lab.scaledDotProductAttention(Q, K, V, { mask: { kind: 'window', left: -2 } })],
+    ['maskFill +Infinity', (lab) => lab.scaledDotProductAttention(Q, K, V, { maskFill: Infinity })],
+    ['alibi slope NaN', (lab) => lab.scaledDotProductAttention(Q, K, V, { mask: { kind: 'alibi', slopes: [1, 1, NaN, 1, 1, 1] } })],
+    ['rotaryDim 3', (lab) => lab.rotaryEmbedding(x4, { rotaryDim: 3 })],
+    ['rotaryDim 12 > D', (lab) => lab.rotaryEmbedding(x4, { rotaryDim: 12 })],
+    ['position beyond the table', (lab) => lab.rotaryEmbedding(x4, { positionIds: ids.map((i) => i + 4), rotaryDim: 4, cos: given.cos, sin: given.sin })],
+  ];
+  const errors = [];
+  for (const [name, fn] of bad) errors.push({ name, gpu: await message(() => fn(gpu)), wasm: await message(() => fn(wasm)) });
+  return { backend: gpu.backend, lost: backend.lostInfo, sdpa, flash, trace, rope, mha: mhaResult, errors, counters: backend.counters() };
 }
