@@ -118,8 +118,8 @@ export default {
 
     // ---- ALiBi --------------------------------------------------------------
     const slopeBox = h('div', { class: 'entropy ch11-slopes', role: 'list' });
-    const biasMaps = ALIBI_SHOW.map((hh) => ctx.heatmap({ maxSize: 200, cellMax: 14, compact: true, name: `ch11_alibi_bias_head${hh}` }));
-    const alibiWeightMaps = ALIBI_SHOW.map((hh) => ctx.heatmap({ maxSize: 200, cellMax: 14, compact: true, name: `ch11_alibi_weights_head${hh}`, domain: [0, 1] }));
+    const biasMaps = ALIBI_SHOW.map((hh) => ctx.heatmap({ maxSize: 260, cellMax: 15, compact: true, name: `ch11_alibi_bias_head${hh}` }));
+    const alibiWeightMaps = ALIBI_SHOW.map((hh) => ctx.heatmap({ maxSize: 260, cellMax: 15, compact: true, name: `ch11_alibi_weights_head${hh}`, domain: [0, 1] }));
     let alibiSrc = null;
     ALIBI_SHOW.forEach((_, n) => provAlibi.weights({ map: alibiWeightMaps[n], source: () => alibiSrc?.[n] ?? null, bandMaps: [biasMaps[n]] }));
     const code = codeBlock('');
