@@ -1,6 +1,8 @@
 // Embind bindings of the rotary embedding and ALiBi helpers: one named
-// argument struct per call (value_object), pointers into wasm memory that the
-// JS wrapper allocated, status codes (message: lastError()).
+// argument struct per call (value_object, fields named as the op's bag in
+// web/lib/ops.js, output pointers included: the wasm backend's generic `op`
+// fills them by name), pointers into wasm memory that the JS wrapper
+// allocated, status codes (message: lastError()).
 #include <emscripten/bind.h>
 
 #include <cstdint>
@@ -39,15 +41,26 @@ int RotaryEmbedding(const RotaryCall& c) {
   return Report(attnlab::RotaryEmbedding(a));
 }
 
-int RotaryCache(double max_position, double rotary_dim, double base,
-                uintptr_t cos, uintptr_t sin) {
-  return Report(attnlab::RotaryCache(static_cast<int64_t>(max_position),
-                                           static_cast<int64_t>(rotary_dim), base,
-                                           Ptr<float>(cos), Ptr<float>(sin)));
+// The cos/sin tables [maxPosition, rotaryDim/2] (outputs cos, sin).
+struct RotaryCacheCall {
+  double maxPosition = 0, rotaryDim = 0, base = 10000;
+  uintptr_t cos = 0, sin = 0;
+};
+
+int RotaryCache(const RotaryCacheCall& c) {
+  return Report(attnlab::RotaryCache(static_cast<int64_t>(c.maxPosition),
+                                     static_cast<int64_t>(c.rotaryDim), c.base,
+                                     Ptr<float>(c.cos), Ptr<float>(c.sin)));
 }
 
-int AlibiSlopes(double heads, uintptr_t out) {
-  return Report(attnlab::AlibiSlopes(static_cast<int64_t>(heads), Ptr<float>(out)));
+// The ALiBi slopes [heads] (output out).
+struct AlibiSlopesCall {
+  double heads = 0;
+  uintptr_t out = 0;
+};
+
+int AlibiSlopes(const AlibiSlopesCall& c) {
+  return Report(attnlab::AlibiSlopes(static_cast<int64_t>(c.heads), Ptr<float>(c.out)));
 }
 
 }  // namespace
@@ -70,6 +83,17 @@ EMSCRIPTEN_BINDINGS(attention_lab_rotary) {
       .field("sin", &RotaryCall::sin)
       .field("maxPosition", &RotaryCall::maxPosition)
       .field("base", &RotaryCall::base);
+  using attnlab_bind::RotaryCacheCall;
+  emscripten::value_object<RotaryCacheCall>("RotaryCacheCall")
+      .field("maxPosition", &RotaryCacheCall::maxPosition)
+      .field("rotaryDim", &RotaryCacheCall::rotaryDim)
+      .field("base", &RotaryCacheCall::base)
+      .field("cos", &RotaryCacheCall::cos)
+      .field("sin", &RotaryCacheCall::sin);
+  using attnlab_bind::AlibiSlopesCall;
+  emscripten::value_object<AlibiSlopesCall>("AlibiSlopesCall")
+      .field("heads", &AlibiSlopesCall::heads)
+      .field("out", &AlibiSlopesCall::out);
   emscripten::function("rotaryEmbedding", &attnlab_bind::RotaryEmbedding);
   emscripten::function("rotaryCache", &attnlab_bind::RotaryCache);
   emscripten::function("alibiSlopes", &attnlab_bind::AlibiSlopes);

@@ -233,6 +233,18 @@ export default function (t) {
     assert.deepEqual(problems, []);
   }, { timeout: 60000 });
 
+  // Ops answered by the wasm backend give the same bits; rotaryEmbedding's WGSL kernel rotates O(1) values.
+  t.test('webgpu: every op of the op table (web/lib/ops.js) answers and matches wasm', async (h) => {
+    const { result: r, problems } = await onPage(h, 'opTable');
+    assert.ok(r.ops.length >= 3, `only ${r.ops.length} ops`);
+    for (const op of r.ops) {
+      assert.ok(op.sameCount && op.arrays > 0, `${op.name}: ${op.arrays} result arrays`);
+      for (const d of op.diffs) assert.ok(d.abs <= (op.name === 'rotaryEmbedding' ? 2e-6 : 0), `${op.name}: ${JSON.stringify(d)}`);
+    }
+    assert.equal(r.backend, 'webgpu');
+    assert.deepEqual(problems, []);
+  }, { timeout: 60000 });
+
   t.test('webgpu: MHA [1,8192,512] H8 without weights completes with no L·L buffer', async (h) => {
     const { result: r, problems } = await onPage(h, 'longSequence', [8192, 200]);
     assert.deepEqual(r.shape, [1, 8192, 512]);

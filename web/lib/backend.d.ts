@@ -10,14 +10,24 @@
 // user input. Wasm backends answer synchronously, the webgpu backend with
 // Promises (`async` says which).
 //
-// Adding an op: add its bag here, implement it in both backends (the type
-// check then lists what is missing), call it from the wrapper.
+// Adding a free-function op: an entry in the op table (ops.js), whose
+// OpTypes line declares its bag; both backends answer it through `op` (the
+// wasm backend by name from its binding) without an edit here.
+// Adding a method with its own kernels on both backends (the forwards):
+// add its bag here, implement it in both backends (the type check then lists
+// what is missing), call it from the wrapper.
 // Adding an option to an existing op: add an optional field to its bag.
 //
 // Shape legend: B batch, Lq/Lk (L) sequence, E embed, H heads, D head dim,
 // Dv value head dim.
 
+import type { OpTypes } from './ops.js';
+
 export type MaybePromise<T> = T | Promise<T>;
+
+/** The ops of the op table (ops.js), answered through Backend.op. */
+export type OpName = keyof OpTypes;
+export type { OpTypes };
 
 export type WeightKey = 'wq' | 'bq' | 'wk' | 'bk' | 'wv' | 'bv' | 'wo' | 'bo';
 export type WeightLayout = 'torch' | 'keras';
@@ -51,28 +61,6 @@ export interface MaskArgs {
   slopes?: Float32Array | null;
   /** Value of masked scores: -1e9 (default) or -Infinity. */
   fill?: number;
-}
-
-/** A rotary embedding call (lib/rotary.js). */
-export interface RotaryArgs {
-  where: string;
-  batch: number;
-  heads: number;
-  seqLen: number;
-  headDim: number;
-  /** x [B, L, H·D] instead of [B, H, L, D]. */
-  seqMajor: boolean;
-  /** 0: D. */
-  rotaryDim: number;
-  interleaved: boolean;
-  x: Float32Array;
-  /** [B·L] or null. */
-  positionIds: Int32Array | null;
-  cos: Float32Array | null;
-  sin: Float32Array | null;
-  /** Rows of cos/sin when positionIds is given. */
-  maxPosition: number;
-  base: number;
 }
 
 /** Configuration of a MultiHeadAttention (validated by validate.js readConfig). */
@@ -227,12 +215,11 @@ export interface Backend<M = any, C = any> {
   /** The [seqLen, dModel] sinusoidal encoding. */
   positionalEncoding(seqLen: number, dModel: number, base: number): MaybePromise<Float32Array>;
   sdpa(p: SdpaArgs): MaybePromise<ForwardOut>;
-  /** The rotated x (same layout). */
-  rotaryEmbedding(p: RotaryArgs): MaybePromise<Float32Array>;
-  /** cos/sin tables [maxPosition, rotaryDim/2]. */
-  rotaryCache(maxPosition: number, rotaryDim: number, base: number): MaybePromise<{ cos: Float32Array; sin: Float32Array }>;
-  /** The ALiBi paper's slopes for `heads` heads. */
-  alibiSlopes(heads: number): MaybePromise<Float32Array>;
+  /**
+   * An op of the op table (ops.js), by name: `args` is its bag (OpTypes[name].args),
+   * `outputs` the float count of each output field; resolves to those fields' values.
+   */
+  op<K extends OpName>(name: K, args: OpTypes[K]['args'], outputs: Record<OpTypes[K]['out'], number>): MaybePromise<Record<OpTypes[K]['out'], Float32Array>>;
   /** y [rows, dim] = LayerNorm(x + residual)·gamma + beta (residual, gamma, beta may be null). */
   addLayerNorm(rows: number, dim: number, x: Float32Array, residual: Float32Array | null,
     gamma: Float32Array | null, beta: Float32Array | null, eps: number): MaybePromise<Float32Array>;

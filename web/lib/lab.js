@@ -7,7 +7,9 @@
 //
 // The classes live in their own modules (multi-head-attention.js,
 // self-attention-layer.js, kv-cache.js) and take the backend through their
-// constructor, so `instanceof` holds across labs.
+// constructor, so `instanceof` holds across labs. The free-function ops of
+// the op table (ops.js: rotaryEmbedding, rotaryCache, alibiSlopes, …) are
+// installed from it, one method per entry.
 import { rangeError, checkInt, checkNumber, checkOptions } from './errors.js';
 import { makeTensor } from './tensor.js';
 import { buildTrace } from './trace.js';
@@ -15,7 +17,7 @@ import { checkElements, checkLayout, OPTION_KEYS } from './validate.js';
 import { warmUp } from './warm-up.js';
 import { then } from './attention-module.js';
 import { selfAttention, scaledDotProductAttention } from './sdpa.js';
-import { rotaryEmbedding, rotaryCache } from './rotary.js';
+import { OPS } from './ops.js';
 import { MultiHeadAttention } from './multi-head-attention.js';
 import { SelfAttentionLayer } from './self-attention-layer.js';
 import { IO_API } from './io/index.js';
@@ -82,22 +84,6 @@ export function createLab(backend, settings = {}) {
       return scaledDotProductAttention(backend, q, k, v, options, settings);
     },
 
-    /** Rotary position embedding (ONNX RotaryEmbedding); see rotary.js. */
-    rotaryEmbedding(x, options) {
-      return rotaryEmbedding(backend, x, options);
-    },
-
-    /** cos/sin tables [maxPosition, rotaryDim/2] for rotaryEmbedding. */
-    rotaryCache(maxPosition, rotaryDim, options) {
-      return rotaryCache(backend, maxPosition, rotaryDim, options);
-    },
-
-    /** The ALiBi paper's default slopes for `heads` heads (a Float32Array). */
-    alibiSlopes(heads) {
-      checkInt('alibiSlopes', 'heads', heads, 1, 65536);
-      return backend.alibiSlopes(heads);
-    },
-
     multiHeadAttention(config) {
       return new MultiHeadAttention(backend, config, 'multiHeadAttention', settings);
     },
@@ -145,6 +131,10 @@ export function createLab(backend, settings = {}) {
       return backend;
     },
   };
+  // The op table's methods (ops.js), called with the lab's backend.
+  for (const [name, entry] of Object.entries(OPS)) {
+    /** @type {any} */ (lab)[name] = (...args) => entry.run(backend, ...args);
+  }
   attachTraining(lab, backend);
   return lab;
 }

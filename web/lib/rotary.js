@@ -1,14 +1,9 @@
-// Rotary position embedding (ONNX RotaryEmbedding semantics) and its cos/sin
-// tables, validated here (kinds, shapes, option keys) and computed by the
-// backend. Value rules (rotaryDim even and <= D, positions inside the table,
-// base > 1) are checked once, by the C++ core, and reach JS as RangeErrors.
-import { describe, typeError, rangeError, checkInt, checkBool, checkOptions } from './errors.js';
-import { toTensor, makeTensor, shapeString } from './tensor.js';
-import { OPTION_KEYS } from './validate.js';
-
-function then(value, fn) {
-  return value && typeof value.then === 'function' ? value.then(fn) : fn(value);
-}
+// The arguments of rotaryEmbedding (ops.js), validated here: kinds, shapes
+// and layouts. Value rules (rotaryDim even and <= D, positions inside the
+// table, base > 1) are checked once, by the C++ core, and reach JS as
+// RangeErrors.
+import { describe, typeError, rangeError, checkInt, checkBool } from './errors.js';
+import { toTensor, shapeString } from './tensor.js';
 
 // positionIds [B, L] (nested arrays, a flat array of B·L, a typed array or a tensor).
 /** @param {string} where @param {any} value @param {number} B @param {number} L */
@@ -45,15 +40,16 @@ function readPositionIds(where, value, B, L) {
   return out;
 }
 
+
 /**
- * x [B, H, L, D], or [B, L, H·D] with numHeads → rotated x (same shape).
+ * x [B, H, L, D], or [B, L, H·D] with numHeads, and the checked options →
+ * the op's argument bag and x's shape (the output's).
  * options: { positionIds [B, L], cos, sin ([maxPosition, R/2] with positionIds,
  * [B, L, R/2] without), base = 10000, rotaryDim = D, interleaved = false, numHeads }.
+ * @returns {{ args: import('./ops.js').RotaryArgs, shape: number[] }}
  */
-export function rotaryEmbedding(backend, x, options) {
-  const where = 'rotaryEmbedding';
+export function readRotaryArgs(where, x, opts) {
   const t = toTensor(where, 'x', x, { ranks: [3, 4] });
-  const opts = checkOptions(where, 'options', options, OPTION_KEYS.rotaryEmbedding);
   let B, H, L, D;
   const seqMajor = t.shape.length === 3;
   if (seqMajor) {
@@ -107,24 +103,8 @@ export function rotaryEmbedding(backend, x, options) {
     sin = ts.data;
     maxPosition = positionIds ? tc.shape[0] : 0;
   }
-  const r = backend.rotaryEmbedding({
-    where, batch: B, heads: H, seqLen: L, headDim: D, seqMajor, rotaryDim, interleaved,
-    x: t.data, positionIds, cos, sin, maxPosition, base,
-  });
-  return then(r, (data) => makeTensor(data, t.shape));
-}
-
-/** cos/sin tables [maxPosition, rotaryDim/2] of angle p·base^(−2i/rotaryDim). */
-export function rotaryCache(backend, maxPosition, rotaryDim, options) {
-  const where = 'rotaryCache';
-  checkInt(where, 'maxPosition', maxPosition, 1);
-  checkInt(where, 'rotaryDim', rotaryDim, 1);
-  const opts = checkOptions(where, 'options', options, OPTION_KEYS.rotaryCache);
-  const base = opts.base ?? 10000;
-  if (typeof base !== 'number') throw typeError(where, `base must be a number > 1, got ${describe(base)}`);
-  const r = backend.rotaryCache(maxPosition, rotaryDim, base);
-  return then(r, ({ cos, sin }) => ({
-    cos: makeTensor(cos, [maxPosition, rotaryDim >> 1]),
-    sin: makeTensor(sin, [maxPosition, rotaryDim >> 1]),
-  }));
+  return {
+    args: { batch: B, heads: H, seqLen: L, headDim: D, seqMajor, rotaryDim, interleaved, x: t.data, positionIds, cos, sin, maxPosition, base },
+    shape: t.shape,
+  };
 }

@@ -11,7 +11,8 @@ import { shapeString, product, MAX_ELEMENTS } from './tensor.js';
 /**
  * The keys each options or config object accepts (docs/errors.md): any other
  * key is a TypeError that names it and lists these. A new option goes into
- * its function's list here (and into index.d.ts).
+ * its function's list here (and into index.d.ts). The ops of the op table
+ * (ops.js) declare their keys there, in their entry.
  */
 export const OPTION_KEYS = {
   init: ['backend', 'locateFile', 'wasmBinary', 'warmUp', 'checkFinite', 'threads'],
@@ -22,8 +23,6 @@ export const OPTION_KEYS = {
   selfAttentionLayer: ['embedDim', 'numHeads', 'kdim', 'vdim', 'bias', 'seed', 'dropout', 'eps'],
   mhaForward: ['mask', 'needWeights', 'averageWeights', 'trace', 'kvCache', 'checkFinite', 'maskFill'],
   layerForward: ['mask', 'needWeights', 'averageWeights', 'trace', 'training', 'dropoutSeed', 'checkFinite', 'maskFill'],
-  rotaryEmbedding: ['positionIds', 'cos', 'sin', 'base', 'rotaryDim', 'interleaved', 'numHeads'],
-  rotaryCache: ['base'],
   setWeights: ['layout', 'checkFinite'],
   getWeights: ['layout'],
   createKVCache: ['maxLength', 'batch'],

@@ -158,38 +158,21 @@ export function createWasmBackend(Module, name) {
       });
     },
 
-    // p: { where, batch, heads, seqLen, headDim, seqMajor, rotaryDim, interleaved, x,
-    //      positionIds: Int32Array | null, cos, sin: Float32Array | null, maxPosition, base }
-    rotaryEmbedding(p) {
-      return run(p.where, (arena) => {
-        const n = p.x.length;
-        const x = arena.fromF32(p.x);
-        const out = arena.f32(n);
-        check(p.where, Module.rotaryEmbedding({
-          batch: p.batch, heads: p.heads, seqLen: p.seqLen, headDim: p.headDim, seqMajor: p.seqMajor,
-          rotaryDim: p.rotaryDim, interleaved: p.interleaved, x, out,
-          positionIds: arena.fromI32(p.positionIds), cos: arena.fromF32(p.cos), sin: arena.fromF32(p.sin),
-          maxPosition: p.maxPosition, base: p.base,
-        }));
-        return arena.read(out, n);
-      });
-    },
-
-    rotaryCache(maxPosition, rotaryDim, base) {
-      return run('rotaryCache', (arena) => {
-        const n = maxPosition * (rotaryDim >> 1);
-        const c = arena.f32(n);
-        const s = arena.f32(n);
-        check('rotaryCache', Module.rotaryCache(maxPosition, rotaryDim, base, c, s));
-        return { cos: arena.read(c, n), sin: arena.read(s, n) };
-      });
-    },
-
-    alibiSlopes(heads) {
-      return run('alibiSlopes', (arena) => {
-        const out = arena.f32(heads);
-        check('alibiSlopes', Module.alibiSlopes(heads, out));
-        return arena.read(out, heads);
+    // An op of the op table (ops.js): the bag goes to the binding of the same
+    // name as its value_object (bindings/<op>.cpp), typed arrays copied in and
+    // passed as pointers (null as 0); each output field gets a buffer of
+    // outputs[field] floats, passed as a pointer and read back after the call.
+    op(name, args, outputs) {
+      return run(name, (arena) => {
+        const call = {};
+        for (const [field, v] of Object.entries(args)) {
+          call[field] = v instanceof Float32Array ? arena.fromF32(v) : v instanceof Int32Array ? arena.fromI32(v) : v === null ? 0 : v;
+        }
+        for (const [field, n] of Object.entries(outputs)) call[field] = arena.f32(n);
+        check(name, Module[name](call));
+        const out = {};
+        for (const [field, n] of Object.entries(outputs)) out[field] = arena.read(call[field], n);
+        return /** @type {any} */ (out);
       });
     },
 

@@ -115,7 +115,8 @@ function makeBackend(rt, info, fallbackFactory) {
   async function slopesFor(mask, H) {
     if (!mask.alibi) return null;
     if (mask.slopes) return mask.slopes;
-    if (!slopesCache.has(H)) slopesCache.set(H, (await loadWasm('the ALiBi default slopes need the wasm backend')).alibiSlopes(H));
+    const fb = slopesCache.has(H) ? null : await loadWasm('the ALiBi default slopes need the wasm backend');
+    if (fb) slopesCache.set(H, (await fb.op('alibiSlopes', { heads: H }, { out: H })).out);
     return slopesCache.get(H);
   }
   const tableCache = new Map();
@@ -125,9 +126,22 @@ function makeBackend(rt, info, fallbackFactory) {
     if (have && have.rows >= rows) return have;
     const n = Math.max(rows, have ? 2 * have.rows : 0);
     const fb = await loadWasm('the RoPE cos/sin tables need the wasm backend');
-    const t = { rows: n, ...fb.rotaryCache(n, R, base) };
+    const t = { rows: n, ...(await fb.op('rotaryCache', { maxPosition: n, rotaryDim: R, base }, { cos: n * (R / 2), sin: n * (R / 2) })) };
     tableCache.set(key, t);
     return t;
+  }
+
+  // RoPE on the GPU (ops.js rotaryEmbedding); the cos/sin tables (given, or from the C++ core) are its input.
+  function rotaryOnGpu(where, p) {
+    return run(async () => {
+      const R = p.rotaryDim || p.headDim;
+      const tables = p.cos ? { cos: p.cos, sin: p.sin } : await ropeTable(tableRows(p), R, p.base);
+      const [y] = await runJob(where, (job) => {
+        const x = recordRotary(job, p, tables);
+        job.read(x, p.x.length);
+      });
+      return y;
+    }, async (fb) => (await fb.op('rotaryEmbedding', p, { out: p.x.length })).out);
   }
 
   const backend = {
@@ -243,21 +257,13 @@ function makeBackend(rt, info, fallbackFactory) {
       }, (fb) => fb.sdpa(p));
     },
 
-    // RoPE on the GPU; the cos/sin tables (given, or from the C++ core) are its input.
-    rotaryEmbedding(p) {
-      if (rotaryOutsideGpu(p)) return loadWasm('checking these options needs the wasm backend').then((fb) => fb.rotaryEmbedding(p));
-      return run(async () => {
-        const R = p.rotaryDim || p.headDim;
-        const tables = p.cos ? { cos: p.cos, sin: p.sin } : await ropeTable(tableRows(p), R, p.base);
-        const [y] = await runJob(p.where, (job) => {
-          const x = recordRotary(job, p, tables);
-          job.read(x, p.x.length);
-        });
-        return y;
-      }, (fb) => fb.rotaryEmbedding(p));
+    // The op table's ops (ops.js) by name: rotaryEmbedding on the GPU; the others, and calls
+    // outside the GPU path's domain, answered by the wasm backend.
+    op(name, args, outputs) {
+      if (name === 'rotaryEmbedding' && !rotaryOutsideGpu(args)) return rotaryOnGpu(name, args).then((out) => ({ out }));
+      return loadWasm(`${name} needs the wasm backend`).then((fb) => fb.op(name, args, outputs));
     },
-    // The tables themselves: computed once, by the C++ core (in double).
-    rotaryCache: (n, r, base) => loadWasm('rotaryCache needs the wasm backend').then((fb) => fb.rotaryCache(n, r, base)),
+
     addLayerNorm(rows, dim, x, residual, gamma, beta, eps) {
       return run(async () => {
         const [y] = await runJob('layerNorm', (job) => {
@@ -278,9 +284,6 @@ function makeBackend(rt, info, fallbackFactory) {
       if (!state.wasm) throw new Error('webgpu: dropoutUniform needs the wasm backend (the fallback); create the backend with a fallback');
       return state.wasm.dropoutUniform(seed, i);
     },
-
-    /** The ALiBi paper's default slopes: from the C++ core (through the wasm backend). */
-    alibiSlopes: (heads) => loadWasm('alibiSlopes needs the wasm backend').then((fb) => fb.alibiSlopes(heads)),
 
     /** Resolves once the wasm backend (the fallback) is loaded. */
     wasmReady: fallbackFactory ? loadWasm('the wasm backend is needed') : Promise.resolve(null),

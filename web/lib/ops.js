@@ -1,0 +1,112 @@
+// The op table: the lab's free-function ops that a binding computes, each
+// declared ONCE here: its option keys, its validation (through errors.js,
+// tensor.js, validate.js), its argument bag (OpTypes below, the fields of its
+// binding's value_object) and the shapes of its outputs. createLab (lab.js)
+// installs one lab method per entry; no other JS file names the op:
+//   - the wasm backend passes the bag to the Embind function of the same name
+//     (`backend.op(name, args, outputs)`, wasm-backend.js: typed arrays
+//     copied in as pointers, one buffer per output field);
+//   - the webgpu backend answers every op from its wasm backend (an op with
+//     a WGSL kernel would be answered there instead).
+// `npm run typecheck` checks each bag against OpTypes: a missing or
+// misnamed field fails the type check, not a run.
+//
+// Adding an op (docs/ARCHITECTURE.md "Adding an op"): an entry here and its
+// line in OpTypes; the C++ op, its binding (a value_object with the bag's
+// fields, output fields included), the public type in web/index.d.ts, the
+// float64 reference, the test and docs/js-api.md.
+//
+// Value rules (ranges, positions, eps > 0) are checked once, by the C++
+// core, and reach JS as RangeErrors; the wrapper checks kinds, shapes and
+// option keys (TypeError for a wrong kind or an unknown key).
+import { describe, typeError, checkInt, checkOptions } from './errors.js';
+import { makeTensor } from './tensor.js';
+import { then } from './attention-module.js';
+import { readRotaryArgs } from './rotary.js';
+
+/**
+ * @typedef {object} RotaryArgs a rotary embedding call (rotary.js)
+ * @property {number} batch
+ * @property {number} heads
+ * @property {number} seqLen
+ * @property {number} headDim
+ * @property {boolean} seqMajor x [B, L, H·D] instead of [B, H, L, D]
+ * @property {number} rotaryDim 0: D
+ * @property {boolean} interleaved
+ * @property {Float32Array} x
+ * @property {Int32Array | null} positionIds [B·L] or null
+ * @property {Float32Array | null} cos
+ * @property {Float32Array | null} sin
+ * @property {number} maxPosition rows of cos/sin when positionIds is given
+ * @property {number} base
+ */
+
+/**
+ * Each op's argument bag (`args`) and output fields (`out`): what
+ * `backend.op(name, args, outputs)` takes and returns (backend.d.ts).
+ * @typedef {object} OpTypes
+ * @property {{ args: RotaryArgs, out: 'out' }} rotaryEmbedding
+ * @property {{ args: { maxPosition: number, rotaryDim: number, base: number }, out: 'cos' | 'sin' }} rotaryCache
+ * @property {{ args: { heads: number }, out: 'out' }} alibiSlopes
+ */
+
+/**
+ * @typedef {object} OpEntry
+ * @property {readonly string[]} keys the keys its options object accepts
+ *   (any other key is a TypeError naming it and listing these)
+ * @property {(backend: import('./backend.js').Backend, ...args: any[]) => any} run
+ *   validates the arguments, calls the backend, shapes the result
+ * @property {() => any[]} example the arguments of a small call (the webgpu
+ *   browser test runs every op with them on webgpu and on wasm)
+ */
+
+/** n values in (-1, 1), for the examples. */
+const ramp = (n) => Float32Array.from({ length: n }, (_, i) => Math.sin(1 + 2.5 * i));
+
+/** @type {Record<string, OpEntry>} */
+export const OPS = {
+  /**
+   * Rotary position embedding (ONNX RotaryEmbedding) of x [B, H, L, D], or
+   * [B, L, H·D] with numHeads → the rotated x (same shape).
+   */
+  rotaryEmbedding: {
+    keys: ['positionIds', 'cos', 'sin', 'base', 'rotaryDim', 'interleaved', 'numHeads'],
+    run(backend, x, options) {
+      const where = 'rotaryEmbedding';
+      const opts = checkOptions(where, 'options', options, this.keys);
+      const { args, shape } = readRotaryArgs(where, x, opts);
+      return then(backend.op('rotaryEmbedding', args, { out: args.x.length }), (r) => makeTensor(r.out, shape));
+    },
+    example: () => [{ data: ramp(24), shape: [1, 2, 3, 4] }, { positionIds: [[0, 2, 5]] }],
+  },
+
+  /** cos/sin tables [maxPosition, rotaryDim/2] of angle p·base^(−2i/rotaryDim). */
+  rotaryCache: {
+    keys: ['base'],
+    run(backend, maxPosition, rotaryDim, options) {
+      const where = 'rotaryCache';
+      checkInt(where, 'maxPosition', maxPosition, 1);
+      checkInt(where, 'rotaryDim', rotaryDim, 1);
+      const opts = checkOptions(where, 'options', options, this.keys);
+      const base = opts.base ?? 10000;
+      if (typeof base !== 'number') throw typeError(where, `base must be a number > 1, got ${describe(base)}`);
+      const shape = [maxPosition, rotaryDim >> 1];
+      const n = shape[0] * shape[1];
+      return then(backend.op('rotaryCache', { maxPosition, rotaryDim, base }, { cos: n, sin: n }), (r) => ({
+        cos: makeTensor(r.cos, shape),
+        sin: makeTensor(r.sin, shape),
+      }));
+    },
+    example: () => [5, 4, { base: 100 }],
+  },
+
+  /** The ALiBi paper's default slopes for `heads` heads (a Float32Array). */
+  alibiSlopes: {
+    keys: [],
+    run(backend, heads) {
+      checkInt('alibiSlopes', 'heads', heads, 1, 65536);
+      return then(backend.op('alibiSlopes', { heads }, { out: heads }), (r) => r.out);
+    },
+    example: () => [6],
+  },
+};
