@@ -5,7 +5,7 @@
 //   node bench/bench.mjs [--quick] [--browser] [--repeats N] [--budget MS]
 //                        [--filter ID,ID…] [--impl a,b] [--long | --no-long]
 //                        [--no-check] [--json FILE] [--threads N,N… | --no-threads]
-//                        [--only threads]
+//                        [--only threads] [--baseline REV]
 //
 // Threads (Node mode): MHA [1,512,768,H12], [1,128,512,H8] and [2,5,512,H8]
 // (causal) get rows for ours and ORT's fused Attention on N threads
@@ -28,6 +28,15 @@
 // --browser: the same cases in headless Chromium (bench/browser-bench.mjs),
 // a fresh browser context per configuration.
 //
+// --baseline REV (Node mode): ours wasm SIMD as built from git revision REV
+// (e.g. 9f599ff, the build before issue 10) gets a row "ours wasm SIMD
+// (baseline REV)" beside the current one in every MHA, SDPA, KV-decode,
+// LayerNorm and PosEnc case, interleaved in the same run; a block prints
+// current ÷ baseline per case (wall and CPU time) with the ±3% verdict
+// (PASS: current ≤ 1.03 × baseline). The baseline is built once, wasm SIMD
+// only, into build/baseline-<sha>/ (bench/baseline.mjs; reused by later
+// runs) and loads that revision's own wrapper.
+//
 // Cross-check: on the first repeat every process hands back its outputs and
 // they are compared with the ORT plain-ops model's (max abs error ≤ 1e-4,
 // weights included): a fast wrong answer is flagged and the exit code is 1.
@@ -40,6 +49,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CASES, implsFor, IMPL_LABEL, caseFlops, median, maxAbsDiff, THREAD_CASES, threadsOf } from './common.mjs';
 import { runNode as runFirstCall, formatFirstCall } from './first-call.mjs';
+import { prepareBaseline } from './baseline.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const TOLERANCE = 1e-4;
@@ -72,7 +82,15 @@ const opts = {
   threads: flag('--no-threads') || browser ? []
     : value('--threads', os.cpus().length >= 2 ? '2' : '').split(',').filter(Boolean).map(Number).filter((n) => n > 1),
   onlyThreads: value('--only', '') === 'threads',
+  baseline: value('--baseline', ''),
 };
+if (opts.baseline && browser) {
+  console.log('--baseline: Node mode only; ignored with --browser');
+  opts.baseline = '';
+}
+// The baseline build (built once into build/baseline-<sha>/; see bench/baseline.mjs).
+const baseline = opts.baseline ? prepareBaseline(opts.baseline) : null;
+if (baseline) IMPL_LABEL['ours-simd-base'] = `ours wasm SIMD (baseline ${opts.baseline})`;
 if (opts.onlyThreads) {
   if (!opts.threads.length) opts.threads = [2];
   opts.impls = ['ours-simd', 'ort-attn', ...opts.threads.flatMap((n) => [`ours-simd-t${n}`, `ort-attn-t${n}`])];
@@ -115,8 +133,8 @@ const selected = (c) => (opts.onlyThreads ? THREAD_CASES.includes(c.id) : !filte
 const cases = CASES.filter((c) => (c.long ? opts.long : true) && (selected(c) || (!opts.onlyThreads && c.kind === 'ceiling' && CASES.some((g) => g.kind === 'gemm' && selected(g)))));
 const configs = [];
 for (const c of cases) {
-  for (const impl of implsFor(c, { browser, threads: opts.threads })) {
-    if (opts.impls && !opts.impls.includes(impl) && impl !== 'ceiling') continue;
+  for (const impl of implsFor(c, { browser, threads: opts.threads, baseline: Boolean(baseline) })) {
+    if (opts.impls && !opts.impls.includes(impl) && impl !== 'ceiling' && impl !== 'ours-simd-base') continue;
     configs.push({ c, impl });
   }
 }
@@ -135,7 +153,7 @@ function runNodeChild(c, impl, { dump, budgetMs, minRuns }) {
   const spec = { case: c.id, impl, budgetMs, minRuns, dump: dump ? dumpPath(c, impl) : undefined };
   const cmd = [...pinFor(impl), process.execPath, ...V8_FLAGS, path.join(here, SCRIPT(impl)), JSON.stringify(spec)];
   const r = spawnSync(cmd[0], cmd.slice(1), {
-    encoding: 'utf8', timeout: c.long ? 600e3 : 300e3, maxBuffer: 16 << 20, env: { ...process.env, ATTNLAB_BENCH_WEB: snapshotWeb },
+    encoding: 'utf8', timeout: c.long ? 600e3 : 300e3, maxBuffer: 16 << 20, env: { ...process.env, ATTNLAB_BENCH_WEB: impl === 'ours-simd-base' ? baseline.web : snapshotWeb },
   });
   const line = (r.stdout || '').trim().split('\n').reverse().find((l) => l.startsWith('{'));
   if (!line) {
@@ -220,6 +238,7 @@ function record(cfg, out) {
 
 console.log(`attention-lab benchmark — ${mode} mode${quick ? ' (quick)' : ''}; ${opts.repeats} repeat(s), ~${opts.budgetMs} ms of timed calls per process; pinned: ${environment.pinned}`);
 console.log(`build under test (snapshot of web/ at start): ${Object.entries(build).map(([f, b]) => `${f} ${b.sha256} (${b.built.slice(11, 19)} UTC)`).join(', ')}`);
+if (baseline) console.log(`baseline: ${opts.baseline} = ${baseline.short}, wasm SIMD built in ${path.relative(process.cwd(), baseline.dir)}`);
 for (let rep = 0; rep < opts.repeats; rep++) {
   for (const group of shortCases) {
     const n = group.length;
@@ -445,6 +464,26 @@ if (opts.threads.includes(2)) {
   threadTarget('MHA [2,5,512,H8] causal: 2 threads time ÷ 1 thread', 'mha-2x5x512h8', 'ours-simd-t2', 'ours-simd', '≤ 1.00×',
     (v) => v <= 1.0, () => 'slower on 2 threads');
 }
+// --baseline: current ÷ baseline per case, in the same run (issue 10: within 3%).
+const baselineRows = [];
+if (baseline) {
+  for (const group of byCase.values()) {
+    const c = group[0].c;
+    const a = get(c.id, 'ours-simd');
+    const b = get(c.id, 'ours-simd-base');
+    if (!a || !b) continue;
+    const wall = a.medianMs / b.medianMs;
+    const cpu = a.cpuMs !== undefined && b.cpuMs !== undefined ? a.cpuMs / b.cpuMs : undefined;
+    baselineRows.push({ case: c.id, label: c.label, currentMs: a.medianMs, baselineMs: b.medianMs, ratio: wall, cpuRatio: cpu, ok: wall <= 1.03 });
+    addTarget(`${c.label}: current ÷ baseline ${opts.baseline}`, '≤ 1.03×', (v) => v <= 1.03, wall, cpu, (v) => `${v.toFixed(3)}×`,
+      `${fmtMs(a.medianMs)} vs ${fmtMs(b.medianMs)} ms`, `${((wall - 1) * 100).toFixed(1)}% slower than the baseline`);
+  }
+  console.log(`\nCurrent ÷ baseline ${opts.baseline} (${baseline.short}), ours wasm SIMD, same run (< 1: the current build is faster; target ≤ 1.03):`);
+  for (const r of baselineRows) {
+    console.log(`  ${r.ok ? 'PASS' : 'MISS'}  ${pad(r.label, 52)} ${lpad(r.ratio.toFixed(3) + '×', 8)}  cpu ${r.cpuRatio !== undefined ? r.cpuRatio.toFixed(3) + '×' : '—'}  (${fmtMs(r.currentMs)} vs ${fmtMs(r.baselineMs)} ms)`);
+  }
+  if (!baselineRows.length) console.log('  (no case ran on both builds)');
+}
 if (acceptance.length) {
   console.log(`\nAcceptance targets (${mode} mode${mode === 'node' ? ', one pinned core' : ' — the targets are defined for Node'}; verdict on wall time, CPU-time ratio alongside):`);
   for (const a of acceptance) {
@@ -470,6 +509,7 @@ const report = {
   environment: { ...environment, v8Flags: V8_FLAGS, ...(browserRunner ? browserRunner.environment : {}), platform: `${os.platform()} ${os.arch()}`, cpu: os.cpus()[0]?.model, cores: os.cpus().length },
   ceilingGflops,
   build,
+  baseline: baseline ? { rev: opts.baseline, sha: baseline.sha, rows: baselineRows } : undefined,
   distChangedDuringRun: distChanged,
   tolerance: TOLERANCE,
   rows,

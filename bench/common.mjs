@@ -222,11 +222,20 @@ export function baseImpl(impl) {
  * the thread counts (> 1) to add for THREAD_CASES (ours SIMD and ORT's fused
  * Attention), in Node mode.
  */
-export function implsFor(c, { browser = false, threads = [] } = {}) {
+export function implsFor(c, { browser = false, threads = [], baseline = false } = {}) {
   const base = implsFor1(c, { browser });
+  // --baseline: ours wasm SIMD built from an earlier revision, beside ours.
+  if (baseline && !browser && !c.long && BASELINE_KINDS.includes(c.kind)) base.splice(1, 0, 'ours-simd-base');
   if (browser || !THREAD_CASES.includes(c.id)) return base;
   return [...base, ...threads.flatMap((n) => [`ours-simd-t${n}`, `ort-attn-t${n}`])];
 }
+
+/**
+ * The case kinds that a baseline build (bench.mjs --baseline) runs: what the
+ * public API had before the attention variants (no GQA) and the bench module
+ * (GEMM) existed.
+ */
+export const BASELINE_KINDS = ['mha', 'sdpa', 'kvdecode', 'layernorm', 'pe'];
 
 function implsFor1(c, { browser }) {
   const ours = ['ours-simd', 'ours-scalar', ...(browser ? ['ours-webgpu'] : [])];
@@ -257,6 +266,7 @@ export const IMPL_LABEL = {
   'ours-simd': 'ours wasm SIMD',
   'ours-scalar': 'ours wasm scalar',
   'ours-webgpu': 'ours webgpu',
+  'ours-simd-base': 'ours wasm SIMD (baseline)', // bench.mjs --baseline names the revision
   'ort-attn': 'ORT com.microsoft.Attention',
   'ort-mha': 'ORT com.microsoft.MultiHeadAttention',
   'ort-attn23': 'ORT onnx Attention (opset 23)',

@@ -3,7 +3,10 @@
 // not exist). Node child: node bench/impl-ours.mjs '<spec json>' (see node-env.mjs).
 import { caseInputs, caseFlops, mhaWeights, LN_EPS, maxAbsDiff, baseImpl, threadsOf } from './common.mjs';
 
-const BACKEND = { 'ours-simd': 'wasm', 'ours-scalar': 'wasm-scalar', 'ours-webgpu': 'webgpu' };
+// 'ours-simd-base': ours wasm SIMD built from an earlier revision (bench.mjs
+// --baseline; the driver points ATTNLAB_BENCH_WEB at that build's web/). The
+// calls below use only API that revision 9f599ff (before issue 10) has too.
+const BACKEND = { 'ours-simd': 'wasm', 'ours-scalar': 'wasm-scalar', 'ours-webgpu': 'webgpu', 'ours-simd-base': 'wasm' };
 
 // Calls that may return a promise (the webgpu backend): time until settled.
 const settle = (v, set) => (v && typeof v.then === 'function' ? v.then(set) : set(v));

@@ -5,6 +5,10 @@
 #   npm run bench -- --quick          a short pass (1 repeat, short budgets, no long run)
 #   npm run bench -- --only threads   ours and ORT on 1 and 2 threads (MHA [1,512,768,H12], [1,128,512,H8], [2,5,512,H8])
 #   npm run bench -- --browser        the same in headless Chromium
+#   npm run bench -- --baseline REV  + ours wasm SIMD built from git revision REV (e.g. 9f599ff, the
+#                                     build before issue 10) beside ours in the same run, with current ÷
+#                                     baseline per case and the ±3% verdict (built once into
+#                                     build/baseline-<sha>/ by bench/baseline.mjs)
 #   npm run bench -- --train          training figures (bench/training.mjs; also npm run bench:train)
 #   npm run bench -- --native [ARGS]  Google Benchmark binaries (bench/native/), AVX2 and,
 #                                     when the CPU has it, AVX-512; ARGS go to the binaries
