@@ -368,6 +368,21 @@ Status AddLayerNorm(int64_t rows, int64_t dim, const float* x,
                     const float* residual, const float* gamma,
                     const float* beta, float eps, float* y);
 
+// RMSNorm over the last dim (Llama's pre-norm; per-head QK-norm):
+//   y[r, i] = x[r, i] / sqrt(mean_i x[r, i]^2 + eps) · weight[i]
+// x, y: [rows, E] (rows: every leading dim multiplied); weight: [E] (null
+// means ones); eps > 0 (default 1e-5, as ONNX RMSNormalization). y may
+// alias x.
+struct RmsNormArgs {
+  int64_t rows = 0;  // product of the leading dims
+  int64_t dim = 0;   // E
+  const float* x = nullptr;
+  const float* weight = nullptr;
+  double eps = 1e-5;
+  float* y = nullptr;
+};
+Status RmsNorm(const RmsNormArgs& args);
+
 // Inverted dropout in place: each element is kept with probability 1 - p and
 // scaled by 1/(1 - p). Element i is dropped when DropoutUniform(seed, i) < p.
 // p in [0, 1).

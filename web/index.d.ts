@@ -593,6 +593,21 @@ export interface AttentionLab<M extends LabMode = 'either'> {
   alibiSlopes(heads: number): Returned<M, Float32Array>;
 }
 
+export interface RmsNormOptions {
+  /** [E] (x's last dim); default ones. */
+  weight?: TensorLike;
+  /** > 0; default 1e-5 (ONNX RMSNormalization). */
+  eps?: number;
+}
+
+export interface AttentionLab<M extends LabMode = 'either'> {
+  /**
+   * RMSNorm over the last dim of x [..., E]: x / sqrt(mean(x²) + eps) · weight
+   * (Llama's pre-norm; the per-head QK-norm of Qwen3, OLMo 2, Gemma 3). Same shape as x.
+   */
+  rmsNorm(x: TensorLike, options?: RmsNormOptions): Returned<M, Tensor>;
+}
+
 // ---------------------------------------------------------------------------
 // Training (docs/training.md). Runs on the wasm backends; on webgpu these
 // throw an Error naming the backend to use.

@@ -910,3 +910,20 @@ export function rotaryEmbedding(x, opts = {}) {
   }
   return { data: y, shape: [...x.shape] };
 }
+
+/**
+ * RMSNorm over the last dim (Zhang & Sennrich 2019), in float64:
+ * y = x / sqrt(mean(x²) + eps) · weight; x { data, shape }, weight flat [E] or null.
+ */
+export function rmsNorm(x, weight = null, eps = 1e-5) {
+  const E = x.shape[x.shape.length - 1];
+  const rows = x.data.length / E;
+  const y = new Float64Array(x.data.length);
+  for (let r = 0; r < rows; r++) {
+    let ss = 0;
+    for (let i = 0; i < E; i++) ss += Number(x.data[r * E + i]) ** 2;
+    const inv = 1 / Math.sqrt(ss / E + eps);
+    for (let i = 0; i < E; i++) y[r * E + i] = Number(x.data[r * E + i]) * inv * (weight ? Number(weight[i]) : 1);
+  }
+  return { data: y, shape: [...x.shape] };
+}

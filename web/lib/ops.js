@@ -19,8 +19,8 @@
 // Value rules (ranges, positions, eps > 0) are checked once, by the C++
 // core, and reach JS as RangeErrors; the wrapper checks kinds, shapes and
 // option keys (TypeError for a wrong kind or an unknown key).
-import { describe, typeError, checkInt, checkOptions } from './errors.js';
-import { makeTensor } from './tensor.js';
+import { describe, typeError, rangeError, checkInt, checkOptions } from './errors.js';
+import { toTensor, makeTensor, shapeString } from './tensor.js';
 import { then } from './attention-module.js';
 import { readRotaryArgs } from './rotary.js';
 
@@ -42,12 +42,22 @@ import { readRotaryArgs } from './rotary.js';
  */
 
 /**
+ * @typedef {object} RmsNormArgs RMSNorm over the last dim of x [rows, dim]
+ * @property {number} rows
+ * @property {number} dim
+ * @property {Float32Array} x
+ * @property {Float32Array | null} weight [dim], or null for ones
+ * @property {number} eps
+ */
+
+/**
  * Each op's argument bag (`args`) and output fields (`out`): what
  * `backend.op(name, args, outputs)` takes and returns (backend.d.ts).
  * @typedef {object} OpTypes
  * @property {{ args: RotaryArgs, out: 'out' }} rotaryEmbedding
  * @property {{ args: { maxPosition: number, rotaryDim: number, base: number }, out: 'cos' | 'sin' }} rotaryCache
  * @property {{ args: { heads: number }, out: 'out' }} alibiSlopes
+ * @property {{ args: RmsNormArgs, out: 'y' }} rmsNorm
  */
 
 /**
@@ -108,5 +118,33 @@ export const OPS = {
       return then(backend.op('alibiSlopes', { heads }, { out: heads }), (r) => r.out);
     },
     example: () => [6],
+  },
+
+  /**
+   * RMSNorm over the last dim of x [..., E]: x / sqrt(mean(x²) + eps) · weight
+   * (Llama's pre-norm, the per-head QK-norm of Qwen3 / OLMo 2 / Gemma 3).
+   */
+  rmsNorm: {
+    keys: ['weight', 'eps'],
+    run(backend, x, options) {
+      const where = 'rmsNorm';
+      const t = toTensor(where, 'x', x);
+      if (!t.shape.length) throw rangeError(where, 'x must have rank >= 1 (it is normalized over its last dim), got shape []');
+      const opts = checkOptions(where, 'options', options, this.keys);
+      const dim = t.shape[t.shape.length - 1];
+      let weight = null;
+      if (opts.weight !== undefined) {
+        const w = toTensor(where, 'weight', opts.weight);
+        if (w.shape.length !== 1 || w.shape[0] !== dim) {
+          throw rangeError(where, `weight must have shape [E] = [${dim}] (x's last dim), got ${shapeString(w.shape)}`);
+        }
+        weight = w.data;
+      }
+      const eps = opts.eps ?? 1e-5;
+      if (typeof eps !== 'number') throw typeError(where, `eps must be a number > 0, got ${describe(eps)}`);
+      const n = t.data.length;
+      return then(backend.op('rmsNorm', { rows: n / dim, dim, x: t.data, weight, eps }, { y: n }), (r) => makeTensor(r.y, t.shape));
+    },
+    example: () => [{ data: ramp(15), shape: [3, 5] }, { weight: Array.from(ramp(5)) }],
   },
 };
