@@ -31,10 +31,13 @@ kernels::AttentionView SdpaView(const SdpaArgs& a) {
   v.dv = a.dv;
   v.q = a.q;
   v.q_sl = a.d, v.q_sh = a.lq * a.d, v.q_sb = a.heads * v.q_sh;
+  const int64_t hkv = a.kv_heads == 0 ? a.heads : a.kv_heads;
+  v.kv_heads = hkv;
   v.k = a.k;
-  v.k_sl = a.d, v.k_sh = a.lk * a.d, v.k_sb = a.heads * v.k_sh;
+  v.k_sl = a.d, v.k_sh = a.lk * a.d, v.k_sb = hkv * v.k_sh;
   v.v = a.v;
-  v.v_sl = a.dv, v.v_sh = a.lk * a.dv, v.v_sb = a.heads * v.v_sh;
+  v.v_sl = a.dv, v.v_sh = a.lk * a.dv, v.v_sb = hkv * v.v_sh;
+  v.softcap = a.has_softcap ? a.softcap : 0.0f;
   v.o_sl = a.dv, v.o_sh = a.lq * a.dv, v.o_sb = a.heads * v.o_sh;
   v.scale = a.has_scale ? a.scale : 1.0f / std::sqrt(static_cast<float>(a.d));
   return v;
@@ -91,10 +94,23 @@ Status ScaledDotProductAttentionBackward(const SdpaBackwardArgs& args) {
   if (!(s = CheckDim("Lk (key length)", a.lk, 1)).ok()) return s;
   if (!(s = CheckDim("D (query/key width)", a.d, 1)).ok()) return s;
   if (!(s = CheckDim("Dv (value width)", a.dv, 1)).ok()) return s;
+  const int64_t hkv = a.kv_heads == 0 ? a.heads : a.kv_heads;
+  if (hkv < 1 || a.heads % hkv != 0) {
+    std::ostringstream os;
+    os << "k and v have " << hkv << " heads and q has " << a.heads
+       << ": the query heads H must be a multiple of the key/value heads Hkv "
+          "(GQA/MQA: H % Hkv == 0)";
+    return Status::Invalid(os.str());
+  }
+  if (a.has_softcap && !(a.softcap > 0.0f && std::isfinite(a.softcap))) {
+    std::ostringstream os;
+    os << "softcap must be a finite number > 0 (got " << a.softcap << ")";
+    return Status::Invalid(os.str());
+  }
   int64_t n = 0;
   if (!(s = TensorElements("q", {a.batch, a.heads, a.lq, a.d}, &n)).ok()) return s;
-  if (!(s = TensorElements("k", {a.batch, a.heads, a.lk, a.d}, &n)).ok()) return s;
-  if (!(s = TensorElements("v", {a.batch, a.heads, a.lk, a.dv}, &n)).ok()) return s;
+  if (!(s = TensorElements("k", {a.batch, hkv, a.lk, a.d}, &n)).ok()) return s;
+  if (!(s = TensorElements("v", {a.batch, hkv, a.lk, a.dv}, &n)).ok()) return s;
   if (!(s = TensorElements("dOutput", {a.batch, a.heads, a.lq, a.dv}, &n)).ok()) return s;
   if (a.weights != nullptr &&
       !(s = TensorElements("weights", {a.batch, a.heads, a.lq, a.lk}, &n)).ok()) {

@@ -39,10 +39,14 @@ struct SdpaBackwardArgs {
   float* dv = nullptr;              // [B, H, Lk, Dv]
 };
 
-// Gradients of softmax(q·kᵀ·scale + mask)·v with respect to q, k and v.
-// Scores replaced by the mask fill (causal, padding, keep-mask zeros) are
-// constants: no gradient flows through them, and a row whose every key is
-// filled this way (uniform weights) passes gradient only to v.
+// Gradients of softmax(mask(softcap(q·kᵀ·scale)))·v with respect to q, k
+// and v, for every option of the forward: GQA/MQA (dk, dv of a kv head sum
+// over its query heads), softcap (chain rule through c·tanh(x/c)), causal and
+// window masks with either alignment and offsets, padding, tensor masks,
+// ALiBi and the fill. Scores replaced by the fill (causal, padding, window,
+// keep-mask zeros) or −∞ are constants: no gradient flows through them; a
+// row whose every key is replaced (uniform weights with a finite fill, zeros
+// with −∞) passes gradient only to v, never NaN.
 Status ScaledDotProductAttentionBackward(const SdpaBackwardArgs& args);
 
 // ---------------------------------------------------------------------------

@@ -518,9 +518,11 @@ struct RefModern {
 
 // q [B,H,Lq,D], k [B,Hkv,Lk,D], v [B,Hkv,Lk,Dv] → out [B,H,Lq,Dv], weights
 // [B,H,Lq,Lk].
+// T: float, or double for finite differences.
+template <class T>
 inline void RefSdpaModern(int64_t B, int64_t H, int64_t Lq, int64_t Lk,
-                          int64_t D, int64_t Dv, const float* q, const float* k,
-                          const float* v, double scale, const RefModern& m,
+                          int64_t D, int64_t Dv, const T* q, const T* k,
+                          const T* v, double scale, const RefModern& m,
                           std::vector<double>* out,
                           std::vector<double>* weights) {
   const int64_t Hkv = m.kv_heads > 0 ? m.kv_heads : H;
@@ -533,9 +535,9 @@ inline void RefSdpaModern(int64_t B, int64_t H, int64_t Lq, int64_t Lk,
     const int64_t off_w = m.window_bottom_right ? len - Lq : m.window_offset;
     for (int64_t h = 0; h < H; ++h) {
       const int64_t g = h * Hkv / H;
-      const float* qh = q + (b * H + h) * Lq * D;
-      const float* kh = k + (b * Hkv + g) * Lk * D;
-      const float* vh = v + (b * Hkv + g) * Lk * Dv;
+      const T* qh = q + (b * H + h) * Lq * D;
+      const T* kh = k + (b * Hkv + g) * Lk * D;
+      const T* vh = v + (b * Hkv + g) * Lk * Dv;
       for (int64_t i = 0; i < Lq; ++i) {
         for (int64_t j = 0; j < Lk; ++j) {
           double s = 0.0;

@@ -7,6 +7,7 @@
 // where g_fd[i] = (f(x + h·eᵢ) − f(x − h·eᵢ)) / 2h in double with h = 1e-5 and
 // f = Σ dOut ⊙ forward(x) (a random projection of the output).
 #include <functional>
+#include <limits>
 
 #include "reference.h"
 #include "train/ops.h"
@@ -144,6 +145,156 @@ INSTANTIATE_TEST_SUITE_P(
     [](const auto& info) {
       return std::string(std::get<0>(info.param).name) + "_" + KernelSetName(std::get<1>(info.param));
     });
+
+// ---------------------------------------------------------------------------
+// SDPA backward for today's variants (GQA/MQA, softcap, windows, alignments
+// and offsets, ALiBi, the −∞ fill), against finite differences of
+// RefSdpaModern in double. Wholly masked rows (bottom-right causal with
+// Lq > Lk, keep zeros, a zero length) must give zero dq/dk, never NaN.
+
+struct ModernCase {
+  const char* name;
+  int64_t B, H, Hkv, Lq, Lk, D, Dv;
+  double softcap;
+  double fill;        // kFill or -inf
+  int causal;         // 0 none, 1 top-left, 2 bottom-right
+  int64_t causal_offset;
+  int window;         // 0 none, 1 top-left, 2 bottom-right
+  int64_t left, right, window_offset;
+  bool alibi;
+  bool lengths;
+  MaskKind kind;
+};
+
+class SdpaModernBackwardTest
+    : public ::testing::TestWithParam<std::tuple<ModernCase, bool>> {};
+
+TEST_P(SdpaModernBackwardTest, MatchesFiniteDifferences) {
+  const ModernCase c = std::get<0>(GetParam());
+  ScopedKernelSet kernels(std::get<1>(GetParam()));
+  Rng rng(11 + static_cast<uint32_t>(c.Lq * 17 + c.Lk * 3 + c.H));
+  const int64_t hkv = c.Hkv;
+  const int64_t nq = c.B * c.H * c.Lq * c.D, nk = c.B * hkv * c.Lk * c.D,
+                nv = c.B * hkv * c.Lk * c.Dv, no = c.B * c.H * c.Lq * c.Dv;
+  // Scores up to ~±3 so that softcap 2 bends them.
+  auto q = rng.Vector(nq, -1.5f, 1.5f), k = rng.Vector(nk, -1.5f, 1.5f);
+  auto v = rng.Vector(nv), dout = rng.Vector(no);
+  RefModern m;
+  m.kv_heads = hkv;
+  m.softcap = c.softcap;
+  m.fill = c.fill;
+  m.causal = c.causal != 0;
+  m.causal_bottom_right = c.causal == 2;
+  m.causal_offset = c.causal_offset;
+  m.window = c.window != 0;
+  m.window_bottom_right = c.window == 2;
+  m.left = c.left;
+  m.right = c.right;
+  m.window_offset = c.window_offset;
+  if (c.alibi) {
+    for (double x : RefAlibiSlopes(c.H)) m.slopes.push_back(static_cast<float>(x));
+  }
+  if (c.lengths) {
+    for (int64_t b = 0; b < c.B; ++b) m.lengths.push_back(static_cast<int32_t>(b == 0 ? c.Lk : (b * 3) % (c.Lk + 1)));
+  }
+  if (c.kind != MaskKind::kNone) {
+    FillTensorMask(&m.tensor, c.kind, c.B, 1, c.Lq, c.Lk, rng);
+    m.tensor.shape[1] = 1;
+  }
+  const double scale = 1.0 / std::sqrt(static_cast<double>(c.D));
+
+  attnlab::SdpaBackwardArgs a;
+  a.forward.batch = c.B;
+  a.forward.heads = c.H;
+  a.forward.kv_heads = hkv;
+  a.forward.lq = c.Lq;
+  a.forward.lk = c.Lk;
+  a.forward.d = c.D;
+  a.forward.dv = c.Dv;
+  a.forward.q = q.data();
+  a.forward.k = k.data();
+  a.forward.v = v.data();
+  a.forward.has_softcap = c.softcap > 0.0;
+  a.forward.softcap = static_cast<float>(c.softcap);
+  a.forward.mask = m.Spec();
+  a.d_output = dout.data();
+  std::vector<float> dq(nq), dk(nk), dv(nv), out(no);
+  a.dq = dq.data();
+  a.dk = dk.data();
+  a.dv = dv.data();
+  a.forward.output = out.data();
+  const Status st = attnlab::ScaledDotProductAttentionBackward(a);
+  ASSERT_TRUE(st.ok()) << st.message;
+  EXPECT_TRUE(AllFinite(dq.data(), nq) && AllFinite(dk.data(), nk) && AllFinite(dv.data(), nv));
+
+  auto qd = D(q), kd = D(k), vd = D(v);
+  auto f = [&]() {
+    std::vector<double> o, w;
+    RefSdpaModern(c.B, c.H, c.Lq, c.Lk, c.D, c.Dv, qd.data(), kd.data(), vd.data(), scale, m, &o, &w);
+    return Dot(o, dout);
+  };
+  {
+    std::vector<double> o, w;
+    RefSdpaModern(c.B, c.H, c.Lq, c.Lk, c.D, c.Dv, qd.data(), kd.data(), vd.data(), scale, m, &o, &w);
+    EXPECT_TRUE(ExpectAllClose(out.data(), o.data(), no, 1e-5, 1e-4, "output"));
+  }
+  EXPECT_LE(RelErr(dq.data(), NumGrad(&qd, f)), kTol) << c.name << " dq " << m.Describe();
+  EXPECT_LE(RelErr(dk.data(), NumGrad(&kd, f)), kTol) << c.name << " dk " << m.Describe();
+  EXPECT_LE(RelErr(dv.data(), NumGrad(&vd, f)), kTol) << c.name << " dv " << m.Describe();
+}
+
+const double kNegInf = -std::numeric_limits<double>::infinity();
+const ModernCase kModernCases[] = {
+    // name                B  H Hkv Lq  Lk  D Dv  cap  fill     causal off win  l   r  woff alibi len  kind
+    {"gqa",                2, 6, 2, 5,  7,  3, 5, 0.0, kFill,   0, 0,  0, -1, -1, 0, false, false, MaskKind::kNone},
+    {"mqa_causal",         1, 3, 1, 7,  7,  5, 3, 0.0, kFill,   1, 0,  0, -1, -1, 0, false, false, MaskKind::kNone},
+    {"softcap",            2, 2, 2, 5,  9,  3, 3, 2.0, kFill,   0, 0,  0, -1, -1, 0, false, false, MaskKind::kNone},
+    {"softcap_causal_gqa", 1, 4, 2, 7,  7,  3, 3, 1.5, kFill,   1, 0,  0, -1, -1, 0, false, false, MaskKind::kNone},
+    {"window_top_left",    2, 2, 2, 9,  9,  3, 3, 0.0, kFill,   0, 0,  1,  2,  1, 0, false, false, MaskKind::kNone},
+    {"window_causal",      1, 3, 3, 9,  11, 3, 3, 0.0, kFill,   1, 0,  1,  3, -1, 0, false, false, MaskKind::kNone},
+    {"window_bottom_right",2, 2, 1, 5,  11, 3, 3, 0.0, kFill,   0, 0,  2,  2,  0, 0, false, true,  MaskKind::kNone},
+    {"window_offset",      1, 2, 2, 5,  9,  3, 3, 0.0, kFill,   0, 0,  1,  1,  1, 3, false, false, MaskKind::kNone},
+    {"causal_bottom_right",2, 2, 2, 5,  9,  3, 3, 0.0, kFill,   2, 0,  0, -1, -1, 0, false, true,  MaskKind::kNone},
+    {"causal_br_lq_gt_lk", 1, 2, 2, 9,  5,  3, 3, 0.0, kFill,   2, 0,  0, -1, -1, 0, false, false, MaskKind::kNone},
+    {"causal_br_neg_inf",  1, 2, 2, 9,  5,  3, 3, 0.0, kNegInf, 2, 0,  0, -1, -1, 0, false, false, MaskKind::kNone},
+    {"causal_offset",      2, 2, 2, 5,  9,  3, 3, 0.0, kFill,   1, 3,  0, -1, -1, 0, false, false, MaskKind::kNone},
+    {"alibi_causal",       2, 3, 3, 7,  7,  3, 3, 0.0, kFill,   1, 0,  0, -1, -1, 0, true,  false, MaskKind::kNone},
+    {"alibi_br_padding",   3, 5, 5, 4,  7,  3, 3, 0.0, kFill,   2, 0,  0, -1, -1, 0, true,  true,  MaskKind::kNone},
+    {"neg_inf_keep",       2, 2, 2, 5,  7,  3, 3, 0.0, kNegInf, 0, 0,  0, -1, -1, 0, false, false, MaskKind::kKeep},
+    {"neg_inf_padding",    3, 2, 1, 5,  7,  3, 3, 0.0, kNegInf, 1, 0,  0, -1, -1, 0, false, true,  MaskKind::kNone},
+    {"additive_softcap",   2, 2, 2, 5,  9,  3, 3, 2.0, kFill,   0, 0,  0, -1, -1, 0, false, false, MaskKind::kAdditive},
+    {"everything",         3, 4, 2, 7,  9,  5, 3, 1.5, kFill,   2, 0,  2,  3,  1, 0, true,  true,  MaskKind::kAdditive},
+    {"tiles_window_br",    1, 2, 1, 131, 9, 3, 2, 0.0, kNegInf, 2, 0,  2,  2,  0, 0, false, false, MaskKind::kNone},
+};
+
+INSTANTIATE_TEST_SUITE_P(
+    Train, SdpaModernBackwardTest,
+    ::testing::Combine(::testing::ValuesIn(kModernCases), ::testing::Bool()),
+    [](const auto& info) {
+      return std::string(std::get<0>(info.param).name) + "_" + KernelSetName(std::get<1>(info.param));
+    });
+
+TEST(TrainOps, SdpaBackwardRejectsBadVariants) {
+  std::vector<float> x(2 * 3 * 4 * 4, 0.5f), g(x.size());
+  attnlab::SdpaBackwardArgs a;
+  a.forward.batch = 2;
+  a.forward.heads = 3;
+  a.forward.kv_heads = 2;
+  a.forward.lq = a.forward.lk = 4;
+  a.forward.d = a.forward.dv = 4;
+  a.forward.q = a.forward.k = a.forward.v = x.data();
+  a.d_output = x.data();
+  a.dq = a.dk = a.dv = g.data();
+  Status s = attnlab::ScaledDotProductAttentionBackward(a);
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message.find("multiple of the key/value heads"), std::string::npos) << s.message;
+  a.forward.kv_heads = 3;
+  a.forward.has_softcap = true;
+  a.forward.softcap = -1.0f;
+  s = attnlab::ScaledDotProductAttentionBackward(a);
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message.find("softcap"), std::string::npos) << s.message;
+}
 
 // ---------------------------------------------------------------------------
 // MHA
