@@ -9,6 +9,7 @@
 #include <sstream>
 #include <string>
 
+#include "common.h"
 #include "train/train.h"
 
 namespace {
@@ -30,33 +31,19 @@ T* Ptr(uintptr_t p) {
 
 std::string TrainLastError() { return g_train_error; }
 
-struct MaskJs {
-  bool causal = false;
-  uintptr_t lengths = 0;  // int32 [B] or 0
-  int kind = 0;           // MaskKind
-  uintptr_t data = 0;     // float tensor or 0
-  double mb = 1, mh = 1, mq = 1, mk = 1;
-};
-
-attnlab::MaskSpec ToMask(const MaskJs& m) {
-  attnlab::MaskSpec s;
-  s.causal = m.causal;
-  s.lengths = Ptr<const int32_t>(m.lengths);
-  s.kind = static_cast<attnlab::MaskKind>(m.kind);
-  s.data = Ptr<const float>(m.data);
-  s.shape[0] = static_cast<int64_t>(m.mb);
-  s.shape[1] = static_cast<int64_t>(m.mh);
-  s.shape[2] = static_cast<int64_t>(m.mq);
-  s.shape[3] = static_cast<int64_t>(m.mk);
-  return s;
-}
+// Masks arrive as the shared "MaskArgs" value object (bindings/common.h,
+// every variant of the forward's mask).
+using MaskJs = attnlab_bind::JsMask;
+using attnlab_bind::ToMask;
 
 struct SdpaBackwardJs {
-  double batch = 1, heads = 1, lq = 0, lk = 0, d = 0, dv = 0;
+  double batch = 1, heads = 1, kvHeads = 0, lq = 0, lk = 0, d = 0, dv = 0;
   uintptr_t q = 0, k = 0, v = 0, dOutput = 0;
   uintptr_t dq = 0, dk = 0, dvOut = 0, output = 0;
   bool hasScale = false;
   double scale = 1;
+  bool hasSoftcap = false;
+  double softcap = 0;
   MaskJs mask;
 };
 
@@ -64,6 +51,9 @@ int SdpaBackward(const SdpaBackwardJs& j) {
   attnlab::SdpaBackwardArgs a;
   a.forward.batch = static_cast<int64_t>(j.batch);
   a.forward.heads = static_cast<int64_t>(j.heads);
+  a.forward.kv_heads = static_cast<int64_t>(j.kvHeads);
+  a.forward.has_softcap = j.hasSoftcap;
+  a.forward.softcap = static_cast<float>(j.softcap);
   a.forward.lq = static_cast<int64_t>(j.lq);
   a.forward.lk = static_cast<int64_t>(j.lk);
   a.forward.d = static_cast<int64_t>(j.d);
@@ -302,18 +292,10 @@ int GenerateTask(int kind, double batch, double length, double vocab, double see
 EMSCRIPTEN_BINDINGS(attention_lab_train) {
   using emscripten::function;
   using emscripten::value_object;
-  value_object<MaskJs>("TrainMask")
-      .field("causal", &MaskJs::causal)
-      .field("lengths", &MaskJs::lengths)
-      .field("kind", &MaskJs::kind)
-      .field("data", &MaskJs::data)
-      .field("mb", &MaskJs::mb)
-      .field("mh", &MaskJs::mh)
-      .field("mq", &MaskJs::mq)
-      .field("mk", &MaskJs::mk);
   value_object<SdpaBackwardJs>("SdpaBackwardArgs")
       .field("batch", &SdpaBackwardJs::batch)
       .field("heads", &SdpaBackwardJs::heads)
+      .field("kvHeads", &SdpaBackwardJs::kvHeads)
       .field("lq", &SdpaBackwardJs::lq)
       .field("lk", &SdpaBackwardJs::lk)
       .field("d", &SdpaBackwardJs::d)
@@ -328,6 +310,8 @@ EMSCRIPTEN_BINDINGS(attention_lab_train) {
       .field("output", &SdpaBackwardJs::output)
       .field("hasScale", &SdpaBackwardJs::hasScale)
       .field("scale", &SdpaBackwardJs::scale)
+      .field("hasSoftcap", &SdpaBackwardJs::hasSoftcap)
+      .field("softcap", &SdpaBackwardJs::softcap)
       .field("mask", &SdpaBackwardJs::mask);
   value_object<MhaBackwardJs>("MhaBackwardArgs")
       .field("embedDim", &MhaBackwardJs::embedDim)

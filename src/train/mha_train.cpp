@@ -2,11 +2,13 @@
 // activations (torch layout weights, heads split by strides, no copies):
 //   forward   Q = query·Wqᵀ + bq   [B, Lq, E]     K = key·Wkᵀ + bk  [B, Lk, E]
 //             V = value·Wvᵀ + bv   [B, Lk, E]
+//             (rope: Q, K ← RoPE(Q), RoPE(K) per head, in place)
 //             ctx = attention per head (view [B, H, L, D] of the [B, L, E]
 //                   buffers)                      [B, Lq, E]
 //             output = ctx·Woᵀ + bo               [B, Lq, E]
 //   backward  dctx = dOut·Wo, dWo += dOutᵀ·ctx, dbo += Σ dOut
 //             dQ, dK, dV = AttentionBackward(dctx)
+//             (rope: dQ, dK ← inverse rotation of dQ, dK)
 //             dquery = dQ·Wq, dWq += dQᵀ·query, dbq += Σ dQ (same for K, V)
 #include <cmath>
 #include <cstring>
@@ -41,6 +43,23 @@ kernels::AttentionView HeadView(const MhaShape& s,
   return v;
 }
 
+// Rotates the heads of x [B, len, E] by position (inverse: the backward).
+void RotateHeads(const MhaShape& s, float* x, int64_t len, bool inverse) {
+  internal::RotateSpec r;
+  r.batch = 1;  // per-token tables are read at token l of each batch row
+  r.len = len;
+  r.heads = s.heads;
+  r.sl = s.e;
+  r.sh = s.e / s.heads;
+  r.rotary_dim = s.e / s.heads;
+  r.cos = s.rope->cos;
+  r.sin = inverse ? s.rope->neg_sin : s.rope->sin;
+  for (int64_t b = 0; b < s.batch; ++b) {
+    r.x = x + b * len * s.e;
+    internal::RotateRows(r);
+  }
+}
+
 void ZeroDisabledHeads(const MhaShape& s, const uint8_t* head_enabled,
                        float* x) {
   if (head_enabled == nullptr) return;
@@ -71,6 +90,10 @@ bool MhaForward(const MhaShape& s, const MhaParams& p, const float* query,
       !LinearForward(rk, s.kdim, e, key, w(W::kWk), w(W::kBk), act->k.data(), ws) ||
       !LinearForward(rk, s.vdim, e, value, w(W::kWv), w(W::kBv), act->v.data(), ws)) {
     return false;
+  }
+  if (s.rope != nullptr) {
+    RotateHeads(s, act->q.data(), s.lq, false);
+    RotateHeads(s, act->k.data(), s.lk, false);
   }
   kernels::AttentionView v = HeadView(s, mask_view, *act, act->ctx.data());
   v.weights = weights;
@@ -104,6 +127,10 @@ bool MhaBackward(const MhaShape& s, const MhaParams& p, const float* query,
   const kernels::AttentionView v = HeadView(s, mask_view, act, nullptr);
   if (!AttentionBackward(v, dctx, ws->g_q.data(), ws->g_k.data(), ws->g_v.data(), ws)) {
     return false;
+  }
+  if (s.rope != nullptr) {
+    RotateHeads(s, ws->g_q.data(), s.lq, true);
+    RotateHeads(s, ws->g_k.data(), s.lk, true);
   }
   if (!LinearBackward(rq, e, e, query, w(W::kWq), ws->g_q.data(), d_query,
                       false, gw(W::kWq), gw(W::kBq), ws)) {

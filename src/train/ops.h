@@ -55,8 +55,18 @@ bool AttentionBackward(const kernels::AttentionView& view, const float* dout,
 struct MhaActivations {
   internal::AlignedBuffer q, k, v, ctx;  // [B, Lq|Lk, E] projections, context
 };
+// Rotary position embedding on Q and K inside the attention (the library's
+// rotation, internal::RotateRows, over tables from RotaryCache): cos/sin
+// [maxL, R/2] with R = D, halves pairing; neg_sin = −sin gives the inverse
+// rotation, which is the backward (Rᵀ = R(−θ)). Positions 0..L−1.
+struct RopeTables {
+  const float* cos = nullptr;
+  const float* sin = nullptr;
+  const float* neg_sin = nullptr;
+};
 struct MhaShape {
   int64_t batch = 1, lq = 0, lk = 0, e = 0, heads = 1, kdim = 0, vdim = 0;
+  const RopeTables* rope = nullptr;  // null: no rotary embedding
 };
 // head_enabled: null, or [H] flags (0: the head's context is zeroed).
 bool MhaForward(const MhaShape& s, const MhaParams& p, const float* query,

@@ -106,7 +106,10 @@ Status SelfAttentionLayerBackward(const LayerBackwardArgs& args);
 // ---------------------------------------------------------------------------
 // Tiny transformer
 
-enum class Positional : int { kNone = 0, kSinusoidal = 1, kLearned = 2 };
+// kRope: rotary embedding of Q and K in every block's attention (RoFormer,
+// halves pairing, all D dims, base 10000, positions 0..L−1; D = E/H even);
+// nothing is added to the token embedding.
+enum class Positional : int { kNone = 0, kSinusoidal = 1, kLearned = 2, kRope = 3 };
 
 struct TransformerConfig {
   int64_t vocab_size = 0;  // V

@@ -57,6 +57,8 @@ struct Transformer::Impl {
   int64_t embed_off = 0, pos_off = -1, head_w = 0, head_b = 0;
   std::vector<BlockParams> blocks;
   std::vector<float> sinusoid;        // [maxL, E] when positional is sinusoidal
+  std::vector<float> rope_cos, rope_sin, rope_neg_sin;  // [maxL, D/2] (rope)
+  train::RopeTables rope;
   std::vector<uint8_t> head_enabled;  // [N, H]
   // Activations and gradient scratch.
   std::unique_ptr<AlignedBuffer[]> x;  // N + 1 buffers [R, E]
@@ -138,7 +140,13 @@ Status CheckConfig(const TransformerConfig& c) {
   }
   if (!(c.eps > 0.0f) || !std::isfinite(c.eps)) return Invalid(w, "eps must be a finite number > 0");
   const int pos = static_cast<int>(c.positional);
-  if (pos < 0 || pos > 2) return Invalid(w, "positional must be 'none', 'sinusoidal' or 'learned'");
+  if (pos < 0 || pos > 3) return Invalid(w, "positional must be 'none', 'sinusoidal', 'learned' or 'rope'");
+  if (c.positional == Positional::kRope && (c.embed_dim / c.num_heads) % 2 != 0) {
+    std::ostringstream os;
+    os << "positional 'rope' needs an even head dim embedDim / numHeads (got " << c.embed_dim
+       << " / " << c.num_heads << " = " << c.embed_dim / c.num_heads << ")";
+    return Invalid(w, os.str());
+  }
   int64_t n = 0;
   if (!(s = internal::TensorElements("the embedding [vocabSize, embedDim]", {c.vocab_size, c.embed_dim}, &n)).ok()) return s;
   if (!(s = internal::TensorElements("the feed-forward weights [ffnDim, embedDim]", {c.ffn_dim, c.embed_dim}, &n)).ok()) return s;
@@ -244,6 +252,16 @@ std::unique_ptr<Transformer> Transformer::Create(const TransformerConfig& config
     im.sinusoid.resize(static_cast<size_t>(config.max_length * e));
     PositionalEncoding(config.max_length, e, 10000.0, im.sinusoid.data());
   }
+  if (config.positional == Positional::kRope) {
+    const int64_t half = e / config.num_heads / 2;
+    const size_t n = static_cast<size_t>(config.max_length * half);
+    im.rope_cos.resize(n);
+    im.rope_sin.resize(n);
+    im.rope_neg_sin.resize(n);
+    RotaryCache(config.max_length, 2 * half, 10000.0, im.rope_cos.data(), im.rope_sin.data());
+    for (size_t i = 0; i < n; ++i) im.rope_neg_sin[i] = -im.rope_sin[i];
+    im.rope = {im.rope_cos.data(), im.rope_sin.data(), im.rope_neg_sin.data()};
+  }
   im.head_enabled.assign(static_cast<size_t>(nl * config.num_heads), 1);
   im.x.reset(new AlignedBuffer[static_cast<size_t>(nl + 1)]);
   im.acts.reset(new BlockActs[static_cast<size_t>(nl)]);
@@ -337,7 +355,8 @@ bool Transformer::Impl::Forward(int64_t batch, int64_t length,
   mask.causal = c.causal;
   kernels::AttentionView mask_view;
   internal::ResolveMask(mask, batch, c.num_heads, length, length, &mask_view);
-  const train::MhaShape shape{batch, length, length, e, c.num_heads, e, e};
+  const train::MhaShape shape{batch, length, length, e, c.num_heads, e, e,
+                              c.positional == Positional::kRope ? &rope : nullptr};
   const bool drop = training && c.dropout > 0.0f;
   for (int64_t l = 0; l < c.num_layers; ++l) {
     BlockParams& bp = blocks[static_cast<size_t>(l)];
@@ -377,7 +396,8 @@ bool Transformer::Impl::Backward(int64_t batch, int64_t length,
   mask.causal = c.causal;
   kernels::AttentionView mask_view;
   internal::ResolveMask(mask, batch, c.num_heads, length, length, &mask_view);
-  const train::MhaShape shape{batch, length, length, e, c.num_heads, e, e};
+  const train::MhaShape shape{batch, length, length, e, c.num_heads, e, e,
+                              c.positional == Positional::kRope ? &rope : nullptr};
   const bool drop = c.dropout > 0.0f;
   // Dropout seeds were drawn in forward order; walk them back.
   uint64_t call = dropout_calls;

@@ -297,6 +297,99 @@ TEST(TrainOps, SdpaBackwardRejectsBadVariants) {
 }
 
 // ---------------------------------------------------------------------------
+// MHA with rotary embedding on Q and K (the transformer's positional 'rope'):
+// the training ops' forward/backward against finite differences of a double
+// self-attention with RefRotate at positions 0..L−1 (tables from
+// RefRopeAngles, not the library's).
+
+class MhaRopeBackwardTest : public ::testing::TestWithParam<std::tuple<bool, bool>> {};
+
+TEST_P(MhaRopeBackwardTest, MatchesFiniteDifferences) {
+  const bool causal = std::get<0>(GetParam());
+  ScopedKernelSet kernels(std::get<1>(GetParam()));
+  const int64_t B = 2, L = 5, E = 8, H = 2, Dh = E / H, half = Dh / 2;
+  Rng rng(31);
+  MhaWeights w = RandomMhaWeights(rng, E, E, E, true, 0.7f);
+  auto x = rng.Vector(B * L * E), dout = rng.Vector(B * L * E);
+  std::vector<double> cosd(static_cast<size_t>(L * half)), sind(cosd.size());
+  for (int64_t p = 0; p < L; ++p) RefRopeAngles(static_cast<double>(p), Dh, 10000.0, &cosd[p * half], &sind[p * half]);
+  std::vector<float> cosf(cosd.begin(), cosd.end()), sinf(sind.begin(), sind.end()), nsinf(sinf.size());
+  for (size_t i = 0; i < sinf.size(); ++i) nsinf[i] = -sinf[i];
+  attnlab::train::RopeTables rope{cosf.data(), sinf.data(), nsinf.data()};
+  attnlab::train::MhaShape shape{B, L, L, E, H, E, E, &rope};
+  RefMask mask;
+  mask.causal = causal;
+  attnlab::kernels::AttentionView mask_view;
+  ASSERT_TRUE(attnlab::internal::ResolveMask(mask.Spec(), B, H, L, L, &mask_view).ok());
+  std::vector<float>* ws[8] = {&w.wq, &w.bq, &w.wk, &w.bk, &w.wv, &w.bv, &w.wo, &w.bo};
+  attnlab::MhaParams params;
+  attnlab::MhaGrads grads;
+  std::vector<std::vector<float>> g(8);
+  for (int i = 0; i < 8; ++i) {
+    params.w[i] = ws[i]->data();
+    g[i].assign(ws[i]->size(), 0.0f);
+    grads.w[i] = g[i].data();
+  }
+  attnlab::train::MhaActivations act;
+  attnlab::train::Workspace work;
+  std::vector<float> out(x.size()), dx(x.size());
+  ASSERT_TRUE(attnlab::train::MhaForward(shape, params, x.data(), x.data(), x.data(), mask_view, nullptr,
+                                         out.data(), nullptr, &act, &work));
+  ASSERT_TRUE(attnlab::train::MhaBackward(shape, params, x.data(), x.data(), x.data(), mask_view, nullptr, act,
+                                          dout.data(), dx.data(), dx.data(), dx.data(), grads, &work));
+
+  std::vector<double> xd = D(x);
+  std::vector<double> wd[8];
+  for (int i = 0; i < 8; ++i) wd[i] = D(*ws[i]);
+  auto forward = [&]() {
+    auto lin = [&](const std::vector<double>& in, const std::vector<double>& W, const std::vector<double>& b) {
+      std::vector<double> y(static_cast<size_t>(B * L * E));
+      for (int64_t r = 0; r < B * L; ++r)
+        for (int64_t o = 0; o < E; ++o) {
+          double acc = b[o];
+          for (int64_t i = 0; i < E; ++i) acc += in[r * E + i] * W[o * E + i];
+          y[r * E + o] = acc;
+        }
+      return y;
+    };
+    auto Q = lin(xd, wd[0], wd[1]), K = lin(xd, wd[2], wd[3]), V = lin(xd, wd[4], wd[5]);
+    // Split heads, rotating Q and K at position l.
+    std::vector<double> Qh(Q.size()), Kh(K.size()), Vh(V.size());
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t l = 0; l < L; ++l)
+        for (int64_t h = 0; h < H; ++h) {
+          const int64_t src = (b * L + l) * E + h * Dh, dst = ((b * H + h) * L + l) * Dh;
+          const auto rq = RefRotate(&Q[src], Dh, Dh, false, &cosd[l * half], &sind[l * half]);
+          const auto rk = RefRotate(&K[src], Dh, Dh, false, &cosd[l * half], &sind[l * half]);
+          for (int64_t d = 0; d < Dh; ++d) {
+            Qh[dst + d] = rq[d];
+            Kh[dst + d] = rk[d];
+            Vh[dst + d] = V[src + d];
+          }
+        }
+    std::vector<double> ctx_h, wts;
+    RefSdpa(B, H, L, L, Dh, Dh, Qh.data(), Kh.data(), Vh.data(), 1.0 / std::sqrt(double(Dh)), mask, &ctx_h, &wts);
+    std::vector<double> ctx(static_cast<size_t>(B * L * E));
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t h = 0; h < H; ++h)
+        for (int64_t l = 0; l < L; ++l)
+          for (int64_t d = 0; d < Dh; ++d) ctx[(b * L + l) * E + h * Dh + d] = ctx_h[((b * H + h) * L + l) * Dh + d];
+    return lin(ctx, wd[6], wd[7]);
+  };
+  EXPECT_TRUE(ExpectAllClose(out.data(), forward().data(), B * L * E, 1e-5, 1e-4, "rope output"));
+  auto f = [&]() { return Dot(forward(), dout); };
+  EXPECT_LE(RelErr(dx.data(), NumGrad(&xd, f)), kTol) << "dx";
+  static const char* kNames[8] = {"wq", "bq", "wk", "bk", "wv", "bv", "wo", "bo"};
+  for (int i = 0; i < 8; ++i) EXPECT_LE(RelErr(g[i].data(), NumGrad(&wd[i], f)), kTol) << kNames[i];
+}
+
+INSTANTIATE_TEST_SUITE_P(Train, MhaRopeBackwardTest, ::testing::Combine(::testing::Bool(), ::testing::Bool()),
+                         [](const auto& info) {
+                           return std::string(std::get<0>(info.param) ? "Causal" : "Full") + "_" +
+                                  KernelSetName(std::get<1>(info.param));
+                         });
+
+// ---------------------------------------------------------------------------
 // MHA
 
 struct MhaCase {
@@ -688,19 +781,21 @@ TEST(Transformer, LossDecreasesAndIsDeterministic) {
   EXPECT_LT(a.back(), a.front() * 0.9);
 }
 
-TEST(Transformer, ModelGradientMatchesDirectionalDifferences) {
+class TransformerGradientTest : public ::testing::TestWithParam<attnlab::Positional> {};
+
+TEST_P(TransformerGradientTest, ModelGradientMatchesDirectionalDifferences) {
   // Whole-model consistency (the per-op checks above are the float64 ones):
   // the step's gradient g against central differences of the float loss
   // along random directions u: (loss(p + εu) − loss(p − εu)) / 2ε ≈ g·u.
   attnlab::TransformerConfig c;
   c.vocab_size = 5;
   c.max_length = 5;
-  c.embed_dim = 6;
+  c.embed_dim = 8;
   c.num_heads = 2;
   c.num_layers = 2;
   c.ffn_dim = 7;
   c.causal = true;
-  c.positional = attnlab::Positional::kLearned;
+  c.positional = GetParam();
   c.seed = 3;
   Status s;
   auto t = attnlab::Transformer::Create(c, &s);
@@ -736,6 +831,24 @@ TEST(Transformer, ModelGradientMatchesDirectionalDifferences) {
     const double fd = (loss_at(1.0f) - loss_at(-1.0f)) / (2.0 * eps);
     EXPECT_NEAR(gu, fd, 1e-2 * std::max(1.0, std::fabs(fd))) << "direction " << trial;
   }
+}
+INSTANTIATE_TEST_SUITE_P(Transformer, TransformerGradientTest,
+                         ::testing::Values(attnlab::Positional::kLearned, attnlab::Positional::kRope),
+                         [](const auto& info) {
+                           return std::string(info.param == attnlab::Positional::kRope ? "Rope" : "Learned");
+                         });
+
+TEST(Transformer, RopeNeedsAnEvenHeadDim) {
+  attnlab::TransformerConfig c;
+  c.vocab_size = 5;
+  c.max_length = 4;
+  c.embed_dim = 6;
+  c.num_heads = 2;
+  c.ffn_dim = 4;
+  c.positional = attnlab::Positional::kRope;
+  Status s;
+  EXPECT_EQ(attnlab::Transformer::Create(c, &s), nullptr);
+  EXPECT_NE(s.message.find("even head dim"), std::string::npos) << s.message;
 }
 
 TEST(Transformer, RejectsBadInput) {

@@ -2,10 +2,11 @@
 //   scaledDotProductAttentionBackward(q, k, v, dOutput, options) → { dq, dk, dv, output }
 //   mhaBackward(mha, query, key, value, dOutput, options)         → mha.backward
 //   layerBackward(layer, x, dOutput, options)                     → layer.backward
-// Options are the forward's (scale, mask; the layer's training/dropoutSeed).
+// Options are the forward's (scale, softcap, mask of every kind, maskFill;
+// the layer's training/dropoutSeed).
 import { rangeError, typeError, describe, checkNumber, checkBool, checkInt, checkOptions } from '../errors.js';
 import { toTensor, makeTensor, shapeString, product } from '../tensor.js';
-import { normalizeMask, rejectVariants } from '../mask.js';
+import { normalizeMask, withMaskFill } from '../mask.js';
 import { withArena, checkStatus, maskObject } from './heap.js';
 
 const WEIGHT_KEYS = ['wq', 'bq', 'wk', 'bk', 'wv', 'bv', 'wo', 'bo'];
@@ -17,7 +18,11 @@ function checkKnown(where, opts, known) {
   }
 }
 
-/** q [..., Lq, D], k [..., Lk, D], v [..., Lk, Dv], dOutput [..., Lq, Dv]. */
+/**
+ * q [..., Lq, D], k [..., Lk, D], v [..., Lk, Dv], dOutput [..., Lq, Dv];
+ * with a head dim (rank >= 4) k and v may have Hkv heads (GQA/MQA, H % Hkv == 0).
+ * Options are the forward's: scale, softcap, mask (every kind), maskFill.
+ */
 export function sdpaBackward(Module, q, k, v, dOutput, options) {
   const where = 'scaledDotProductAttentionBackward';
   const tq = toTensor(where, 'q', q);
@@ -25,13 +30,23 @@ export function sdpaBackward(Module, q, k, v, dOutput, options) {
   const tv = toTensor(where, 'v', v);
   const tg = toTensor(where, 'dOutput', dOutput);
   const opts = checkOptions(where, 'options', options);
-  checkKnown(where, opts, ['scale', 'mask', 'needWeights']);
+  checkKnown(where, opts, ['scale', 'mask', 'needWeights', 'softcap', 'maskFill']);
   const r = tq.shape.length;
   if (r < 2) throw rangeError(where, `q must have rank >= 2 ([..., Lq, D]), got shape ${shapeString(tq.shape)}`);
+  const headAxis = r >= 4 ? r - 3 : -1;
   for (const { name, t } of [{ name: 'k', t: tk }, { name: 'v', t: tv }, { name: 'dOutput', t: tg }]) {
-    if (t.shape.length !== r || t.shape.slice(0, r - 2).some((d, i) => d !== tq.shape[i])) {
-      throw rangeError(where, `${name} must have q's rank and leading dims: got q ${shapeString(tq.shape)}, ${name} ${shapeString(t.shape)}`);
+    const headOk = (d, i) => d === tq.shape[i] || (i === headAxis && name !== 'dOutput');
+    if (t.shape.length !== r || !t.shape.slice(0, r - 2).every(headOk)) {
+      throw rangeError(where, `${name} must have q's rank and leading dims${headAxis >= 0 && name !== 'dOutput' ? ' (but for the head dim: GQA)' : ''}: got q ${shapeString(tq.shape)}, ${name} ${shapeString(t.shape)}`);
     }
+  }
+  const H = headAxis >= 0 ? tq.shape[headAxis] : 1;
+  const kvHeads = headAxis >= 0 ? tk.shape[headAxis] : 1;
+  if (headAxis >= 0 && tv.shape[headAxis] !== kvHeads) {
+    throw rangeError(where, `k and v must have the same number of heads: got k ${shapeString(tk.shape)}, v ${shapeString(tv.shape)}`);
+  }
+  if (H % kvHeads !== 0) {
+    throw rangeError(where, `q has H = ${H} heads and k/v have Hkv = ${kvHeads}: H must be a multiple of Hkv (GQA/MQA); got q ${shapeString(tq.shape)}, k ${shapeString(tk.shape)}`);
   }
   const lead = tq.shape.slice(0, r - 2);
   const [Lq, D] = tq.shape.slice(r - 2);
@@ -46,20 +61,25 @@ export function sdpaBackward(Module, q, k, v, dOutput, options) {
   const leadB = lead.length <= 1 ? lead : lead.slice(0, -1);
   const leadH = lead.length <= 1 ? [] : lead.slice(-1);
   const B = product(leadB);
-  const H = product(leadH);
   let scale;
   if (opts.scale !== undefined) scale = checkNumber(where, 'scale', opts.scale, { min: -FLOAT32_MAX, max: FLOAT32_MAX });
-  const mask = rejectVariants(where, normalizeMask(where, opts.mask, { batch: B, heads: H, lq: Lq, lk: Lk, leadB, leadH }));
+  let softcap;
+  if (opts.softcap !== undefined) {
+    if (typeof opts.softcap !== 'number') throw typeError(where, `softcap must be a number > 0, got ${describe(opts.softcap)}`);
+    softcap = opts.softcap;
+  }
+  const mask = withMaskFill(where, normalizeMask(where, opts.mask, { batch: B, heads: H, lq: Lq, lk: Lk, leadB, leadH }), opts.maskFill);
   return withArena(Module, where, (arena) => {
     const nq = tq.data.length;
     const nk = tk.data.length;
     const nv = tv.data.length;
     const no = tg.data.length;
     const args = {
-      batch: B, heads: H, lq: Lq, lk: Lk, d: D, dv: Dv,
+      batch: B, heads: H, kvHeads, lq: Lq, lk: Lk, d: D, dv: Dv,
       q: arena.fromF32(tq.data), k: arena.fromF32(tk.data), v: arena.fromF32(tv.data), dOutput: arena.fromF32(tg.data),
       dq: arena.f32(nq), dk: arena.f32(nk), dvOut: arena.f32(nv), output: arena.f32(no),
       hasScale: scale !== undefined, scale: scale ?? 1,
+      hasSoftcap: softcap !== undefined, softcap: softcap ?? 0,
       mask: maskObject(arena, mask),
     };
     checkStatus(Module, where, Module.sdpaBackward(args));
@@ -92,11 +112,11 @@ function readGrads(arena, sizes) {
   return out;
 }
 
-/** mha.backward(query, key, value, dOutput, { mask }) in torch layout. */
+/** mha.backward(query, key, value, dOutput, { mask, maskFill }) in torch layout. */
 export function mhaBackward(Module, mha, query, key, value, dOutput, options) {
   const where = 'mha.backward';
   const opts = checkOptions(where, 'options', options);
-  checkKnown(where, opts, ['mask']);
+  checkKnown(where, opts, ['mask', 'maskFill']);
   const tq = toTensor(where, 'query', query, { ranks: [2, 3] });
   const tk = key === undefined || key === query ? tq : toTensor(where, 'key', key, { ranks: [2, 3] });
   const tv = value === undefined ? tk : value === query ? tq : value === key ? tk : toTensor(where, 'value', value, { ranks: [2, 3] });
@@ -119,7 +139,7 @@ export function mhaBackward(Module, mha, query, key, value, dOutput, options) {
   if (Bk !== B || Bv !== B || Lv !== Lk) throw rangeError(where, `key and value must be [${B}, Lk, ·] with the same Lk: got key ${shapeString(tk.shape)}, value ${shapeString(tv.shape)}`);
   const [Bg, Lg, Eg] = s(tg);
   if (Bg !== B || Lg !== Lq || Eg !== E) throw rangeError(where, `dOutput must have the output's shape ${shapeString(unbatched ? [Lq, E] : [B, Lq, E])}, got ${shapeString(tg.shape)}`);
-  const mask = rejectVariants(where, normalizeMask(where, opts.mask, { batch: B, heads: mha.numHeads, lq: Lq, lk: Lk }));
+  const mask = withMaskFill(where, normalizeMask(where, opts.mask, { batch: B, heads: mha.numHeads, lq: Lq, lk: Lk }), opts.maskFill);
   const weights = mha.getWeights({ layout: 'torch' });
   return withArena(Module, where, (arena) => {
     const w = weightPointers(arena, weights, WEIGHT_KEYS);
@@ -143,11 +163,11 @@ export function mhaBackward(Module, mha, query, key, value, dOutput, options) {
   });
 }
 
-/** layer.backward(x, dOutput, { mask, training, dropoutSeed }). */
+/** layer.backward(x, dOutput, { mask, maskFill, training, dropoutSeed }). */
 export function layerBackward(Module, layer, x, dOutput, options) {
   const where = 'layer.backward';
   const opts = checkOptions(where, 'options', options);
-  checkKnown(where, opts, ['mask', 'training', 'dropoutSeed']);
+  checkKnown(where, opts, ['mask', 'maskFill', 'training', 'dropoutSeed']);
   const tx = toTensor(where, 'x', x, { ranks: [2, 3] });
   const tg = toTensor(where, 'dOutput', dOutput, { ranks: [2, 3] });
   const [B, L, E] = tx.shape.length === 2 ? [1, ...tx.shape] : tx.shape;
@@ -157,7 +177,7 @@ export function layerBackward(Module, layer, x, dOutput, options) {
   }
   const training = checkBool(where, 'training', opts.training ?? false);
   const dropoutSeed = checkInt(where, 'dropoutSeed', opts.dropoutSeed ?? 0, 0, 2 ** 32 - 1);
-  const mask = rejectVariants(where, normalizeMask(where, opts.mask, { batch: B, heads: layer.numHeads, lq: L, lk: L }));
+  const mask = withMaskFill(where, normalizeMask(where, opts.mask, { batch: B, heads: layer.numHeads, lq: L, lk: L }), opts.maskFill);
   const weights = layer.getWeights({ layout: 'torch' });
   return withArena(Module, where, (arena) => {
     const w = weightPointers(arena, weights, WEIGHT_KEYS);
