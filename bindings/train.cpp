@@ -75,8 +75,11 @@ int SdpaBackward(const SdpaBackwardJs& j) {
 // `params` and `grads` point to 8 uint32 pointers (wq, bq, wk, bk, wv, bv,
 // wo, bo; 0 for absent biases).
 struct MhaBackwardJs {
-  double embedDim = 0, numHeads = 1, kdim = 0, vdim = 0;
+  double embedDim = 0, numHeads = 1, kdim = 0, vdim = 0, numKvHeads = 0;
   bool bias = true;
+  bool rope = false;
+  double ropeBase = 10000, ropeDim = 0;
+  bool ropeInterleaved = false;
   double batch = 1, lq = 0, lk = 0;
   uintptr_t query = 0, key = 0, value = 0, dOutput = 0, output = 0;
   uintptr_t dQuery = 0, dKey = 0, dValue = 0, params = 0, grads = 0;
@@ -100,6 +103,11 @@ int MhaBackward(const MhaBackwardJs& j) {
   a.config.kdim = static_cast<int64_t>(j.kdim);
   a.config.vdim = static_cast<int64_t>(j.vdim);
   a.config.bias = j.bias;
+  a.config.num_kv_heads = static_cast<int64_t>(j.numKvHeads);
+  a.config.rope = j.rope;
+  a.config.rope_base = j.ropeBase;
+  a.config.rope_dim = static_cast<int64_t>(j.ropeDim);
+  a.config.rope_interleaved = j.ropeInterleaved;
   ReadPointers(j.params, j.grads, &a.params, &a.grads);
   a.batch = static_cast<int64_t>(j.batch);
   a.lq = static_cast<int64_t>(j.lq);
@@ -318,6 +326,11 @@ EMSCRIPTEN_BINDINGS(attention_lab_train) {
       .field("numHeads", &MhaBackwardJs::numHeads)
       .field("kdim", &MhaBackwardJs::kdim)
       .field("vdim", &MhaBackwardJs::vdim)
+      .field("numKvHeads", &MhaBackwardJs::numKvHeads)
+      .field("rope", &MhaBackwardJs::rope)
+      .field("ropeBase", &MhaBackwardJs::ropeBase)
+      .field("ropeDim", &MhaBackwardJs::ropeDim)
+      .field("ropeInterleaved", &MhaBackwardJs::ropeInterleaved)
       .field("bias", &MhaBackwardJs::bias)
       .field("batch", &MhaBackwardJs::batch)
       .field("lq", &MhaBackwardJs::lq)

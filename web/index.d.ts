@@ -644,12 +644,12 @@ export interface LayerGradients {
 
 export interface MultiHeadAttention {
   /** Gradients of Σ dOutput ⊙ forward(query, key, value) (the forward's options). */
-  backward(query: TensorLike, key: TensorLike | undefined, value: TensorLike | undefined, dOutput: TensorLike, options?: { mask?: Mask }): MhaGradients;
+  backward(query: TensorLike, key: TensorLike | undefined, value: TensorLike | undefined, dOutput: TensorLike, options?: { mask?: Mask; maskFill?: number }): MhaGradients;
 }
 
 export interface SelfAttentionLayer {
   /** Gradients of Σ dOutput ⊙ forward(x); with training: true, dropout uses dropoutSeed. */
-  backward(x: TensorLike, dOutput: TensorLike, options?: { mask?: Mask; training?: boolean; dropoutSeed?: number }): LayerGradients;
+  backward(x: TensorLike, dOutput: TensorLike, options?: { mask?: Mask; maskFill?: number; training?: boolean; dropoutSeed?: number }): LayerGradients;
 }
 
 export interface TransformerConfig {
@@ -664,7 +664,13 @@ export interface TransformerConfig {
   /** F (default 4·E) */
   ffnDim?: number;
   causal?: boolean;
-  positional?: 'sinusoidal' | 'learned' | 'none';
+  /**
+   * Positions (default 'sinusoidal'): added to the token embedding
+   * ('sinusoidal', 'learned'), rotary embedding of Q and K in every block's
+   * attention ('rope': all D = E/H dims, halves pairing, base 10000; D must be
+   * even), or none.
+   */
+  positional?: 'sinusoidal' | 'learned' | 'rope' | 'none';
   /** On the attention and feed-forward outputs while training (default 0). */
   dropout?: number;
   eps?: number;
@@ -743,7 +749,13 @@ export type TaskGenerator = (options?: TaskOptions) => TaskBatch;
 
 export interface AttentionLab<M extends LabMode = 'either'> {
   /** Gradients of Σ dOutput ⊙ scaledDotProductAttention(q, k, v, options) (wasm backends). */
-  scaledDotProductAttentionBackward(q: TensorLike, k: TensorLike, v: TensorLike, dOutput: TensorLike, options?: { mask?: Mask; scale?: number }): SdpaBackwardResult;
+  /**
+   * Takes the forward's options: every mask kind (causal with align/offset,
+   * padding, window, alibi, keep/block/additive), scale, softcap and
+   * maskFill; k and v may have Hkv heads (GQA/MQA: dk, dv sum over the
+   * group's query heads).
+   */
+  scaledDotProductAttentionBackward(q: TensorLike, k: TensorLike, v: TensorLike, dOutput: TensorLike, options?: { mask?: Mask; scale?: number; softcap?: number; maskFill?: number }): SdpaBackwardResult;
   transformer(config: TransformerConfig): Transformer;
   readonly tasks: { copy: TaskGenerator; reverse: TaskGenerator; sort: TaskGenerator; shift: TaskGenerator; induction: TaskGenerator };
 }

@@ -2,9 +2,11 @@
 //   ScaledDotProductAttentionBackward   q, k, v [B, H, L, D] → dq, dk, dv
 //   MultiHeadAttentionBackward          torch-layout weights → input and weight grads
 //   SelfAttentionLayerBackward          LN(x + Dropout(MHA(x))) → dx, weight grads
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <sstream>
+#include <vector>
 
 #include "train/ops.h"
 
@@ -56,7 +58,20 @@ Status CheckMhaConfig(MhaConfig* c) {
   if (c->kdim == 0) c->kdim = c->embed_dim;
   if (c->vdim == 0) c->vdim = c->embed_dim;
   if (!(s = CheckDim("kdim", c->kdim, 1)).ok()) return s;
-  return CheckDim("vdim", c->vdim, 1);
+  if (!(s = CheckDim("vdim", c->vdim, 1)).ok()) return s;
+  if (c->num_kv_heads == 0) c->num_kv_heads = c->num_heads;
+  if (c->num_kv_heads < 1 || c->num_heads % c->num_kv_heads != 0) {
+    std::ostringstream os;
+    os << "numKvHeads (" << c->num_kv_heads << ") must divide numHeads (" << c->num_heads << ")";
+    return Status::Invalid(os.str());
+  }
+  if (c->rope) {
+    const int64_t d = c->embed_dim / c->num_heads;
+    if (c->rope_dim == 0) c->rope_dim = d;
+    if (!(s = internal::CheckRotaryDim(c->rope_dim, d)).ok()) return s;
+    if (!(s = internal::CheckRopeBase(c->rope_base)).ok()) return s;
+  }
+  return Status::Ok();
 }
 
 Status CheckMhaParams(const MhaConfig& c, const MhaParams& p, const MhaGrads* g) {
@@ -76,12 +91,31 @@ Status CheckMhaParams(const MhaConfig& c, const MhaParams& p, const MhaGrads* g)
 
 int64_t WeightElements(const MhaConfig& c, int i) {
   const int64_t e = c.embed_dim;
+  const int64_t ekv = c.num_kv_heads * (e / c.num_heads);
   switch (i) {
     case 0: case 6: return e * e;
-    case 2: return e * c.kdim;
-    case 4: return e * c.vdim;
+    case 2: return ekv * c.kdim;
+    case 4: return ekv * c.vdim;
+    case 3: case 5: return c.bias ? ekv : 0;
     default: return c.bias ? e : 0;
   }
+}
+
+// RoPE tables of the MHA config for positions [0, max_len) (RotaryCache).
+struct RopeHolder {
+  std::vector<float> cos, sin, neg_sin;
+  train::RopeTables tables;
+};
+Status MakeRope(const MhaConfig& c, int64_t max_len, RopeHolder* r) {
+  const size_t n = static_cast<size_t>(max_len * (c.rope_dim / 2));
+  r->cos.resize(n);
+  r->sin.resize(n);
+  r->neg_sin.resize(n);
+  Status s = RotaryCache(max_len, c.rope_dim, c.rope_base, r->cos.data(), r->sin.data());
+  if (!s.ok()) return s;
+  for (size_t i = 0; i < n; ++i) r->neg_sin[i] = -r->sin[i];
+  r->tables = {r->cos.data(), r->sin.data(), r->neg_sin.data(), c.rope_dim, c.rope_interleaved};
+  return Status::Ok();
 }
 }  // namespace
 
@@ -184,7 +218,10 @@ Status MultiHeadAttentionBackward(const MhaBackwardArgs& args) {
       std::memset(args.grads.w[i], 0, static_cast<size_t>(WeightElements(c, i)) * sizeof(float));
     }
   }
-  train::MhaShape shape{args.batch, args.lq, args.lk, c.embed_dim, c.num_heads, c.kdim, c.vdim};
+  RopeHolder rope;
+  if (c.rope && !(s = MakeRope(c, std::max(args.lq, args.lk), &rope)).ok()) return s;
+  train::MhaShape shape{args.batch, args.lq, args.lk, c.embed_dim, c.num_heads, c.kdim, c.vdim,
+                        c.rope ? &rope.tables : nullptr, c.num_kv_heads};
   train::MhaActivations act;
   train::Workspace ws;
   internal::AlignedBuffer out;
@@ -209,6 +246,9 @@ Status SelfAttentionLayerBackward(const LayerBackwardArgs& args) {
   if (!(s = CheckMhaConfig(&c)).ok()) return s;
   if (c.kdim != c.embed_dim || c.vdim != c.embed_dim) {
     return Status::Invalid("layer.backward: kdim and vdim must equal embedDim");
+  }
+  if (c.num_kv_heads != c.num_heads || c.rope) {
+    return Status::Invalid("layer.backward: a self-attention layer has no numKvHeads or rope");
   }
   if (!(args.dropout >= 0.0f && args.dropout < 1.0f)) {
     std::ostringstream os;

@@ -1,7 +1,7 @@
 // Multi-head attention for training, forward and backward over the same
 // activations (torch layout weights, heads split by strides, no copies):
 //   forward   Q = query·Wqᵀ + bq   [B, Lq, E]     K = key·Wkᵀ + bk  [B, Lk, E]
-//             V = value·Wvᵀ + bv   [B, Lk, E]
+//             V = value·Wvᵀ + bv   [B, Lk, E]   (GQA: K, V [B, Lk, Hkv·D])
 //             (rope: Q, K ← RoPE(Q), RoPE(K) per head, in place)
 //             ctx = attention per head (view [B, H, L, D] of the [B, L, E]
 //                   buffers)                      [B, Lq, E]
@@ -19,10 +19,13 @@ namespace attnlab {
 namespace train {
 
 namespace {
+int64_t KvHeads(const MhaShape& s) { return s.kv_heads > 0 ? s.kv_heads : s.heads; }
+int64_t KvWidth(const MhaShape& s) { return KvHeads(s) * (s.e / s.heads); }
+
 kernels::AttentionView HeadView(const MhaShape& s,
                                 const kernels::AttentionView& mask_view,
                                 const MhaActivations& act, float* ctx) {
-  const int64_t e = s.e, d = s.e / s.heads;
+  const int64_t e = s.e, d = s.e / s.heads, ekv = KvWidth(s);
   kernels::AttentionView v = mask_view;  // mask fields
   v.batch = s.batch;
   v.heads = s.heads;
@@ -31,10 +34,11 @@ kernels::AttentionView HeadView(const MhaShape& s,
   v.d = v.dv = d;
   v.q = act.q.data();
   v.q_sb = s.lq * e, v.q_sh = d, v.q_sl = e;
+  v.kv_heads = KvHeads(s);
   v.k = act.k.data();
-  v.k_sb = s.lk * e, v.k_sh = d, v.k_sl = e;
+  v.k_sb = s.lk * ekv, v.k_sh = d, v.k_sl = ekv;
   v.v = act.v.data();
-  v.v_sb = s.lk * e, v.v_sh = d, v.v_sl = e;
+  v.v_sb = s.lk * ekv, v.v_sh = d, v.v_sl = ekv;
   v.out = ctx;
   v.o_sb = s.lq * e, v.o_sh = d, v.o_sl = e;
   v.scale = 1.0f / std::sqrt(static_cast<float>(d));
@@ -43,19 +47,22 @@ kernels::AttentionView HeadView(const MhaShape& s,
   return v;
 }
 
-// Rotates the heads of x [B, len, E] by position (inverse: the backward).
-void RotateHeads(const MhaShape& s, float* x, int64_t len, bool inverse) {
+// Rotates the `heads` heads of x [B, len, heads·D] by position (inverse: the
+// backward).
+void RotateHeads(const MhaShape& s, float* x, int64_t len, int64_t heads, bool inverse) {
+  const int64_t d = s.e / s.heads;
   internal::RotateSpec r;
   r.batch = 1;  // per-token tables are read at token l of each batch row
   r.len = len;
-  r.heads = s.heads;
-  r.sl = s.e;
-  r.sh = s.e / s.heads;
-  r.rotary_dim = s.e / s.heads;
+  r.heads = heads;
+  r.sl = heads * d;
+  r.sh = d;
+  r.rotary_dim = s.rope->rotary_dim > 0 ? s.rope->rotary_dim : d;
+  r.interleaved = s.rope->interleaved;
   r.cos = s.rope->cos;
   r.sin = inverse ? s.rope->neg_sin : s.rope->sin;
   for (int64_t b = 0; b < s.batch; ++b) {
-    r.x = x + b * len * s.e;
+    r.x = x + b * len * heads * d;
     internal::RotateRows(r);
   }
 }
@@ -78,22 +85,22 @@ bool MhaForward(const MhaShape& s, const MhaParams& p, const float* query,
                 const kernels::AttentionView& mask_view,
                 const uint8_t* head_enabled, float* output, float* weights,
                 MhaActivations* act, Workspace* ws) {
-  const int64_t e = s.e;
+  const int64_t e = s.e, ekv = KvWidth(s);
   const int64_t rq = s.batch * s.lq, rk = s.batch * s.lk;
-  if (!act->q.Reserve(rq * e) || !act->k.Reserve(rk * e) ||
-      !act->v.Reserve(rk * e) || !act->ctx.Reserve(rq * e)) {
+  if (!act->q.Reserve(rq * e) || !act->k.Reserve(rk * ekv) ||
+      !act->v.Reserve(rk * ekv) || !act->ctx.Reserve(rq * e)) {
     return false;
   }
   using W = WeightId;
   auto w = [&](W id) { return p.w[static_cast<int>(id)]; };
   if (!LinearForward(rq, e, e, query, w(W::kWq), w(W::kBq), act->q.data(), ws) ||
-      !LinearForward(rk, s.kdim, e, key, w(W::kWk), w(W::kBk), act->k.data(), ws) ||
-      !LinearForward(rk, s.vdim, e, value, w(W::kWv), w(W::kBv), act->v.data(), ws)) {
+      !LinearForward(rk, s.kdim, ekv, key, w(W::kWk), w(W::kBk), act->k.data(), ws) ||
+      !LinearForward(rk, s.vdim, ekv, value, w(W::kWv), w(W::kBv), act->v.data(), ws)) {
     return false;
   }
   if (s.rope != nullptr) {
-    RotateHeads(s, act->q.data(), s.lq, false);
-    RotateHeads(s, act->k.data(), s.lk, false);
+    RotateHeads(s, act->q.data(), s.lq, s.heads, false);
+    RotateHeads(s, act->k.data(), s.lk, KvHeads(s), false);
   }
   kernels::AttentionView v = HeadView(s, mask_view, *act, act->ctx.data());
   v.weights = weights;
@@ -109,10 +116,10 @@ bool MhaBackward(const MhaShape& s, const MhaParams& p, const float* query,
                  const uint8_t* head_enabled, const MhaActivations& act,
                  const float* d_output, float* d_query, float* d_key,
                  float* d_value, const MhaGrads& g, Workspace* ws) {
-  const int64_t e = s.e;
+  const int64_t e = s.e, ekv = KvWidth(s);
   const int64_t rq = s.batch * s.lq, rk = s.batch * s.lk;
   if (!ws->g_ctx.Reserve(rq * e) || !ws->g_q.Reserve(rq * e) ||
-      !ws->g_k.Reserve(rk * e) || !ws->g_v.Reserve(rk * e)) {
+      !ws->g_k.Reserve(rk * ekv) || !ws->g_v.Reserve(rk * ekv)) {
     return false;
   }
   using W = WeightId;
@@ -129,20 +136,20 @@ bool MhaBackward(const MhaShape& s, const MhaParams& p, const float* query,
     return false;
   }
   if (s.rope != nullptr) {
-    RotateHeads(s, ws->g_q.data(), s.lq, true);
-    RotateHeads(s, ws->g_k.data(), s.lk, true);
+    RotateHeads(s, ws->g_q.data(), s.lq, s.heads, true);
+    RotateHeads(s, ws->g_k.data(), s.lk, KvHeads(s), true);
   }
   if (!LinearBackward(rq, e, e, query, w(W::kWq), ws->g_q.data(), d_query,
                       false, gw(W::kWq), gw(W::kBq), ws)) {
     return false;
   }
   const bool k_acc = d_key == d_query;
-  if (!LinearBackward(rk, s.kdim, e, key, w(W::kWk), ws->g_k.data(), d_key,
+  if (!LinearBackward(rk, s.kdim, ekv, key, w(W::kWk), ws->g_k.data(), d_key,
                       k_acc, gw(W::kWk), gw(W::kBk), ws)) {
     return false;
   }
   const bool v_acc = d_value == d_query || d_value == d_key;
-  return LinearBackward(rk, s.vdim, e, value, w(W::kWv), ws->g_v.data(),
+  return LinearBackward(rk, s.vdim, ekv, value, w(W::kWv), ws->g_v.data(),
                         d_value, v_acc, gw(W::kWv), gw(W::kBv), ws);
 }
 

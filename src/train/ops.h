@@ -57,16 +57,21 @@ struct MhaActivations {
 };
 // Rotary position embedding on Q and K inside the attention (the library's
 // rotation, internal::RotateRows, over tables from RotaryCache): cos/sin
-// [maxL, R/2] with R = D, halves pairing; neg_sin = −sin gives the inverse
-// rotation, which is the backward (Rᵀ = R(−θ)). Positions 0..L−1.
+// [maxL, R/2]; neg_sin = −sin gives the inverse rotation, which is the
+// backward (Rᵀ = R(−θ)). Positions 0..L−1 for queries and keys alike.
 struct RopeTables {
   const float* cos = nullptr;
   const float* sin = nullptr;
   const float* neg_sin = nullptr;
+  int64_t rotary_dim = 0;  // R, even, <= D; 0 means D
+  bool interleaved = false;
 };
+// kv_heads: GQA/MQA, K and V have Hkv heads of D = E/H dims (Wk, Wv project
+// to Hkv·D); 0 means H.
 struct MhaShape {
   int64_t batch = 1, lq = 0, lk = 0, e = 0, heads = 1, kdim = 0, vdim = 0;
   const RopeTables* rope = nullptr;  // null: no rotary embedding
+  int64_t kv_heads = 0;
 };
 // head_enabled: null, or [H] flags (0: the head's context is zeroed).
 bool MhaForward(const MhaShape& s, const MhaParams& p, const float* query,

@@ -156,8 +156,44 @@ function linear(x, R, inDim, w, b, outDim) {
 }
 
 /**
+ * Multi-head self- or cross-attention in float64 throughout (torch-layout
+ * weights {wq, bq, wk, bk, wv, bv, wo, bo} of Float64Arrays, biases may be
+ * absent), with the attention of attentionModern (every mask variant) and,
+ * with `rope` (true or { base, rotaryDim, interleaved }), the rotary embedding
+ * of reference.mjs (ONNX RotaryEmbedding, positions 0..L−1) on Q and K per
+ * head. GQA: wk, wv project to Hkv·D. query [B, Lq, E], key/value [B, Lk, E]
+ * (flat Float64Arrays; kdim = vdim = E).
+ */
+export function mhaF64({ E, H, Hkv = H, B, Lq, Lk = Lq, rope = false, modern = {} }, W, query, key = query, value = key) {
+  const D = E / H;
+  const Ekv = Hkv * D;
+  const ropeOpts = rope === true ? {} : rope;
+  let Q = ref.linearTorch(query, B * Lq, E, W.wq, W.bq ?? null, E);
+  let K = ref.linearTorch(key, B * Lk, E, W.wk, W.bk ?? null, Ekv);
+  const V = ref.linearTorch(value, B * Lk, E, W.wv, W.bv ?? null, Ekv);
+  if (rope) {
+    Q = ref.rotaryEmbedding({ data: Q, shape: [B, Lq, E] }, { ...ropeOpts, numHeads: H }).data;
+    K = ref.rotaryEmbedding({ data: K, shape: [B, Lk, Ekv] }, { ...ropeOpts, numHeads: Hkv }).data;
+  }
+  const split = (X, L, heads) => {
+    const out = new Float64Array(B * heads * L * D);
+    for (let b = 0; b < B; b++) for (let h = 0; h < heads; h++) for (let i = 0; i < L; i++) for (let d = 0; d < D; d++) {
+      out[((b * heads + h) * L + i) * D + d] = X[(b * L + i) * heads * D + h * D + d];
+    }
+    return { data: out, shape: [B, heads, L, D] };
+  };
+  const att = ref.attentionModern(split(Q, Lq, H), split(K, Lk, Hkv), split(V, Lk, Hkv), modern).output.data;
+  const ctx = new Float64Array(B * Lq * E);
+  for (let b = 0; b < B; b++) for (let h = 0; h < H; h++) for (let i = 0; i < Lq; i++) for (let d = 0; d < D; d++) {
+    ctx[(b * Lq + i) * E + h * D + d] = att[((b * H + h) * Lq + i) * D + d];
+  }
+  return ref.linearTorch(ctx, B * Lq, E, W.wo, W.bo ?? null, E);
+}
+
+/**
  * The tiny transformer's logits in float64 (dropout off):
  *   x = Emb[tokens] + Pos; per block: h = LN(x + MHA(x)); x = LN(h + W2·GELU(W1·h + b1) + b2);
+ *   positional 'rope': no Pos; MHA rotates Q and K (mhaF64 with rope).
  *   logits = x·Whᵀ + bh. `weights` maps the names of model.getWeights() to
  *   Float64Arrays; `config` is the model's config.
  */
@@ -182,7 +218,10 @@ export function transformerLogits(config, weights, tokens, B, L) {
     const mhaW = {};
     for (const n of ['wq', 'bq', 'wk', 'bk', 'wv', 'bv', 'wo', 'bo']) mhaW[n] = asTensor(w(`attn.${n}`));
     const xt = { data: x, shape: [B, L, E] };
-    const a = ref.multiHeadAttention({ embedDim: E, numHeads: H }, mhaW, xt, xt, xt, { mask, needWeights: false }).output;
+    const a = positional === 'rope'
+      ? { data: mhaF64({ E, H, B, Lq: L, rope: true, modern: { causal: causal ? 'top-left' : false } },
+        Object.fromEntries(Object.entries(mhaW).map(([n, t]) => [n, t.data])), x), shape: [B, L, E] }
+      : ref.multiHeadAttention({ embedDim: E, numHeads: H }, mhaW, xt, xt, xt, { mask, needWeights: false }).output;
     const h = ref.layerNorm(xt, a, { data: w('norm1.weight'), shape: [E] }, { data: w('norm1.bias'), shape: [E] }).data;
     const f1 = linear(h, R, E, w('ffn.w1'), w('ffn.b1'), F);
     for (let i = 0; i < f1.length; i++) f1[i] = gelu(f1[i]);

@@ -112,7 +112,10 @@ function readGrads(arena, sizes) {
   return out;
 }
 
-/** mha.backward(query, key, value, dOutput, { mask, maskFill }) in torch layout. */
+/**
+ * mha.backward(query, key, value, dOutput, { mask, maskFill }) in torch layout,
+ * also with GQA/MQA (numKvHeads: wk, wv [Hkv·D, ·]) and rope.
+ */
 export function mhaBackward(Module, mha, query, key, value, dOutput, options) {
   const where = 'mha.backward';
   const opts = checkOptions(where, 'options', options);
@@ -127,9 +130,6 @@ export function mhaBackward(Module, mha, query, key, value, dOutput, options) {
   const [Bk, Lk, Ek] = s(tk);
   const [Bv, Lv, Ev] = s(tv);
   const E = mha.embedDim;
-  if ((mha.numKvHeads ?? mha.numHeads) !== mha.numHeads || mha.rope) {
-    throw rangeError(where, 'the backward pass of a multiHeadAttention with numKvHeads < numHeads or rope is not available');
-  }
   if ([tk, tv, tg].some((t) => t.shape.length !== tq.shape.length)) {
     throw rangeError(where, `query, key, value and dOutput must all be batched [B, L, ·] or all unbatched [L, ·]`);
   }
@@ -146,6 +146,8 @@ export function mhaBackward(Module, mha, query, key, value, dOutput, options) {
     const nq = tq.data.length;
     const args = {
       embedDim: E, numHeads: mha.numHeads, kdim: mha.kdim, vdim: mha.vdim, bias: mha.bias,
+      numKvHeads: mha.numKvHeads ?? mha.numHeads, rope: !!mha.rope, ropeBase: mha.rope?.base ?? 10000,
+      ropeDim: mha.rope?.rotaryDim ?? 0, ropeInterleaved: mha.rope?.interleaved ?? false,
       batch: B, lq: Lq, lk: Lk,
       query: arena.fromF32(tq.data), key: arena.fromF32(tk.data), value: arena.fromF32(tv.data),
       dOutput: arena.fromF32(tg.data), output: arena.f32(nq),

@@ -6,7 +6,8 @@ import { describe, typeError, rangeError, checkInt, checkNumber, checkBool, chec
 import { withArena, checkStatus } from './heap.js';
 import { toTokens, toLossMask } from './tokens.js';
 
-const POSITIONAL = { none: 0, sinusoidal: 1, learned: 2 };
+// The core's Positional ids (src/train/train.h); 'rope' rotates Q and K in every block.
+const POSITIONAL = { none: 0, sinusoidal: 1, learned: 2, rope: 3 };
 const CONFIG_KEYS = new Set(['vocabSize', 'maxLength', 'embedDim', 'numHeads', 'numLayers', 'ffnDim', 'causal', 'positional', 'dropout', 'eps', 'seed']);
 const TRAINER_KEYS = new Set(['optimizer', 'lr', 'betas', 'eps', 'weightDecay', 'warmup', 'clip']);
 
@@ -56,8 +57,8 @@ function normalizeConfig(config) {
     seed: checkInt(where, 'seed', c.seed ?? 0, 0, 2 ** 32 - 1),
   };
   const positional = c.positional ?? 'sinusoidal';
-  if (!(positional in POSITIONAL)) {
-    throw rangeError(where, `positional must be 'sinusoidal', 'learned' or 'none', got ${describe(positional)}`);
+  if (typeof positional !== 'string' || !Object.hasOwn(POSITIONAL, positional)) {
+    throw rangeError(where, `positional must be 'sinusoidal', 'learned', 'rope' or 'none', got ${describe(positional)}`);
   }
   out.positional = positional;
   if (out.embedDim % out.numHeads !== 0) {
