@@ -297,97 +297,142 @@ TEST(TrainOps, SdpaBackwardRejectsBadVariants) {
 }
 
 // ---------------------------------------------------------------------------
-// MHA with rotary embedding on Q and K (the transformer's positional 'rope'):
-// the training ops' forward/backward against finite differences of a double
-// self-attention with RefRotate at positions 0..L−1 (tables from
-// RefRopeAngles, not the library's).
+// MHA with GQA/MQA and rotary embedding on Q and K (MultiHeadAttentionBackward
+// with num_kv_heads and rope, and the transformer's positional 'rope'):
+// against finite differences of a double cross-attention with RefRotate at
+// positions 0..L−1 (angles from RefRopeAngles) and RefSdpaModern (GQA).
 
-class MhaRopeBackwardTest : public ::testing::TestWithParam<std::tuple<bool, bool>> {};
+struct MhaVariantCase {
+  const char* name;
+  int64_t E, H, Hkv;
+  bool rope;
+  int64_t rope_dim;  // 0: D
+  bool interleaved;
+  bool causal;
+};
+class MhaVariantBackwardTest : public ::testing::TestWithParam<std::tuple<MhaVariantCase, bool>> {};
 
-TEST_P(MhaRopeBackwardTest, MatchesFiniteDifferences) {
-  const bool causal = std::get<0>(GetParam());
+TEST_P(MhaVariantBackwardTest, MatchesFiniteDifferences) {
+  const MhaVariantCase c = std::get<0>(GetParam());
   ScopedKernelSet kernels(std::get<1>(GetParam()));
-  const int64_t B = 2, L = 5, E = 8, H = 2, Dh = E / H, half = Dh / 2;
-  Rng rng(31);
-  MhaWeights w = RandomMhaWeights(rng, E, E, E, true, 0.7f);
-  auto x = rng.Vector(B * L * E), dout = rng.Vector(B * L * E);
-  std::vector<double> cosd(static_cast<size_t>(L * half)), sind(cosd.size());
-  for (int64_t p = 0; p < L; ++p) RefRopeAngles(static_cast<double>(p), Dh, 10000.0, &cosd[p * half], &sind[p * half]);
-  std::vector<float> cosf(cosd.begin(), cosd.end()), sinf(sind.begin(), sind.end()), nsinf(sinf.size());
-  for (size_t i = 0; i < sinf.size(); ++i) nsinf[i] = -sinf[i];
-  attnlab::train::RopeTables rope{cosf.data(), sinf.data(), nsinf.data()};
-  attnlab::train::MhaShape shape{B, L, L, E, H, E, E, &rope};
-  RefMask mask;
-  mask.causal = causal;
-  attnlab::kernels::AttentionView mask_view;
-  ASSERT_TRUE(attnlab::internal::ResolveMask(mask.Spec(), B, H, L, L, &mask_view).ok());
+  const int64_t B = 2, Lq = 5, Lk = 7, E = c.E, H = c.H, Hkv = c.Hkv, Dh = E / H, Ekv = Hkv * Dh;
+  const int64_t R = c.rope_dim > 0 ? c.rope_dim : Dh, half = R / 2;
+  const double base = 500.0;
+  Rng rng(31 + static_cast<uint32_t>(E + H));
+  MhaWeights w;
+  w.wq = rng.Vector(E * E, -0.7f, 0.7f);
+  w.wk = rng.Vector(Ekv * E, -0.7f, 0.7f);
+  w.wv = rng.Vector(Ekv * E, -0.7f, 0.7f);
+  w.wo = rng.Vector(E * E, -0.7f, 0.7f);
+  w.bq = rng.Vector(E, -0.7f, 0.7f);
+  w.bk = rng.Vector(Ekv, -0.7f, 0.7f);
+  w.bv = rng.Vector(Ekv, -0.7f, 0.7f);
+  w.bo = rng.Vector(E, -0.7f, 0.7f);
+  auto query = rng.Vector(B * Lq * E), key = rng.Vector(B * Lk * E), value = rng.Vector(B * Lk * E),
+       dout = rng.Vector(B * Lq * E);
+  RefModern m;
+  m.kv_heads = Hkv;
+  m.causal = c.causal;
+  m.causal_bottom_right = c.causal;
+
+  attnlab::MhaBackwardArgs a;
+  a.config.embed_dim = E;
+  a.config.num_heads = H;
+  a.config.num_kv_heads = Hkv;
+  a.config.rope = c.rope;
+  a.config.rope_dim = c.rope_dim;
+  a.config.rope_base = base;
+  a.config.rope_interleaved = c.interleaved;
   std::vector<float>* ws[8] = {&w.wq, &w.bq, &w.wk, &w.bk, &w.wv, &w.bv, &w.wo, &w.bo};
-  attnlab::MhaParams params;
-  attnlab::MhaGrads grads;
   std::vector<std::vector<float>> g(8);
   for (int i = 0; i < 8; ++i) {
-    params.w[i] = ws[i]->data();
+    a.params.w[i] = ws[i]->data();
     g[i].assign(ws[i]->size(), 0.0f);
-    grads.w[i] = g[i].data();
+    a.grads.w[i] = g[i].data();
   }
-  attnlab::train::MhaActivations act;
-  attnlab::train::Workspace work;
-  std::vector<float> out(x.size()), dx(x.size());
-  ASSERT_TRUE(attnlab::train::MhaForward(shape, params, x.data(), x.data(), x.data(), mask_view, nullptr,
-                                         out.data(), nullptr, &act, &work));
-  ASSERT_TRUE(attnlab::train::MhaBackward(shape, params, x.data(), x.data(), x.data(), mask_view, nullptr, act,
-                                          dout.data(), dx.data(), dx.data(), dx.data(), grads, &work));
+  a.batch = B;
+  a.lq = Lq;
+  a.lk = Lk;
+  a.query = query.data();
+  a.key = key.data();
+  a.value = value.data();
+  a.mask = m.Spec();
+  a.d_output = dout.data();
+  std::vector<float> out(query.size()), dq(query.size()), dk(key.size()), dv(value.size());
+  a.output = out.data();
+  a.d_query = dq.data();
+  a.d_key = dk.data();
+  a.d_value = dv.data();
+  const Status st = attnlab::MultiHeadAttentionBackward(a);
+  ASSERT_TRUE(st.ok()) << st.message;
 
-  std::vector<double> xd = D(x);
+  std::vector<double> qd = D(query), kd = D(key), vd = D(value);
   std::vector<double> wd[8];
   for (int i = 0; i < 8; ++i) wd[i] = D(*ws[i]);
   auto forward = [&]() {
-    auto lin = [&](const std::vector<double>& in, const std::vector<double>& W, const std::vector<double>& b) {
-      std::vector<double> y(static_cast<size_t>(B * L * E));
-      for (int64_t r = 0; r < B * L; ++r)
-        for (int64_t o = 0; o < E; ++o) {
+    auto lin = [&](const std::vector<double>& in, int64_t rows, int64_t outw, const std::vector<double>& W,
+                   const std::vector<double>& b) {
+      std::vector<double> y(static_cast<size_t>(rows * outw));
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t o = 0; o < outw; ++o) {
           double acc = b[o];
           for (int64_t i = 0; i < E; ++i) acc += in[r * E + i] * W[o * E + i];
-          y[r * E + o] = acc;
+          y[r * outw + o] = acc;
         }
       return y;
     };
-    auto Q = lin(xd, wd[0], wd[1]), K = lin(xd, wd[2], wd[3]), V = lin(xd, wd[4], wd[5]);
-    // Split heads, rotating Q and K at position l.
-    std::vector<double> Qh(Q.size()), Kh(K.size()), Vh(V.size());
-    for (int64_t b = 0; b < B; ++b)
-      for (int64_t l = 0; l < L; ++l)
-        for (int64_t h = 0; h < H; ++h) {
-          const int64_t src = (b * L + l) * E + h * Dh, dst = ((b * H + h) * L + l) * Dh;
-          const auto rq = RefRotate(&Q[src], Dh, Dh, false, &cosd[l * half], &sind[l * half]);
-          const auto rk = RefRotate(&K[src], Dh, Dh, false, &cosd[l * half], &sind[l * half]);
-          for (int64_t d = 0; d < Dh; ++d) {
-            Qh[dst + d] = rq[d];
-            Kh[dst + d] = rk[d];
-            Vh[dst + d] = V[src + d];
+    auto Q = lin(qd, B * Lq, E, wd[0], wd[1]), K = lin(kd, B * Lk, Ekv, wd[2], wd[3]),
+         V = lin(vd, B * Lk, Ekv, wd[4], wd[5]);
+    // Split heads ([B, L, heads·D] → [B, heads, L, D]), rotating at position l.
+    auto split = [&](const std::vector<double>& X, int64_t L, int64_t heads, bool rotate) {
+      std::vector<double> y(X.size()), cs(static_cast<size_t>(half)), sn(static_cast<size_t>(half));
+      for (int64_t b = 0; b < B; ++b)
+        for (int64_t l = 0; l < L; ++l) {
+          RefRopeAngles(static_cast<double>(l), R, base, cs.data(), sn.data());
+          for (int64_t h = 0; h < heads; ++h) {
+            const double* src = &X[(b * L + l) * heads * Dh + h * Dh];
+            const auto r = rotate ? RefRotate(src, Dh, R, c.interleaved, cs.data(), sn.data())
+                                  : std::vector<double>(src, src + Dh);
+            for (int64_t d = 0; d < Dh; ++d) y[((b * heads + h) * L + l) * Dh + d] = r[d];
           }
         }
+      return y;
+    };
+    const auto Qh = split(Q, Lq, H, c.rope), Kh = split(K, Lk, Hkv, c.rope), Vh = split(V, Lk, Hkv, false);
     std::vector<double> ctx_h, wts;
-    RefSdpa(B, H, L, L, Dh, Dh, Qh.data(), Kh.data(), Vh.data(), 1.0 / std::sqrt(double(Dh)), mask, &ctx_h, &wts);
-    std::vector<double> ctx(static_cast<size_t>(B * L * E));
+    RefSdpaModern(B, H, Lq, Lk, Dh, Dh, Qh.data(), Kh.data(), Vh.data(), 1.0 / std::sqrt(double(Dh)), m, &ctx_h, &wts);
+    std::vector<double> ctx(static_cast<size_t>(B * Lq * E));
     for (int64_t b = 0; b < B; ++b)
       for (int64_t h = 0; h < H; ++h)
-        for (int64_t l = 0; l < L; ++l)
-          for (int64_t d = 0; d < Dh; ++d) ctx[(b * L + l) * E + h * Dh + d] = ctx_h[((b * H + h) * L + l) * Dh + d];
-    return lin(ctx, wd[6], wd[7]);
+        for (int64_t l = 0; l < Lq; ++l)
+          for (int64_t d = 0; d < Dh; ++d) ctx[(b * Lq + l) * E + h * Dh + d] = ctx_h[((b * H + h) * Lq + l) * Dh + d];
+    return lin(ctx, B * Lq, E, wd[6], wd[7]);
   };
-  EXPECT_TRUE(ExpectAllClose(out.data(), forward().data(), B * L * E, 1e-5, 1e-4, "rope output"));
+  EXPECT_TRUE(ExpectAllClose(out.data(), forward().data(), B * Lq * E, 1e-5, 1e-4, "output"));
   auto f = [&]() { return Dot(forward(), dout); };
-  EXPECT_LE(RelErr(dx.data(), NumGrad(&xd, f)), kTol) << "dx";
+  EXPECT_LE(RelErr(dq.data(), NumGrad(&qd, f)), kTol) << "dQuery";
+  EXPECT_LE(RelErr(dk.data(), NumGrad(&kd, f)), kTol) << "dKey";
+  EXPECT_LE(RelErr(dv.data(), NumGrad(&vd, f)), kTol) << "dValue";
   static const char* kNames[8] = {"wq", "bq", "wk", "bk", "wv", "bv", "wo", "bo"};
-  for (int i = 0; i < 8; ++i) EXPECT_LE(RelErr(g[i].data(), NumGrad(&wd[i], f)), kTol) << kNames[i];
+  for (int i = 0; i < 8; ++i) {
+    if (i == static_cast<int>(WeightId::kBk) && !c.rope) continue;  // exactly 0 (shift invariance)
+    EXPECT_LE(RelErr(g[i].data(), NumGrad(&wd[i], f)), kTol) << kNames[i];
+  }
 }
 
-INSTANTIATE_TEST_SUITE_P(Train, MhaRopeBackwardTest, ::testing::Combine(::testing::Bool(), ::testing::Bool()),
-                         [](const auto& info) {
-                           return std::string(std::get<0>(info.param) ? "Causal" : "Full") + "_" +
-                                  KernelSetName(std::get<1>(info.param));
-                         });
+const MhaVariantCase kMhaVariantCases[] = {
+    {"rope", 8, 2, 2, true, 0, false, false},
+    {"rope_causal", 8, 2, 2, true, 0, false, true},
+    {"gqa", 12, 6, 3, false, 0, false, true},
+    {"mqa_rope_partial_interleaved", 12, 3, 1, true, 2, true, false},
+    {"gqa_rope", 8, 4, 2, true, 0, false, true},
+};
+INSTANTIATE_TEST_SUITE_P(
+    Train, MhaVariantBackwardTest,
+    ::testing::Combine(::testing::ValuesIn(kMhaVariantCases), ::testing::Bool()),
+    [](const auto& info) {
+      return std::string(std::get<0>(info.param).name) + "_" + KernelSetName(std::get<1>(info.param));
+    });
 
 // ---------------------------------------------------------------------------
 // MHA
