@@ -31,6 +31,7 @@
 #include <cstring>
 #include <limits>
 
+#include "kernels/simd.h"
 #include "train/ops.h"
 
 namespace attnlab {
@@ -40,6 +41,46 @@ namespace {
 constexpr int64_t kTileRows = 64;
 
 inline int64_t Round16(int64_t n) { return (n + 15) / 16 * 16; }
+
+// One row of the softmax backward: ds[j] = p[j]·(ds[j] − Σ_k p[k]·ds[k])·scale
+// (ds holds dP on entry). Scalar set: δ summed in double.
+void SoftmaxBackwardRowScalar(const float* p, float* ds, int64_t n, float scale) {
+  double delta = 0.0;
+  for (int64_t j = 0; j < n; ++j) delta += static_cast<double>(p[j]) * ds[j];
+  const float dl = static_cast<float>(delta);
+  for (int64_t j = 0; j < n; ++j) ds[j] = p[j] * (ds[j] - dl) * scale;
+}
+
+#if ATTNLAB_SIMD
+// SIMD set: δ summed in kWidth float lanes, then across them.
+void SoftmaxBackwardRowSimd(const float* p, float* ds, int64_t n, float scale) {
+  using kernels::simd::Batch;
+  constexpr int64_t w = kernels::simd::kWidth;
+  Batch acc(0.0f);
+  int64_t j = 0;
+  for (; j + w <= n; j += w) {
+    acc = xsimd::fma(Batch::load_unaligned(p + j), Batch::load_unaligned(ds + j), acc);
+  }
+  float delta = xsimd::hadd(acc);
+  for (; j < n; ++j) delta += p[j] * ds[j];
+  const Batch vd(delta), vs(scale);
+  for (j = 0; j + w <= n; j += w) {
+    const Batch r = Batch::load_unaligned(p + j) * (Batch::load_unaligned(ds + j) - vd) * vs;
+    r.store_unaligned(ds + j);
+  }
+  for (; j < n; ++j) ds[j] = p[j] * (ds[j] - delta) * scale;
+}
+#endif
+
+void SoftmaxBackwardRow(const float* p, float* ds, int64_t n, float scale) {
+#if ATTNLAB_SIMD
+  if (!kernels::UsingScalarKernels()) {
+    SoftmaxBackwardRowSimd(p, ds, n, scale);
+    return;
+  }
+#endif
+  SoftmaxBackwardRowScalar(p, ds, n, scale);
+}
 
 void GemmAccActive(int64_t m, int64_t n, int64_t k, const float* a,
                    int64_t lda, const kernels::PackedB& b, float* c,
@@ -167,11 +208,7 @@ bool AttentionBackward(const kernels::AttentionView& v, const float* dout,
         kernels::Gemm(t, lk, dvw, go + i0 * v.o_sl, v.o_sl, pvt, nullptr, dS, lk);
         for (int64_t r = 0; r < t; ++r) {
           float* ds = dS + r * lk;
-          const float* p = P + r * lk;
-          double delta = 0.0;
-          for (int64_t j = 0; j < lk; ++j) delta += static_cast<double>(p[j]) * ds[j];
-          const float dl = static_cast<float>(delta);
-          for (int64_t j = 0; j < lk; ++j) ds[j] = p[j] * (ds[j] - dl) * v.scale;
+          SoftmaxBackwardRow(P + r * lk, ds, lk, v.scale);
           if (plain) continue;
           const float* m = M + r * lk;
           const float inv_cap = cap > 0.0f ? 1.0f / cap : 0.0f;
