@@ -18,6 +18,12 @@ namespace {
 // -1 outside a task; the worker index inside one (nested calls run inline).
 thread_local int tls_worker = -1;
 
+// Checks of an atomic before a thread sleeps on a condition variable: the
+// kernels of one forward (projections, attention, output projection) follow
+// each other within microseconds, and waking a sleeping Web Worker costs far
+// more than that (tens of microseconds). About 50-100 µs of polling.
+constexpr int kSpinChecks = 1 << 15;
+
 class Pool {
  public:
   ~Pool() { Stop(); }
@@ -45,6 +51,7 @@ class Pool {
       ctx_ = ctx;
       tasks_ = tasks;
       gen = ++generation_;
+      announced_.store(gen, std::memory_order_release);
       done_.store(0, std::memory_order_relaxed);
       ticket_.store(gen << 32, std::memory_order_release);
     }
@@ -52,6 +59,9 @@ class Pool {
     Drain(0, gen, fn, ctx, tasks);
     // Done when every task has finished; a worker that wakes after that finds
     // the ticket of a newer batch (or none left) and touches nothing.
+    for (int i = 0; i < kSpinChecks; ++i) {
+      if (done_.load(std::memory_order_acquire) == tasks) return;
+    }
     std::unique_lock<std::mutex> lock(mu_);
     done_cv_.wait(lock, [&] { return done_.load(std::memory_order_acquire) == tasks; });
   }
@@ -83,6 +93,9 @@ class Pool {
       internal::TaskFn fn = nullptr;
       void* ctx = nullptr;
       int64_t tasks = 0;
+      for (int i = 0; i < kSpinChecks; ++i) {
+        if (announced_.load(std::memory_order_acquire) != seen) break;
+      }
       {
         std::unique_lock<std::mutex> lock(mu_);
         work_cv_.wait(lock, [&] { return stop_ || generation_ != seen; });
@@ -100,19 +113,22 @@ class Pool {
     {
       std::lock_guard<std::mutex> lock(mu_);
       stop_ = true;
+      announced_.store(~uint64_t{0}, std::memory_order_release);  // ends polling
     }
     work_cv_.notify_all();
     for (std::thread& t : threads_) t.join();
     threads_.clear();
     std::lock_guard<std::mutex> lock(mu_);
     stop_ = false;
+    announced_.store(generation_, std::memory_order_release);
   }
 
   std::vector<std::thread> threads_;
   std::mutex run_mu_;
   std::mutex mu_;
   std::condition_variable work_cv_, done_cv_;
-  uint64_t generation_ = 0;
+  uint64_t generation_ = 0;  // guarded by mu_
+  std::atomic<uint64_t> announced_{0};  // generation_, for polling without mu_
   bool stop_ = false;
   internal::TaskFn fn_ = nullptr;
   void* ctx_ = nullptr;

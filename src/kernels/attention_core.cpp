@@ -584,10 +584,13 @@ int64_t QueryBlocks(const AttentionView& v) {
 }
 
 struct Partition {
-  int64_t heads_per_task = 1, chunks = 1, blocks = 1, tasks = 1;
+  int64_t heads_per_task = 1, chunks = 1, blocks = 1, units = 1, tasks = 1;
   TaskRange operator()(int64_t t, int64_t heads) const {
     TaskRange r;
-    const int64_t chunk = t % chunks, group = t / chunks;
+    // The last query chunk of every (batch, head group) first: under a causal
+    // mask those cost the most, and dynamic scheduling balances best when the
+    // costly tasks start first and the cheap ones fill the end.
+    const int64_t chunk = chunks - 1 - t / units, group = t % units;
     const int64_t groups = heads / heads_per_task;
     r.b = group / groups;
     r.h0 = group % groups * heads_per_task;
@@ -602,9 +605,10 @@ Partition PartitionFor(const AttentionView& v, int threads) {
   Partition p;
   p.blocks = QueryBlocks(v);
   p.heads_per_task = (threads == 1 || v.average_weights) ? v.heads : 1;
-  const int64_t units = v.batch * (v.heads / p.heads_per_task);
+  const int64_t units = p.units = v.batch * (v.heads / p.heads_per_task);
   if (threads > 1) {
-    p.chunks = std::clamp<int64_t>((4 * threads + units - 1) / units, 1, p.blocks);
+    // About 8 tasks a thread: the idle tail at the end is at most one task.
+    p.chunks = std::clamp<int64_t>((8 * threads + units - 1) / units, 1, p.blocks);
   }
   p.tasks = units * p.chunks;
   return p;

@@ -296,6 +296,7 @@ void GemmBlock(int64_t i0, int64_t rows, int64_t j_begin, int64_t j_end,
 // Products below this many multiply-adds stay on the calling thread: waking
 // a worker costs about as much as ~100k multiply-adds in wasm.
 constexpr int64_t kMinParallelWork = int64_t{1} << 17;
+constexpr int64_t kTasksPerThread = 8;
 
 void GemmImpl(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
               const PackedB& b, const float* bias, bool accumulate, float* c,
@@ -318,8 +319,11 @@ void GemmImpl(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
     }
     return;
   }
+  // About kTasksPerThread tasks a thread: with dynamic scheduling the last
+  // task to finish leaves the other threads idle for at most one task's time.
   const int64_t pairs = (n + 2 * kNr - 1) / (2 * kNr);
-  const int64_t chunks = std::clamp<int64_t>((4 * threads + row_blocks - 1) / row_blocks, 1, pairs);
+  const int64_t target = kTasksPerThread * threads;
+  const int64_t chunks = std::clamp<int64_t>((target + row_blocks - 1) / row_blocks, 1, pairs);
   auto task = [&](int64_t t, int) {
     const int64_t i0 = (t / chunks) * kMc, q = t % chunks;
     const int64_t j_begin = pairs * q / chunks * 2 * kNr;
