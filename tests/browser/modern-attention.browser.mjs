@@ -82,6 +82,8 @@ export default function (t) {
         await page.dispatchEvent('#ch11-window', 'input');
         await page.evaluate(() => window.__attentionLab.settled());
         assert.equal(await page.getAttribute('#ch11 .ch11-window-line', 'data-max-seen'), '1');
+        // The chapter's controls are page state: the permalink carries them.
+        await page.waitForFunction(() => /(^|[#&])win11=1(&|$)/.test(location.hash));
         await page.locator('#ch11').screenshot({ path: path.join(ARTIFACTS, `page-ch11-${lang}.png`) });
         assert.deepEqual(page.problems(), []);
       } finally {
