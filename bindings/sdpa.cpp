@@ -46,8 +46,15 @@ int Sdpa(const JsSdpa& j) {
   return Report(attnlab::ScaledDotProductAttention(a));
 }
 
-int PositionalEncoding(double seq_len, double d_model, double base, uintptr_t out) {
-  return Report(attnlab::PositionalEncoding(I64(seq_len), I64(d_model), base, Ptr<float>(out)));
+// The sinusoidal encoding [seqLen, dModel] (output out); fields named as the
+// op's bag in web/lib/ops.js (the wasm backend's generic `op` fills them).
+struct PositionalEncodingCall {
+  double seqLen = 0, dModel = 0, base = 10000;
+  uintptr_t out = 0;
+};
+
+int PositionalEncoding(const PositionalEncodingCall& c) {
+  return Report(attnlab::PositionalEncoding(I64(c.seqLen), I64(c.dModel), c.base, Ptr<float>(c.out)));
 }
 
 }  // namespace
@@ -76,5 +83,11 @@ EMSCRIPTEN_BINDINGS(attention_lab_sdpa) {
       .field("weights", &JsSdpa::weights)
       .field("trace", &JsSdpa::trace);
   function("sdpa", &attnlab_bind::Sdpa);
+  using attnlab_bind::PositionalEncodingCall;
+  value_object<PositionalEncodingCall>("PositionalEncodingCall")
+      .field("seqLen", &PositionalEncodingCall::seqLen)
+      .field("dModel", &PositionalEncodingCall::dModel)
+      .field("base", &PositionalEncodingCall::base)
+      .field("out", &PositionalEncodingCall::out);
   function("positionalEncoding", &attnlab_bind::PositionalEncoding);
 }

@@ -212,8 +212,6 @@ export interface Backend<M = any, C = any> {
   addEventListener?(type: string, listener: any, options?: any): void;
   removeEventListener?(type: string, listener: any, options?: any): void;
 
-  /** The [seqLen, dModel] sinusoidal encoding. */
-  positionalEncoding(seqLen: number, dModel: number, base: number): MaybePromise<Float32Array>;
   sdpa(p: SdpaArgs): MaybePromise<ForwardOut>;
   /**
    * An op of the op table (ops.js), by name: `args` is its bag (OpTypes[name].args),

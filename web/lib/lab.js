@@ -8,14 +8,12 @@
 // The classes live in their own modules (multi-head-attention.js,
 // self-attention-layer.js, kv-cache.js) and take the backend through their
 // constructor, so `instanceof` holds across labs. The free-function ops of
-// the op table (ops.js: rotaryEmbedding, rotaryCache, alibiSlopes, …) are
+// the op table (ops.js: positionalEncoding, rotaryEmbedding, rotaryCache, alibiSlopes, …) are
 // installed from it, one method per entry.
-import { rangeError, checkInt, checkNumber, checkOptions } from './errors.js';
-import { makeTensor } from './tensor.js';
+import { rangeError, checkInt, checkOptions } from './errors.js';
 import { buildTrace } from './trace.js';
-import { checkElements, checkLayout, OPTION_KEYS } from './validate.js';
+import { checkLayout, OPTION_KEYS } from './validate.js';
 import { warmUp } from './warm-up.js';
-import { then } from './attention-module.js';
 import { selfAttention, scaledDotProductAttention } from './sdpa.js';
 import { OPS } from './ops.js';
 import { MultiHeadAttention } from './multi-head-attention.js';
@@ -63,17 +61,6 @@ export function createLab(backend, settings = {}) {
     },
     removeEventListener(type, listener, options) {
       backend.removeEventListener?.(type, listener, options);
-    },
-
-    positionalEncoding(seqLen, dModel, options) {
-      const where = 'positionalEncoding';
-      checkInt(where, 'seqLen', seqLen, 1);
-      checkInt(where, 'dModel', dModel, 1);
-      const opts = checkOptions(where, 'options', options, OPTION_KEYS.positionalEncoding);
-      const base = opts.base ?? 10000;
-      checkNumber(where, 'base', base, { min: 1, minExclusive: true });
-      checkElements(where, 'the encoding [seqLen, dModel]', [seqLen, dModel]);
-      return then(backend.positionalEncoding(seqLen, dModel, base), (data) => makeTensor(data, [seqLen, dModel]));
     },
 
     selfAttention(x, options) {

@@ -19,9 +19,10 @@
 // Value rules (ranges, positions, eps > 0) are checked once, by the C++
 // core, and reach JS as RangeErrors; the wrapper checks kinds, shapes and
 // option keys (TypeError for a wrong kind or an unknown key).
-import { describe, typeError, rangeError, checkInt, checkOptions } from './errors.js';
+import { describe, typeError, rangeError, checkInt, checkNumber, checkOptions } from './errors.js';
 import { toTensor, makeTensor, shapeString } from './tensor.js';
 import { then } from './attention-module.js';
+import { checkElements } from './validate.js';
 import { readRotaryArgs } from './rotary.js';
 
 /**
@@ -54,6 +55,7 @@ import { readRotaryArgs } from './rotary.js';
  * Each op's argument bag (`args`) and output fields (`out`): what
  * `backend.op(name, args, outputs)` takes and returns (backend.d.ts).
  * @typedef {object} OpTypes
+ * @property {{ args: { seqLen: number, dModel: number, base: number }, out: 'out' }} positionalEncoding
  * @property {{ args: RotaryArgs, out: 'out' }} rotaryEmbedding
  * @property {{ args: { maxPosition: number, rotaryDim: number, base: number }, out: 'cos' | 'sin' }} rotaryCache
  * @property {{ args: { heads: number }, out: 'out' }} alibiSlopes
@@ -75,6 +77,21 @@ const ramp = (n) => Float32Array.from({ length: n }, (_, i) => Math.sin(1 + 2.5 
 
 /** @type {Record<string, OpEntry>} */
 export const OPS = {
+  /** The sinusoidal positional encoding [seqLen, dModel] (Vaswani et al.). */
+  positionalEncoding: {
+    keys: ['base'],
+    run(backend, seqLen, dModel, options) {
+      const where = 'positionalEncoding';
+      checkInt(where, 'seqLen', seqLen, 1);
+      checkInt(where, 'dModel', dModel, 1);
+      const opts = checkOptions(where, 'options', options, this.keys);
+      const base = checkNumber(where, 'base', opts.base ?? 10000, { min: 1, minExclusive: true });
+      const n = checkElements(where, 'the encoding [seqLen, dModel]', [seqLen, dModel]);
+      return then(backend.op('positionalEncoding', { seqLen, dModel, base }, { out: n }), (r) => makeTensor(r.out, [seqLen, dModel]));
+    },
+    example: () => [7, 6, { base: 100 }],
+  },
+
   /**
    * Rotary position embedding (ONNX RotaryEmbedding) of x [B, H, L, D], or
    * [B, L, H·D] with numHeads → the rotated x (same shape).

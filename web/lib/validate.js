@@ -16,7 +16,6 @@ import { shapeString, product, MAX_ELEMENTS } from './tensor.js';
  */
 export const OPTION_KEYS = {
   init: ['backend', 'locateFile', 'wasmBinary', 'warmUp', 'checkFinite', 'threads'],
-  positionalEncoding: ['base'],
   selfAttention: ['mask', 'scale', 'trace', 'checkFinite', 'softcap', 'maskFill'],
   scaledDotProductAttention: ['mask', 'scale', 'needWeights', 'trace', 'checkFinite', 'softcap', 'maskFill'],
   multiHeadAttention: ['embedDim', 'numHeads', 'kdim', 'vdim', 'bias', 'seed', 'numKvHeads', 'rope'],

@@ -127,14 +127,6 @@ export function createWasmBackend(Module, name) {
     wasmModule: Module,
     kernelArch: Module.kernelArch(),
 
-    positionalEncoding(seqLen, dModel, base) {
-      return run('positionalEncoding', (arena) => {
-        const out = arena.f32(seqLen * dModel);
-        check('positionalEncoding', Module.positionalEncoding(seqLen, dModel, base, out));
-        return arena.read(out, seqLen * dModel);
-      });
-    },
-
     // p: { batch, heads, kvHeads?, lq, lk, d, dv, q, k, v, scale?, softcap?, mask, needWeights }
     sdpa(p) {
       return run(p.where, (arena) => {

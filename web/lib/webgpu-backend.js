@@ -131,6 +131,16 @@ function makeBackend(rt, info, fallbackFactory) {
     return t;
   }
 
+  // The sinusoidal encoding on the GPU (ops.js positionalEncoding).
+  function encodingOnGpu({ seqLen, dModel, base }) {
+    return run(async () => (await runJob('positionalEncoding', (job) => {
+      const freq = job.input('the frequencies', [Math.ceil(dModel / 2), 4], peFrequencies(dModel, base));
+      const pe = job.storage('the encoding', [seqLen, dModel], seqLen * dModel);
+      ops.positionalEncoding(job, freq, pe, seqLen, dModel);
+      job.read(pe, seqLen * dModel);
+    }))[0], async (fb) => (await fb.op('positionalEncoding', { seqLen, dModel, base }, { out: seqLen * dModel })).out);
+  }
+
   // RoPE on the GPU (ops.js rotaryEmbedding); the cos/sin tables (given, or from the C++ core) are its input.
   function rotaryOnGpu(where, p) {
     return run(async () => {
@@ -204,18 +214,6 @@ function makeBackend(rt, info, fallbackFactory) {
     },
 
     // ---- the backend interface (see wasm-backend.js) -----------------------
-    positionalEncoding(seqLen, dModel, base) {
-      return run(async () => {
-        const [out] = await runJob('positionalEncoding', (job) => {
-          const freq = job.input('the frequencies', [Math.ceil(dModel / 2), 4], peFrequencies(dModel, base));
-          const pe = job.storage('the encoding', [seqLen, dModel], seqLen * dModel);
-          ops.positionalEncoding(job, freq, pe, seqLen, dModel);
-          job.read(pe, seqLen * dModel);
-        });
-        return out;
-      }, (fb) => fb.positionalEncoding(seqLen, dModel, base));
-    },
-
     // k and v have kvHeads heads (GQA/MQA: query head h reads kv head h·Hkv/H, no copies).
     sdpa(p) {
       // Values the core refuses: the wasm backend reports them.
@@ -257,9 +255,9 @@ function makeBackend(rt, info, fallbackFactory) {
       }, (fb) => fb.sdpa(p));
     },
 
-    // The op table's ops (ops.js) by name: rotaryEmbedding on the GPU; the others, and calls
-    // outside the GPU path's domain, answered by the wasm backend.
+    // The op table's ops (ops.js): two WGSL kernels; the others (and calls outside them) on wasm.
     op(name, args, outputs) {
+      if (name === 'positionalEncoding') return encodingOnGpu(args).then((out) => ({ out }));
       if (name === 'rotaryEmbedding' && !rotaryOutsideGpu(args)) return rotaryOnGpu(name, args).then((out) => ({ out }));
       return loadWasm(`${name} needs the wasm backend`).then((fb) => fb.op(name, args, outputs));
     },

@@ -580,20 +580,23 @@ export async function traceValues(seed = 8) {
 
 /**
  * Every op of the op table (web/lib/ops.js), with its entry's example, on
- * webgpu and on wasm (the webgpu backend answers those without a WGSL kernel
- * from its wasm backend: the same bits).
+ * webgpu and on wasm; `gpu`: whether the call dispatched GPU work (the
+ * webgpu backend answers the ops without a WGSL kernel from its wasm
+ * backend: the same bits).
  */
 export async function opTable() {
   const { OPS } = await import('/web/lib/ops.js');
-  const { gpu, wasm } = await labs();
+  const { gpu, wasm, backend } = await labs();
   // Every Float32Array of a result (a tensor, { cos, sin }, an array), in key order.
   const arrays = (v) => (v instanceof Float32Array ? [v] : v && typeof v === 'object'
     ? Object.keys(v).sort().flatMap((k) => (k === 'shape' ? [] : arrays(v[k]))) : []);
   const out = [];
   for (const [name, entry] of Object.entries(OPS)) {
+    const before = backend.counters().dispatches;
     const a = arrays(await gpu[name](...entry.example()));
+    const onGpu = backend.counters().dispatches > before;
     const b = arrays(wasm[name](...entry.example()));
-    out.push({ name, arrays: a.length, diffs: a.map((x, i) => maxDiff(x, b[i])), sameCount: a.length === b.length });
+    out.push({ name, gpu: onGpu, arrays: a.length, diffs: a.map((x, i) => maxDiff(x, b[i])), sameCount: a.length === b.length });
   }
   return { ops: out, backend: gpu.backend };
 }
