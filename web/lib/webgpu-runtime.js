@@ -184,7 +184,7 @@ class Job {
         if (type === 'f32') {
           view.setFloat32(off, v, true);
         } else {
-          if (!Number.isInteger(v) || v < (type === 'i32' ? -(2 ** 31) : 0) || v > 2 ** 32 - 1) {
+          if (!Number.isInteger(v) || v < (type === 'i32' ? -(2 ** 31) : 0) || v > (type === 'i32' ? 2 ** 31 - 1 : 2 ** 32 - 1)) {
             throw new RangeError(`${this.where}: ${d.kernel} uniform '${name}' = ${v} does not fit in ${type}; use smaller sizes`);
           }
           if (type === 'i32') view.setInt32(off, v, true);
