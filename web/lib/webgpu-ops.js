@@ -75,13 +75,15 @@ function ruleParams(view) {
 export function attention(job, view, weights) {
   const { batch: B, heads: H, lq, lk, d, dv } = view;
   const common = { ...ruleParams(view), neg_inf: NEG_INF };
+  // Softcap and ALiBi cost per score: a pipeline of its own (override constant).
+  const extras = { SCORE_EXTRAS: common.softcap > 0 || common.alibi ? 1 : 0 };
   const mask = view.mask ?? job.dummy;
   const lengths = view.lengths ?? job.dummy;
   const slopes = view.slopes ?? job.dummy;
   if (weights) {
     const rowBlocks = Math.ceil(lq / TILE);
     const tiles = B * H * rowBlocks;
-    job.dispatch('attention_scores_softmax', [view.q.t, view.k.t, mask, lengths, slopes, weights], { ...common, row_blocks: rowBlocks, tiles }, tiles);
+    job.dispatch('attention_scores_softmax', [view.q.t, view.k.t, mask, lengths, slopes, weights], { ...common, row_blocks: rowBlocks, tiles }, tiles, extras);
     const tilesN = Math.ceil(dv / TILE);
     const perHead = Math.ceil(lq / TILE) * tilesN;
     job.dispatch('attention_weighted_sum', [weights, view.v.t, view.out.t], {
@@ -99,7 +101,7 @@ export function attention(job, view, weights) {
       v_sb: view.v.sb, v_sh: view.v.sh, v_sl: view.v.sl,
       o_sb: view.out.sb, o_sh: view.out.sh, o_sl: view.out.sl,
       row_blocks: rowBlocks, dv_chunks: dvChunks, tiles,
-    }, tiles);
+    }, tiles, extras);
   }
 }
 

@@ -41,18 +41,23 @@ export class GpuRuntime {
     this.persistentBytes = 0;
   }
 
-  _pipelineDescriptor(name) {
+  _pipelineDescriptor(name, constants) {
     if (!WGSL[name]) throw new Error(`webgpu: unknown kernel '${name}'`);
     const module = this.device.createShaderModule({ code: WGSL[name], label: name });
-    return { layout: 'auto', compute: { module, entryPoint: 'main' }, label: name };
+    const compute = { module, entryPoint: 'main', ...(constants ? { constants } : {}) };
+    return { layout: 'auto', compute, label: name };
   }
 
-  /** The cached pipeline of a kernel (web/webgpu/<name>.wgsl), created on first use. */
-  pipeline(name) {
-    let p = this.pipelines.get(name);
+  /**
+   * The cached pipeline of a kernel (web/webgpu/<name>.wgsl), created on first
+   * use; `constants` set its `override` constants (one pipeline per set).
+   */
+  pipeline(name, constants) {
+    const key = constants ? `${name} ${JSON.stringify(constants)}` : name;
+    let p = this.pipelines.get(key);
     if (!p) {
-      p = this.device.createComputePipeline(this._pipelineDescriptor(name));
-      this.pipelines.set(name, p);
+      p = this.device.createComputePipeline(this._pipelineDescriptor(name, constants));
+      this.pipelines.set(key, p);
     }
     return p;
   }
@@ -156,14 +161,14 @@ class Job {
    * Records a dispatch of `kernel` over `count` linearly numbered workgroups.
    * `buffers` follow the kernel's bindings (inputs → outputs); the Params
    * uniform (packed from `params` by the field list of the WGSL struct) is
-   * bound last.
+   * bound last. `constants`: the kernel's `override` constants, if any.
    */
-  dispatch(kernel, buffers, params, count) {
+  dispatch(kernel, buffers, params, count, constants) {
     const fields = WGSL_PARAMS[kernel];
     for (const key of Object.keys(params)) {
       if (!fields.some(([n]) => n === key)) throw new Error(`webgpu: ${kernel} has no uniform field '${key}'`);
     }
-    this.dispatches.push({ kernel, buffers, params, grid: this.rt.grid(this.where, count) });
+    this.dispatches.push({ kernel, buffers, params, constants, grid: this.rt.grid(this.where, count) });
   }
 
   /** Asks for `count` floats of `t` in the readback (in the order of the calls). */
@@ -222,7 +227,7 @@ class Job {
       const encoder = device.createCommandEncoder({ label: this.where });
       const pass = encoder.beginComputePass({ label: this.where });
       this.dispatches.forEach((d, k) => {
-        const pipeline = rt.pipeline(d.kernel);
+        const pipeline = rt.pipeline(d.kernel, d.constants);
         const entries = d.buffers.map((b, i) => ({ binding: i, resource: { buffer: b.buffer, size: b.bytes } }));
         entries.push({ binding: d.buffers.length, resource: { buffer: uniforms.buffer, offset: k * slot, size: slot } });
         const group = device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries, label: d.kernel });

@@ -72,6 +72,9 @@ struct Params {
 // #include tiles
 
 const BLOCK = TILE;
+// Set by the host per pipeline: false when the call has no softcap and no
+// ALiBi, so the common case compiles without their per-score code.
+override SCORE_EXTRAS: bool = true;
 
 var<workgroup> red: array<f32, 512>;  // [64 rows][8] partial maxima, then sums
 
@@ -137,7 +140,12 @@ fn main(@builtin(workgroup_id) wid: vec3u,
             if (params.mask_kind != 0u) {
               m = mask[m_off + j * params.m_sk];
             }
-            x = mask_and_bias(apply_softcap(s[2u * a + c / 4u][c % 4u] * params.scale), m, j, slope, pos);
+            x = s[2u * a + c / 4u][c % 4u] * params.scale;
+            if (SCORE_EXTRAS) {
+              x = mask_and_bias(apply_softcap(x), m, j, slope, pos);
+            } else if (params.mask_kind != 0u) {
+              x = apply_tensor_mask(x, m);
+            }
           }
           weights[w_base + i * params.lk + j] = x;
           m_part[a] = max(m_part[a], x);

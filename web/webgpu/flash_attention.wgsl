@@ -89,6 +89,9 @@ struct Params {
 
 const BLOCK = TILE;  // query rows per workgroup, keys per tile, output columns per workgroup
 const HALF = 32u;   // keys of P staged at a time
+// Set by the host per pipeline: false when the call has no softcap and no
+// ALiBi, so the common case compiles without their per-score code.
+override SCORE_EXTRAS: bool = true;
 
 var<workgroup> red_max: array<f32, 512>;   // [64 rows][8] partial maxima
 var<workgroup> red_sum: array<f32, 512>;   // [64 rows][8] partial sums
@@ -121,10 +124,12 @@ fn mask4(sv: vec4f, jv: vec4u, a: u32) -> vec4f {
     m = vec4f(mask[jc.x], mask[jc.y], mask[jc.z], mask[jc.w]);
   }
   var x = sv * params.scale;
-  if (params.softcap > 0.0 || slope != 0.0) {
-    for (var u = 0u; u < 4u; u++) {
-      x[u] = mask_and_bias(apply_softcap(x[u]), m[u], jv[u], slope, pos_row[a]);
-    }
+  if (SCORE_EXTRAS && (params.softcap > 0.0 || slope != 0.0)) {
+    let pos = pos_row[a];
+    x = vec4f(mask_and_bias(apply_softcap(x.x), m.x, jv.x, slope, pos),
+              mask_and_bias(apply_softcap(x.y), m.y, jv.y, slope, pos),
+              mask_and_bias(apply_softcap(x.z), m.z, jv.z, slope, pos),
+              mask_and_bias(apply_softcap(x.w), m.w, jv.w, slope, pos));
   } else {
     // The common case, four lanes at once: the tensor mask only (as apply_tensor_mask).
     switch params.mask_kind {
