@@ -62,12 +62,24 @@ export class GpuRuntime {
     return p;
   }
 
-  /** Compiles every kernel's pipeline asynchronously into the cache. */
+  /**
+   * Compiles every kernel's pipeline asynchronously into the cache: one per
+   * setting of its `override NAME: bool` constants (as dispatches pass them).
+   */
   async warmUp() {
-    await Promise.all(Object.keys(WGSL).map(async (name) => {
-      if (this.pipelines.has(name)) return;
-      const p = await this.device.createComputePipelineAsync(this._pipelineDescriptor(name));
-      if (!this.pipelines.has(name)) this.pipelines.set(name, p);
+    const jobs = [];
+    for (const name of Object.keys(WGSL)) {
+      const flags = [...WGSL[name].matchAll(/^override ([A-Z_][A-Z0-9_]*): bool/gm)].map((m) => m[1]);
+      if (!flags.length) jobs.push([name, undefined]);
+      for (let bits = 0; flags.length && bits < 2 ** flags.length; bits++) {
+        jobs.push([name, Object.fromEntries(flags.map((f, i) => [f, (bits >> i) & 1]))]);
+      }
+    }
+    await Promise.all(jobs.map(async ([name, constants]) => {
+      const key = constants ? `${name} ${JSON.stringify(constants)}` : name;
+      if (this.pipelines.has(key)) return;
+      const p = await this.device.createComputePipelineAsync(this._pipelineDescriptor(name, constants));
+      if (!this.pipelines.has(key)) this.pipelines.set(key, p);
     }));
   }
 
