@@ -53,6 +53,13 @@ Status CheckPointer(const char* name, const void* p);
 std::string ShapeString(std::initializer_list<int64_t> dims);
 std::string ShapeString(const int64_t* dims, int n);
 
+// SDPA arguments (scaled_dot_product_attention.cpp), shared with the SDPA
+// backward: the dims, Hkv | H, softcap, scale, the tensor sizes (the output
+// named `out_name`) and the q, k, v pointers; and the kernel view of the dense
+// [B, H, L, D] layouts (mask fields left to ResolveMask).
+Status CheckSdpaArgs(const SdpaArgs& a, const char* out_name);
+kernels::AttentionView SdpaView(const SdpaArgs& a);
+
 // Validates `mask` against scores [B, H, Lq, Lk] and fills the mask fields of
 // `view` (strides of the broadcast mask tensor, causal flag, lengths).
 Status ResolveMask(const MaskSpec& mask, int64_t batch, int64_t heads,

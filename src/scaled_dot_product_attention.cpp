@@ -9,14 +9,16 @@
 
 namespace attnlab {
 
-Status ScaledDotProductAttention(const SdpaArgs& a) {
+namespace internal {
+
+Status CheckSdpaArgs(const SdpaArgs& a, const char* out_name) {
   Status s;
-  if (!(s = internal::CheckDim("batch", a.batch, 1)).ok()) return s;
-  if (!(s = internal::CheckDim("heads", a.heads, 1)).ok()) return s;
-  if (!(s = internal::CheckDim("Lq (query length)", a.lq, 1)).ok()) return s;
-  if (!(s = internal::CheckDim("Lk (key length)", a.lk, 1)).ok()) return s;
-  if (!(s = internal::CheckDim("D (query/key width)", a.d, 1)).ok()) return s;
-  if (!(s = internal::CheckDim("Dv (value width)", a.dv, 1)).ok()) return s;
+  if (!(s = CheckDim("batch", a.batch, 1)).ok()) return s;
+  if (!(s = CheckDim("heads", a.heads, 1)).ok()) return s;
+  if (!(s = CheckDim("Lq (query length)", a.lq, 1)).ok()) return s;
+  if (!(s = CheckDim("Lk (key length)", a.lk, 1)).ok()) return s;
+  if (!(s = CheckDim("D (query/key width)", a.d, 1)).ok()) return s;
+  if (!(s = CheckDim("Dv (value width)", a.dv, 1)).ok()) return s;
   const int64_t hkv = a.kv_heads == 0 ? a.heads : a.kv_heads;
   if (hkv < 1 || a.heads % hkv != 0) {
     std::ostringstream os;
@@ -31,12 +33,12 @@ Status ScaledDotProductAttention(const SdpaArgs& a) {
     return Status::Invalid(os.str());
   }
   int64_t n = 0;
-  if (!(s = internal::TensorElements("q", {a.batch, a.heads, a.lq, a.d}, &n)).ok()) return s;
-  if (!(s = internal::TensorElements("k", {a.batch, hkv, a.lk, a.d}, &n)).ok()) return s;
-  if (!(s = internal::TensorElements("v", {a.batch, hkv, a.lk, a.dv}, &n)).ok()) return s;
-  if (!(s = internal::TensorElements("output", {a.batch, a.heads, a.lq, a.dv}, &n)).ok()) return s;
+  if (!(s = TensorElements("q", {a.batch, a.heads, a.lq, a.d}, &n)).ok()) return s;
+  if (!(s = TensorElements("k", {a.batch, hkv, a.lk, a.d}, &n)).ok()) return s;
+  if (!(s = TensorElements("v", {a.batch, hkv, a.lk, a.dv}, &n)).ok()) return s;
+  if (!(s = TensorElements(out_name, {a.batch, a.heads, a.lq, a.dv}, &n)).ok()) return s;
   if (a.weights != nullptr &&
-      !(s = internal::TensorElements("weights", {a.batch, a.heads, a.lq, a.lk}, &n)).ok()) {
+      !(s = TensorElements("weights", {a.batch, a.heads, a.lq, a.lk}, &n)).ok()) {
     return s;
   }
   if (a.has_scale && !std::isfinite(a.scale)) {
@@ -44,39 +46,43 @@ Status ScaledDotProductAttention(const SdpaArgs& a) {
     os << "scale must be a finite number (got " << a.scale << ")";
     return Status::Invalid(os.str());
   }
-  if (!(s = internal::CheckPointer("q", a.q)).ok()) return s;
-  if (!(s = internal::CheckPointer("k", a.k)).ok()) return s;
-  if (!(s = internal::CheckPointer("v", a.v)).ok()) return s;
-  if (!(s = internal::CheckPointer("output", a.output)).ok()) return s;
+  if (!(s = CheckPointer("q", a.q)).ok()) return s;
+  if (!(s = CheckPointer("k", a.k)).ok()) return s;
+  return CheckPointer("v", a.v);
+}
 
-  kernels::AttentionView view;
-  view.batch = a.batch;
-  view.heads = a.heads;
-  view.lq = a.lq;
-  view.lk = a.lk;
-  view.d = a.d;
-  view.dv = a.dv;
-  view.q = a.q;
-  view.q_sl = a.d;
-  view.q_sh = a.lq * a.d;
-  view.q_sb = a.heads * view.q_sh;
-  view.k = a.k;
-  view.k_sl = a.d;
-  view.k_sh = a.lk * a.d;
-  view.k_sb = hkv * view.k_sh;
-  view.v = a.v;
-  view.v_sl = a.dv;
-  view.v_sh = a.lk * a.dv;
-  view.v_sb = hkv * view.v_sh;
-  view.kv_heads = hkv;
-  view.softcap = a.has_softcap ? a.softcap : 0.0f;
-  view.out = a.output;
-  view.o_sl = a.dv;
-  view.o_sh = a.lq * a.dv;
-  view.o_sb = a.heads * view.o_sh;
-  view.scale = a.has_scale ? a.scale
-                            : 1.0f / std::sqrt(static_cast<float>(a.d));
-  view.weights = a.weights;
+kernels::AttentionView SdpaView(const SdpaArgs& a) {
+  // Dense [B, H, L, D] layouts; k and v have Hkv heads.
+  kernels::AttentionView v;
+  const int64_t hkv = a.kv_heads == 0 ? a.heads : a.kv_heads;
+  v.batch = a.batch;
+  v.heads = a.heads;
+  v.kv_heads = hkv;
+  v.lq = a.lq;
+  v.lk = a.lk;
+  v.d = a.d;
+  v.dv = a.dv;
+  v.q = a.q;
+  v.q_sl = a.d, v.q_sh = a.lq * a.d, v.q_sb = a.heads * v.q_sh;
+  v.k = a.k;
+  v.k_sl = a.d, v.k_sh = a.lk * a.d, v.k_sb = hkv * v.k_sh;
+  v.v = a.v;
+  v.v_sl = a.dv, v.v_sh = a.lk * a.dv, v.v_sb = hkv * v.v_sh;
+  v.softcap = a.has_softcap ? a.softcap : 0.0f;
+  v.out = a.output;
+  v.o_sl = a.dv, v.o_sh = a.lq * a.dv, v.o_sb = a.heads * v.o_sh;
+  v.scale = a.has_scale ? a.scale : 1.0f / std::sqrt(static_cast<float>(a.d));
+  v.weights = a.weights;
+  return v;
+}
+
+}  // namespace internal
+
+Status ScaledDotProductAttention(const SdpaArgs& a) {
+  Status s;
+  if (!(s = internal::CheckSdpaArgs(a, "output")).ok()) return s;
+  if (!(s = internal::CheckPointer("output", a.output)).ok()) return s;
+  kernels::AttentionView view = internal::SdpaView(a);
   if (!(s = internal::ResolveMask(a.mask, a.batch, a.heads, a.lq, a.lk, &view)).ok()) {
     return s;
   }

@@ -23,28 +23,6 @@ Status Oom(const char* where) {
 }
 
 // The forward's view of a contiguous [B, H, L, *] SDPA problem.
-kernels::AttentionView SdpaView(const SdpaArgs& a) {
-  kernels::AttentionView v;
-  v.batch = a.batch;
-  v.heads = a.heads;
-  v.lq = a.lq;
-  v.lk = a.lk;
-  v.d = a.d;
-  v.dv = a.dv;
-  v.q = a.q;
-  v.q_sl = a.d, v.q_sh = a.lq * a.d, v.q_sb = a.heads * v.q_sh;
-  const int64_t hkv = a.kv_heads == 0 ? a.heads : a.kv_heads;
-  v.kv_heads = hkv;
-  v.k = a.k;
-  v.k_sl = a.d, v.k_sh = a.lk * a.d, v.k_sb = hkv * v.k_sh;
-  v.v = a.v;
-  v.v_sl = a.dv, v.v_sh = a.lk * a.dv, v.v_sb = hkv * v.v_sh;
-  v.softcap = a.has_softcap ? a.softcap : 0.0f;
-  v.o_sl = a.dv, v.o_sh = a.lq * a.dv, v.o_sb = a.heads * v.o_sh;
-  v.scale = a.has_scale ? a.scale : 1.0f / std::sqrt(static_cast<float>(a.d));
-  return v;
-}
-
 Status CheckMhaConfig(MhaConfig* c) {
   Status s;
   if (!(s = CheckDim("embedDim", c->embed_dim, 1)).ok()) return s;
@@ -122,48 +100,13 @@ Status MakeRope(const MhaConfig& c, int64_t max_len, RopeHolder* r) {
 Status ScaledDotProductAttentionBackward(const SdpaBackwardArgs& args) {
   const SdpaArgs& a = args.forward;
   Status s;
-  if (!(s = CheckDim("batch", a.batch, 1)).ok()) return s;
-  if (!(s = CheckDim("heads", a.heads, 1)).ok()) return s;
-  if (!(s = CheckDim("Lq (query length)", a.lq, 1)).ok()) return s;
-  if (!(s = CheckDim("Lk (key length)", a.lk, 1)).ok()) return s;
-  if (!(s = CheckDim("D (query/key width)", a.d, 1)).ok()) return s;
-  if (!(s = CheckDim("Dv (value width)", a.dv, 1)).ok()) return s;
-  const int64_t hkv = a.kv_heads == 0 ? a.heads : a.kv_heads;
-  if (hkv < 1 || a.heads % hkv != 0) {
-    std::ostringstream os;
-    os << "k and v have " << hkv << " heads and q has " << a.heads
-       << ": the query heads H must be a multiple of the key/value heads Hkv "
-          "(GQA/MQA: H % Hkv == 0)";
-    return Status::Invalid(os.str());
-  }
-  if (a.has_softcap && !(a.softcap > 0.0f && std::isfinite(a.softcap))) {
-    std::ostringstream os;
-    os << "softcap must be a finite number > 0 (got " << a.softcap << ")";
-    return Status::Invalid(os.str());
-  }
-  int64_t n = 0;
-  if (!(s = TensorElements("q", {a.batch, a.heads, a.lq, a.d}, &n)).ok()) return s;
-  if (!(s = TensorElements("k", {a.batch, hkv, a.lk, a.d}, &n)).ok()) return s;
-  if (!(s = TensorElements("v", {a.batch, hkv, a.lk, a.dv}, &n)).ok()) return s;
-  if (!(s = TensorElements("dOutput", {a.batch, a.heads, a.lq, a.dv}, &n)).ok()) return s;
-  if (a.weights != nullptr &&
-      !(s = TensorElements("weights", {a.batch, a.heads, a.lq, a.lk}, &n)).ok()) {
-    return s;
-  }
-  if (a.has_scale && !std::isfinite(a.scale)) {
-    std::ostringstream os;
-    os << "scale must be a finite number (got " << a.scale << ")";
-    return Status::Invalid(os.str());
-  }
-  if (!(s = CheckPointer("q", a.q)).ok()) return s;
-  if (!(s = CheckPointer("k", a.k)).ok()) return s;
-  if (!(s = CheckPointer("v", a.v)).ok()) return s;
+  if (!(s = internal::CheckSdpaArgs(a, "dOutput")).ok()) return s;
   if (!(s = CheckPointer("dOutput", args.d_output)).ok()) return s;
   if (!(s = CheckPointer("dq", args.dq)).ok()) return s;
   if (!(s = CheckPointer("dk", args.dk)).ok()) return s;
   if (!(s = CheckPointer("dv", args.dv)).ok()) return s;
 
-  kernels::AttentionView view = SdpaView(a);
+  kernels::AttentionView view = internal::SdpaView(a);
   if (!(s = internal::ResolveMask(a.mask, a.batch, a.heads, a.lq, a.lk, &view)).ok()) {
     return s;
   }
@@ -182,6 +125,7 @@ Status ScaledDotProductAttentionBackward(const SdpaBackwardArgs& args) {
     kernels::AttentionCore(fwd, ws.tile.data());
   }
   view.out = nullptr;
+  view.weights = nullptr;
   if (!train::AttentionBackward(view, args.d_output, args.dq, args.dk, args.dv, &ws)) {
     return Oom("scaledDotProductAttentionBackward");
   }
