@@ -48,8 +48,16 @@ Status PositionalEncoding(int64_t seq_len, int64_t d_model, double base,
     float* row = out + pos * d_model;
     for (int64_t i = 0; i < pairs; ++i) {
       const double angle = static_cast<double>(pos) * inv_freq[i];
-      row[2 * i] = static_cast<float>(std::sin(angle));
-      if (2 * i + 1 < d_model) row[2 * i + 1] = static_cast<float>(std::cos(angle));
+      if (2 * i + 1 < d_model) {
+        // One range reduction for both (musl's and glibc's sincos give the
+        // same bits as sin and cos called apart).
+        double s = 0.0, c = 0.0;
+        ::sincos(angle, &s, &c);
+        row[2 * i] = static_cast<float>(s);
+        row[2 * i + 1] = static_cast<float>(c);
+      } else {
+        row[2 * i] = static_cast<float>(std::sin(angle));
+      }
     }
   }
   return Status::Ok();
