@@ -33,18 +33,6 @@ const EMPTY = {
 };
 export const NO_MASK = Object.freeze({ ...EMPTY });
 
-/**
- * For ops that support only the tutorial masks (causal top-left, padding,
- * tensor masks, fill -1e9): a RangeError naming what they do not support.
- * @param {string} where @param {any} mask
- */
-export function rejectVariants(where, mask) {
-  const what = mask.causalAlign ? "causal align 'bottom-right'" : mask.causalOffset ? 'a causal offset'
-    : mask.window ? 'a window mask' : mask.alibi ? 'an alibi mask' : null;
-  if (what) throw rangeError(where, `${what} is not supported here (only causal, padding, keep, block and additive masks)`);
-  return mask;
-}
-
 /** The mask with `maskFill` set (a number; -Infinity for ONNX semantics). */
 export function withMaskFill(where, mask, maskFill) {
   if (maskFill === undefined) return mask;

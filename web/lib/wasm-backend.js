@@ -17,6 +17,34 @@ function mhaTraceSizes(B, Lq, Lk, E, H) {
   return { q: B * Lq * E, k: B * Lk * E, v: B * Lk * E, scores: nW, masked: nW, weights: nW, context: B * Lq * E };
 }
 
+/**
+ * The normalised mask as the bindings' value_object "MaskArgs"
+ * (bindings/common.cpp), with the variants' fields (docs/attention-variants.md);
+ * its buffers are copied into wasm memory by `arena` (this file's Arena, or
+ * the training code's, lib/train/heap.js).
+ * @param {{ fromI32(a: Int32Array|null): number, fromF32(a: Float32Array|null): number }} arena
+ * @param {any} mask
+ */
+export function maskArgs(arena, mask) {
+  return {
+    causal: mask.causal,
+    lengths: arena.fromI32(mask.lengths),
+    kind: mask.kind,
+    data: arena.fromF32(mask.data),
+    shape: mask.shape4,
+    causalAlign: mask.causalAlign ?? 0,
+    causalOffset: mask.causalOffset ?? 0,
+    window: mask.window ?? false,
+    windowLeft: mask.windowLeft ?? -1,
+    windowRight: mask.windowRight ?? -1,
+    windowAlign: mask.windowAlign ?? 0,
+    windowOffset: mask.windowOffset ?? 0,
+    alibi: mask.alibi ?? false,
+    alibiSlopes: arena.fromF32(mask.slopes ?? null),
+    fill: mask.fill ?? -1e9,
+  };
+}
+
 /** @typedef {{ kind: 'mha' | 'layer', handle: number, mha?: number }} WasmHandle */
 /** @typedef {{ kind: 'kvcache', handle: number }} WasmCache */
 
@@ -77,28 +105,6 @@ export function createWasmBackend(Module, name) {
 
   function check(where, code) {
     if (code !== 0) throw new RangeError(`${where}: ${Module.lastError()}`);
-  }
-
-  // The mask as the binding's value_object "MaskArgs" (bindings/common.cpp),
-  // with the variants' fields (docs/attention-variants.md).
-  function maskArgs(arena, mask) {
-    return {
-      causal: mask.causal,
-      lengths: arena.fromI32(mask.lengths),
-      kind: mask.kind,
-      data: arena.fromF32(mask.data),
-      shape: mask.shape4,
-      causalAlign: mask.causalAlign ?? 0,
-      causalOffset: mask.causalOffset ?? 0,
-      window: mask.window ?? false,
-      windowLeft: mask.windowLeft ?? -1,
-      windowRight: mask.windowRight ?? -1,
-      windowAlign: mask.windowAlign ?? 0,
-      windowOffset: mask.windowOffset ?? 0,
-      alibi: mask.alibi ?? false,
-      alibiSlopes: arena.fromF32(mask.slopes ?? null),
-      fill: mask.fill ?? -1e9,
-    };
   }
 
   // The trace buffers (bag.trace): an attnlab::ForwardTrace written into wasm

@@ -7,7 +7,8 @@
 import { rangeError, typeError, describe, checkNumber, checkBool, checkInt, checkOptions } from '../errors.js';
 import { toTensor, makeTensor, shapeString, product } from '../tensor.js';
 import { normalizeMask, withMaskFill } from '../mask.js';
-import { withArena, checkStatus, maskObject } from './heap.js';
+import { maskArgs } from '../wasm-backend.js';
+import { withArena, checkStatus } from './heap.js';
 
 const WEIGHT_KEYS = ['wq', 'bq', 'wk', 'bk', 'wv', 'bv', 'wo', 'bo'];
 const FLOAT32_MAX = 3.4028234663852886e38;
@@ -80,7 +81,7 @@ export function sdpaBackward(Module, q, k, v, dOutput, options) {
       dq: arena.f32(nq), dk: arena.f32(nk), dvOut: arena.f32(nv), output: arena.f32(no),
       hasScale: scale !== undefined, scale: scale ?? 1,
       hasSoftcap: softcap !== undefined, softcap: softcap ?? 0,
-      mask: maskObject(arena, mask),
+      mask: maskArgs(arena, mask),
     };
     checkStatus(Module, where, Module.sdpaBackward(args));
     return {
@@ -152,7 +153,7 @@ export function mhaBackward(Module, mha, query, key, value, dOutput, options) {
       query: arena.fromF32(tq.data), key: arena.fromF32(tk.data), value: arena.fromF32(tv.data),
       dOutput: arena.fromF32(tg.data), output: arena.f32(nq),
       dQuery: arena.f32(nq), dKey: arena.f32(tk.data.length), dValue: arena.f32(tv.data.length),
-      params: w.params, grads: w.grads, mask: maskObject(arena, mask),
+      params: w.params, grads: w.grads, mask: maskArgs(arena, mask),
     };
     checkStatus(Module, where, Module.mhaBackward(args));
     return {
@@ -191,7 +192,7 @@ export function layerBackward(Module, layer, x, dOutput, options) {
       dGamma: arena.f32(E), dBeta: arena.f32(E),
       eps: layer.eps, dropout: layer.dropout, training, dropoutSeed,
       batch: B, seqLen: L, x: arena.fromF32(tx.data), dOutput: arena.fromF32(tg.data),
-      output: arena.f32(n), dx: arena.f32(n), mask: maskObject(arena, mask),
+      output: arena.f32(n), dx: arena.f32(n), mask: maskArgs(arena, mask),
     };
     checkStatus(Module, where, Module.layerBackward(args));
     const dWeights = readGrads(arena, w.sizes);

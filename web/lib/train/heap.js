@@ -65,23 +65,3 @@ export function wasmModuleOf(backend, where) {
   return Module;
 }
 
-/** The mask (lib/mask.js normalised form) as the shared MaskArgs value object. */
-export function maskObject(arena, mask) {
-  return {
-    causal: mask.causal,
-    lengths: arena.fromI32(mask.lengths),
-    kind: mask.kind,
-    data: arena.fromF32(mask.data),
-    shape: mask.shape4,
-    causalAlign: mask.causalAlign ?? 0,
-    causalOffset: mask.causalOffset ?? 0,
-    window: mask.window ?? false,
-    windowLeft: mask.windowLeft ?? -1,
-    windowRight: mask.windowRight ?? -1,
-    windowAlign: mask.windowAlign ?? 0,
-    windowOffset: mask.windowOffset ?? 0,
-    alibi: mask.alibi ?? false,
-    alibiSlopes: arena.fromF32(mask.slopes ?? null),
-    fill: mask.fill ?? -1e9,
-  };
-}
