@@ -614,6 +614,34 @@ Partition PartitionFor(const AttentionView& v, int threads) {
   return p;
 }
 
+// The keys [lo, hi) of query row i in batch b that no mask fills: the padding
+// length, the causal frontier and the window (bottom-right alignment counts
+// from the batch's visible length). Used by the kernels and by the trace.
+struct RowRanges {
+  const AttentionView& v;
+  int64_t visible, causal_off, window_off;
+  RowRanges(const AttentionView& view, int64_t b) : v(view) {
+    const int64_t length =
+        v.lengths != nullptr ? std::min<int64_t>(v.lengths[b], v.lk) : v.lk;
+    visible = std::max<int64_t>(length, 0);
+    causal_off = v.causal_align == Align::kBottomRight ? visible - v.lq : v.causal_offset;
+    window_off = v.window_align == Align::kBottomRight ? visible - v.lq : v.window_offset;
+  }
+  void operator()(int64_t i, int64_t* lo_out, int64_t* hi_out) const {
+    int64_t lo = 0, hi = visible;
+    if (v.causal) hi = std::min(hi, i + causal_off + 1);
+    if (v.window) {
+      const int64_t p = i + window_off;
+      if (v.window_left >= 0) lo = std::max(lo, p - v.window_left);
+      if (v.window_right >= 0) hi = std::min(hi, p + v.window_right + 1);
+    }
+    lo = std::clamp<int64_t>(lo, 0, visible);
+    hi = std::clamp<int64_t>(hi, lo, visible);
+    *lo_out = lo;
+    *hi_out = hi;
+  }
+};
+
 // out[0, dv) += tail·Σ v_j over the keys j outside [lo, hi): the weight of
 // implicitly masked keys in a row whose every key is masked (finite fill).
 void AddTailContext(float tail, int64_t lo, int64_t hi, int64_t lk,
@@ -650,28 +678,8 @@ void AttentionTask(const AttentionView& v, const TaskRange& task, float* scratch
 
   {
     const int64_t b = task.b;
-    const int64_t length =
-        v.lengths != nullptr ? std::min<int64_t>(v.lengths[b], v.lk) : v.lk;
-    const int64_t visible = std::max<int64_t>(length, 0);
-    auto offset_of = [&](Align align, int64_t top_left_offset) {
-      return align == Align::kBottomRight ? visible - v.lq : top_left_offset;
-    };
-    const int64_t causal_off = offset_of(v.causal_align, v.causal_offset);
-    const int64_t window_off = offset_of(v.window_align, v.window_offset);
-    // Keys [lo, hi) of row i that no mask fills.
-    auto range_of = [&](int64_t i, int64_t* lo_out, int64_t* hi_out) {
-      int64_t lo = 0, hi = visible;
-      if (v.causal) hi = std::min(hi, i + causal_off + 1);
-      if (v.window) {
-        const int64_t p = i + window_off;
-        if (v.window_left >= 0) lo = std::max(lo, p - v.window_left);
-        if (v.window_right >= 0) hi = std::min(hi, p + v.window_right + 1);
-      }
-      lo = std::clamp<int64_t>(lo, 0, visible);
-      hi = std::clamp<int64_t>(hi, lo, visible);
-      *lo_out = lo;
-      *hi_out = hi;
-    };
+    const RowRanges range_of(v, b);
+    const int64_t visible = range_of.visible;
     int64_t packed_kv_head = -1;
     PackedB kt_full, vp;
     for (int64_t h = task.h0; h < task.h1; ++h) {
@@ -698,7 +706,7 @@ void AttentionTask(const AttentionView& v, const TaskRange& task, float* scratch
         }
         if (slope != 0.0f) {
           rm.slope = slope;
-          rm.pos = static_cast<float>(i + causal_off - j_first);
+          rm.pos = static_cast<float>(i + range_of.causal_off - j_first);
         }
         return rm;
       };
@@ -929,11 +937,7 @@ void AttentionTraceScores(const AttentionView& v, float* scores, float* capped,
   const int64_t kv_heads = v.kv_heads > 0 ? v.kv_heads : v.heads;
   std::vector<float> raw(static_cast<size_t>(v.lk));
   for (int64_t b = 0; b < v.batch; ++b) {
-    const int64_t length =
-        v.lengths != nullptr ? std::min<int64_t>(v.lengths[b], v.lk) : v.lk;
-    const int64_t visible = std::max<int64_t>(length, 0);
-    const int64_t causal_off = v.causal_align == Align::kBottomRight ? visible - v.lq : v.causal_offset;
-    const int64_t window_off = v.window_align == Align::kBottomRight ? visible - v.lq : v.window_offset;
+    const RowRanges range_of(v, b);
     for (int64_t h = 0; h < v.heads; ++h) {
       const int64_t hk = h * kv_heads / v.heads;
       const float* k = v.k + b * v.k_sb + hk * v.k_sh;
@@ -942,15 +946,8 @@ void AttentionTraceScores(const AttentionView& v, float* scores, float* capped,
       for (int64_t i = 0; i < v.lq; ++i) {
         const float* qi = v.q + b * v.q_sb + h * v.q_sh + i * v.q_sl;
         const int64_t row = ((b * v.heads + h) * v.lq + i) * v.lk;
-        int64_t lo = 0, hi = visible;
-        if (v.causal) hi = std::min(hi, i + causal_off + 1);
-        if (v.window) {
-          const int64_t p = i + window_off;
-          if (v.window_left >= 0) lo = std::max(lo, p - v.window_left);
-          if (v.window_right >= 0) hi = std::min(hi, p + v.window_right + 1);
-        }
-        lo = std::clamp<int64_t>(lo, 0, visible);
-        hi = std::clamp<int64_t>(hi, lo, visible);
+        int64_t lo = 0, hi = 0;
+        range_of(i, &lo, &hi);
         RowMask rm;
         rm.fill = v.fill;
         rm.softcap = v.softcap;
@@ -961,7 +958,7 @@ void AttentionTraceScores(const AttentionView& v, float* scores, float* capped,
         }
         if (slope != 0.0f) {
           rm.slope = slope;
-          rm.pos = static_cast<float>(i + causal_off);
+          rm.pos = static_cast<float>(i + range_of.causal_off);
         }
         RowScoresScalar(qi, k, v.k_sl, v.d, v.lk, raw.data());
         for (int64_t j = 0; j < v.lk; ++j) {
