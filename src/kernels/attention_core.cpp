@@ -36,11 +36,15 @@ int64_t RoundUp(int64_t n) {
   return (n + kAlignFloats - 1) / kAlignFloats * kAlignFloats;
 }
 
-// Query rows per block: keeps the S block near 128 KiB.
-int64_t BlockRows(int64_t lk) {
-  int64_t rows = 32768 / std::max<int64_t>(lk, 1);
+// Query rows per block: keeps the S block near 128 KiB. Under a causal mask
+// or a window a block computes the key columns up to its last row's frontier,
+// so its first rows spend work on masked columns: 16-row blocks waste a
+// quarter of what 64-row ones do (native, 8 heads, D = 64, causal: L = 128
+// 0.78 vs 0.96 ms, L = 384 6.6 vs 7.2 ms).
+int64_t BlockRows(const AttentionView& v) {
+  int64_t rows = 32768 / std::max<int64_t>(v.lk, 1);
   rows = rows / 4 * 4;
-  return std::clamp<int64_t>(rows, 4, 64);
+  return std::clamp<int64_t>(rows, 4, (v.causal || v.window) ? 16 : 64);
 }
 
 // Mask data of one query row, for scores of keys j_first + j.
@@ -532,7 +536,7 @@ ScratchLayout LayoutFor(const AttentionView& v) {
     return at;
   };
   const bool pack = !UseRowwise(v);
-  const int64_t mb = BlockRows(v.lk);
+  const int64_t mb = BlockRows(v);
   l.packed_k = take(pack ? K::PackedFloats(v.d, v.lk) : 0);
   l.packed_v = take(pack ? K::PackedFloats(v.lk, v.dv) : 0);
   l.s_block = take(mb * v.lk);
@@ -579,7 +583,7 @@ int AttentionThreads(const AttentionView& v) {
 
 int64_t QueryBlocks(const AttentionView& v) {
   if (UseRowwise(v)) return 1;
-  const int64_t rows = UseFlash(v) ? kFlashRows : BlockRows(v.lk);
+  const int64_t rows = UseFlash(v) ? kFlashRows : BlockRows(v);
   return (v.lq + rows - 1) / rows;
 }
 
@@ -657,7 +661,7 @@ void AddTailContext(float tail, int64_t lo, int64_t hi, int64_t lk,
 template <class K>
 void AttentionTask(const AttentionView& v, const TaskRange& task, float* scratch) {
   // [B, H, Lq, Lk] legend: b batch, h head, i query row, j key column.
-  const int64_t mb = BlockRows(v.lk);
+  const int64_t mb = BlockRows(v);
   const ScratchLayout layout = LayoutFor<K>(v);
   float* packed_k = scratch + layout.packed_k;
   float* packed_v = scratch + layout.packed_v;
