@@ -32,6 +32,7 @@ struct JsMhaForward {
   bool averageWeights = false;
   uintptr_t cache = 0;                  // a kvCacheCreate handle or 0
   uintptr_t trace = 0;                        // optional trace buffers
+  bool startOutputOnly = false;         // threads: joinTasks() must follow
 };
 
 uintptr_t MhaCreate(const JsMhaConfig& j) {
@@ -88,6 +89,7 @@ int MhaForward(uintptr_t h, const JsMhaForward& j) {
   a.average_weights = j.averageWeights;
   a.cache = Ptr<KvCache>(j.cache);
   a.trace = ToTrace(j.trace);
+  a.start_output_only = j.startOutputOnly;
   return Report(Ptr<MultiHeadAttention>(h)->Forward(a));
 }
 
@@ -141,7 +143,8 @@ EMSCRIPTEN_BINDINGS(attention_lab_mha) {
       .field("weights", &JsMhaForward::weights)
       .field("averageWeights", &JsMhaForward::averageWeights)
       .field("cache", &JsMhaForward::cache)
-      .field("trace", &JsMhaForward::trace);
+      .field("trace", &JsMhaForward::trace)
+      .field("startOutputOnly", &JsMhaForward::startOutputOnly);
   function("mhaCreate", &attnlab_bind::MhaCreate);
   function("mhaDestroy", &attnlab_bind::MhaDestroy);
   function("mhaSetWeight", &attnlab_bind::MhaSetWeight);

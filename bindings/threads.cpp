@@ -13,10 +13,13 @@ int SetThreadCount(double n) {
   return attnlab_bind::Report(attnlab::SetThreadCount(n >= 0 && n <= 1024 ? static_cast<int>(n) : -1));
 }
 int ThreadCount() { return attnlab::ThreadCount(); }
+// Finishes what mhaForward({ startOutputOnly: true }) left to the workers.
+void JoinTasks() { attnlab::JoinTasks(); }
 
 }  // namespace
 
 EMSCRIPTEN_BINDINGS(threads) {
   emscripten::function("setThreadCount", &SetThreadCount);
   emscripten::function("threadCount", &ThreadCount);
+  emscripten::function("joinTasks", &JoinTasks);
 }

@@ -291,6 +291,10 @@ struct MhaForwardArgs {
   KvCache* cache = nullptr;
   // Optional: q, k, v, scores, masked, weights, context.
   const ForwardTrace* trace = nullptr;
+  // Threads: return once the output projection's tasks are handed to the
+  // workers; JoinTasks() (thread_pool.h) must follow before `output` is read
+  // or anything else runs. Lets a JS caller allocate the result meanwhile.
+  bool start_output_only = false;
 };
 
 // torch.nn.MultiheadAttention-style layer:

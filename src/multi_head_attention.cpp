@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "internal.h"
+#include "thread_pool.h"
 
 namespace attnlab {
 
@@ -341,6 +342,7 @@ std::unique_ptr<KvCache> MultiHeadAttention::CreateKvCache(
 }
 
 Status MultiHeadAttention::Forward(const MhaForwardArgs& a) {
+  JoinTasks();  // a previous call's started output projection may read our scratch
   Impl& im = *impl_;
   const MhaConfig& c = im.config;
   const int64_t e = c.embed_dim, h = c.num_heads, d = im.head_dim;
@@ -562,9 +564,12 @@ Status MultiHeadAttention::Forward(const MhaForwardArgs& a) {
     }
   }
 
-  kernels::Gemm(mq, e, e, ctx, ctx_ld, im.po,
-                c.bias ? im.w[7].data() : nullptr, a.output, e);
   if (cache != nullptr) cache->length = lk_total;
+  {
+    const internal::DetachNextBatch detach(a.start_output_only);
+    kernels::Gemm(mq, e, e, ctx, ctx_ld, im.po,
+                  c.bias ? im.w[7].data() : nullptr, a.output, e);
+  }
   return Status::Ok();
 }
 

@@ -31,6 +31,7 @@ class Pool {
   int size() const { return static_cast<int>(threads_.size()) + 1; }
 
   void Resize(int n) {
+    Join();
     if (n == size()) return;
     Stop();
     threads_.reserve(static_cast<size_t>(n - 1));
@@ -43,7 +44,41 @@ class Pool {
   }
 
   void Run(int64_t tasks, internal::TaskFn fn, void* ctx) {
+    Join();  // this thread's started batch first
     std::lock_guard<std::mutex> run_lock(run_mu_);  // one batch at a time
+    const uint64_t gen = Announce(tasks, fn, ctx);
+    Finish(gen, fn, ctx, tasks);
+  }
+
+  // Announces a batch and returns at once: the workers take its tasks while
+  // the caller does something else; Join() runs what is left on the calling
+  // thread and waits for the rest. One started batch per calling thread;
+  // other batches wait for it (run_mu_ stays locked until Join).
+  void Start(int64_t tasks, internal::TaskFn fn, void* ctx) {
+    Join();
+    run_mu_.lock();
+    tls_started = {Announce(tasks, fn, ctx), fn, ctx, tasks, true};
+  }
+
+  void Join() {
+    if (!tls_started.active) return;
+    const Started s = tls_started;
+    tls_started.active = false;
+    Finish(s.gen, s.fn, s.ctx, s.tasks);
+    run_mu_.unlock();
+  }
+
+ private:
+  struct Started {
+    uint64_t gen = 0;
+    internal::TaskFn fn = nullptr;
+    void* ctx = nullptr;
+    int64_t tasks = 0;
+    bool active = false;
+  };
+  static thread_local Started tls_started;
+
+  uint64_t Announce(int64_t tasks, internal::TaskFn fn, void* ctx) {
     uint64_t gen = 0;
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -56,9 +91,14 @@ class Pool {
       ticket_.store(gen << 32, std::memory_order_release);
     }
     work_cv_.notify_all();
+    return gen;
+  }
+
+  // Takes the batch's remaining tasks on the calling thread, then waits until
+  // every task has finished; a worker that wakes after that finds the ticket
+  // of a newer batch (or none left) and touches nothing.
+  void Finish(uint64_t gen, internal::TaskFn fn, void* ctx, int64_t tasks) {
     Drain(0, gen, fn, ctx, tasks);
-    // Done when every task has finished; a worker that wakes after that finds
-    // the ticket of a newer batch (or none left) and touches nothing.
     for (int i = 0; i < kSpinChecks; ++i) {
       if (done_.load(std::memory_order_acquire) == tasks) return;
     }
@@ -66,7 +106,6 @@ class Pool {
     done_cv_.wait(lock, [&] { return done_.load(std::memory_order_acquire) == tasks; });
   }
 
- private:
   // Takes tasks of batch `gen` until none is left. The ticket holds the
   // batch's generation (high 32 bits) and its next task (low 32 bits).
   void Drain(int worker, uint64_t gen, internal::TaskFn fn, void* ctx, int64_t tasks) {
@@ -137,6 +176,11 @@ class Pool {
   std::atomic<int64_t> done_{0};
 };
 
+thread_local Pool::Started Pool::tls_started;
+
+// Set by DetachNextBatch on the calling thread.
+thread_local bool tls_detach_next = false;
+
 Pool& ThePool() {
   static Pool* pool = new Pool;  // never destroyed: no joins at exit
   return *pool;
@@ -161,17 +205,34 @@ Status SetThreadCount(int n) {
 
 int ThreadCount() { return ThePool().size(); }
 
+void JoinTasks() { ThePool().Join(); }
+
 namespace internal {
 
 void RunTasks(int64_t tasks, TaskFn fn, void* ctx) {
   if (tasks <= 0) return;
   Pool& pool = ThePool();
+  if (tls_worker < 0) pool.Join();
   if (tasks == 1 || pool.size() == 1 || tls_worker >= 0) {
     const int worker = tls_worker >= 0 ? tls_worker : 0;
     for (int64_t t = 0; t < tasks; ++t) fn(ctx, t, worker);
     return;
   }
   pool.Run(tasks, fn, ctx);
+}
+
+DetachNextBatch::DetachNextBatch(bool on) { tls_detach_next = on; }
+DetachNextBatch::~DetachNextBatch() { tls_detach_next = false; }
+
+bool TakeDetach() {
+  if (!tls_detach_next || tls_worker >= 0 || ThePool().size() == 1) return false;
+  tls_detach_next = false;
+  ThePool().Join();  // the caller is about to reuse its saved task context
+  return true;
+}
+
+void StartTasks(int64_t tasks, TaskFn fn, void* ctx) {
+  if (tasks > 0) ThePool().Start(tasks, fn, ctx);
 }
 
 int ThreadsFor(int64_t work, int64_t min_work) {

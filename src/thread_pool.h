@@ -29,6 +29,11 @@ constexpr int kMaxThreads = 16;
 Status SetThreadCount(int n);
 int ThreadCount();
 
+// Finishes the batch that a call made under DetachNextBatch left running on
+// the workers (see below): runs its remaining tasks on the calling thread and
+// returns when all have finished. A no-op when nothing was left running.
+void JoinTasks();
+
 namespace internal {
 
 using TaskFn = void (*)(void* ctx, int64_t task, int worker);
@@ -38,6 +43,30 @@ using TaskFn = void (*)(void* ctx, int64_t task, int worker);
 // running at once (per-worker scratch). Runs inline on the calling thread
 // when there is one task, one thread, or when called from inside a task.
 void RunTasks(int64_t tasks, TaskFn fn, void* ctx);
+
+// While one lives on the calling thread, the next batch that would run on the
+// workers is only started: RunTasks-style kernels that support it (the SIMD
+// GEMM) return as soon as their tasks are announced, and the caller must call
+// JoinTasks() before it reads that kernel's output or frees its inputs. The
+// JS wrapper uses it for an MHA's output projection, to allocate the result's
+// JS array while the workers compute it (docs/threads.md).
+class DetachNextBatch {
+ public:
+  explicit DetachNextBatch(bool on);
+  ~DetachNextBatch();
+  DetachNextBatch(const DetachNextBatch&) = delete;
+  DetachNextBatch& operator=(const DetachNextBatch&) = delete;
+};
+
+// For a kernel about to start a parallel batch: true (once) when a
+// DetachNextBatch is alive on this thread and the batch would reach the
+// workers; the kernel then copies its task context somewhere that outlives
+// the call and uses StartTasks. Joins this thread's previous started batch.
+bool TakeDetach();
+
+// Announces fn over [0, tasks) to the workers and returns; JoinTasks()
+// finishes it. ctx must stay valid until then.
+void StartTasks(int64_t tasks, TaskFn fn, void* ctx);
 
 // The threads a call of `work` units (multiply-adds) should use: 1 below
 // `min_work`, inside a task, or with a one-thread pool; else ThreadCount().

@@ -92,6 +92,42 @@ TEST(ThreadPool, ResizesRepeatedly) {
   ASSERT_TRUE(attnlab::SetThreadCount(1).ok());
 }
 
+// StartTasks returns while the workers take the tasks; JoinTasks finishes the
+// batch on the calling thread; a later batch (or a resize) joins it first.
+TEST(ThreadPool, StartedBatchFinishesOnJoin) {
+  attnlab::JoinTasks();  // nothing started: a no-op
+  for (int threads : {1, 2, 4}) {
+    ASSERT_TRUE(attnlab::SetThreadCount(threads).ok());
+    struct Ctx {
+      std::atomic<int64_t> sum{0}, count{0};
+    } ctx;
+    auto fn = [](void* c, int64_t t, int) {
+      auto* x = static_cast<Ctx*>(c);
+      x->sum += t;
+      x->count += 1;
+    };
+    attnlab::internal::StartTasks(300, fn, &ctx);
+    attnlab::JoinTasks();
+    EXPECT_EQ(ctx.count.load(), 300) << threads;
+    EXPECT_EQ(ctx.sum.load(), 300 * 299 / 2) << threads;
+    attnlab::JoinTasks();  // already joined: a no-op
+
+    ctx.count = 0;
+    attnlab::internal::StartTasks(300, fn, &ctx);
+    std::atomic<int64_t> seen_before{-1};
+    auto next = [&](int64_t t, int) {
+      if (t == 0) seen_before = ctx.count.load();
+    };
+    attnlab::internal::ParallelFor(8, next);  // joins the started batch first
+    EXPECT_EQ(seen_before.load(), 300) << threads;
+
+    attnlab::internal::StartTasks(50, fn, &ctx);
+    ASSERT_TRUE(attnlab::SetThreadCount(threads == 4 ? 2 : threads + 1).ok());  // joins too
+    EXPECT_EQ(ctx.count.load(), 350) << threads;
+  }
+  ASSERT_TRUE(attnlab::SetThreadCount(1).ok());
+}
+
 class ThreadsBitIdentical : public ::testing::TestWithParam<bool> {
  protected:
   ThreadsBitIdentical() : kernels_(GetParam()) {}
@@ -269,6 +305,43 @@ TEST_P(ThreadsBitIdentical, MultiHeadAttention) {
         EXPECT_TRUE(SameBits(one, out)) << threads << " threads: output";
         EXPECT_TRUE(SameBits(one_w, w)) << threads << " threads: weights";
       }
+    }
+  }
+}
+
+// start_output_only: Forward returns while the workers may still compute the
+// output projection; after JoinTasks the output equals one thread's.
+TEST_P(ThreadsBitIdentical, MultiHeadAttentionStartedOutput) {
+  const int64_t B = 1, L = 131, E = 120, H = 5;
+  Rng rng(21);
+  const std::vector<float> x = rng.Vector(B * L * E);
+  std::vector<float> one;
+  for (int threads : {1, 2, 3, 4}) {
+    ScopedThreads pool(threads);
+    attnlab::MhaConfig cfg;
+    cfg.embed_dim = E;
+    cfg.num_heads = H;
+    cfg.seed = 5;
+    Status s;
+    auto mha = attnlab::MultiHeadAttention::Create(cfg, &s);
+    ASSERT_TRUE(s.ok()) << s.message;
+    std::vector<float> out(static_cast<size_t>(B * L * E), -1.0f);
+    attnlab::MhaForwardArgs a;
+    a.batch = B;
+    a.lq = a.lk = L;
+    a.query = a.key = a.value = x.data();
+    a.mask.causal = true;
+    a.output = out.data();
+    a.start_output_only = threads > 1;
+    for (int call = 0; call < 3; ++call) {  // also: a started batch, then a new forward
+      s = mha->Forward(a);
+      ASSERT_TRUE(s.ok()) << s.message;
+    }
+    attnlab::JoinTasks();
+    if (threads == 1) {
+      one = out;
+    } else {
+      EXPECT_TRUE(SameBits(one, out)) << threads << " threads";
     }
   }
 }
