@@ -571,7 +571,8 @@ export interface MhaConfig {
   rope?: RopeConfig | boolean;
 }
 
-export interface RotaryEmbeddingOptions {
+/** checkFinite scans x, cos and sin. */
+export interface RotaryEmbeddingOptions extends CheckFiniteOption {
   /** Positions [B, L]: rows of cos/sin, or the angles' positions (default 0..L−1). */
   positionIds?: ArrayLike<number> | number[][] | TensorLike;
   /** [maxPosition, R/2] with positionIds, [B, L, R/2] without; default: computed from base. */
@@ -593,7 +594,8 @@ export interface AttentionLab<M extends LabMode = 'either'> {
   alibiSlopes(heads: number): Returned<M, Float32Array>;
 }
 
-export interface RmsNormOptions {
+/** checkFinite scans x and weight. */
+export interface RmsNormOptions extends CheckFiniteOption {
   /** [E] (x's last dim); default ones. */
   weight?: TensorLike;
   /** > 0; default 1e-5 (ONNX RMSNormalization). */

@@ -156,6 +156,25 @@ describe.each(BACKENDS)('checkFinite — %s', (backend) => {
     }
   });
 
+  test('rmsNorm: x and weight', async () => {
+    const args = { x: tensor([3, 5]), weight: tensor([5], 2) };
+    const call = (l) => (a, o) => l.rmsNorm(a.x, { weight: a.weight, ...o });
+    await expectAllRefused('rmsNorm', args, call(lab));
+    await expectAllRefused('rmsNorm', args, call(strict), { optionsOn: {} });
+    await expectAccepted(args, call(lab), {});
+    await expectAccepted(args, call(strict), { checkFinite: false });
+  });
+
+  test('rotaryEmbedding: x, cos and sin', async () => {
+    const args = { x: tensor([1, 2, 3, 4]), cos: tensor([6, 2], 2), sin: tensor([6, 2], 3) };
+    const call = (l) => (a, o) => l.rotaryEmbedding(a.x, { positionIds: [[0, 2, 5]], cos: a.cos, sin: a.sin, ...o });
+    await expectAllRefused('rotaryEmbedding', args, call(lab));
+    await expectAllRefused('rotaryEmbedding', args, call(strict), { optionsOn: {} });
+    await expectAccepted(args, call(lab), {});
+    // computed tables: only x is a tensor argument
+    await expectAllRefused('rotaryEmbedding', { x: args.x }, (a, o) => strict.rotaryEmbedding(a.x, o), { optionsOn: {} });
+  });
+
   test('an additive mask may hold -Infinity (a masked position); NaN and +Infinity in it are refused', () => {
     const mask = new Float32Array(16);
     mask.fill(-Infinity, 4, 8);

@@ -118,9 +118,10 @@ export function createLab(backend, settings = {}) {
       return backend;
     },
   };
-  // The op table's methods (ops.js), called with the lab's backend.
+  // The op table's methods (ops.js), called with the lab's backend and settings.
+  const opContext = { backend, checkFinite: settings.checkFinite };
   for (const [name, entry] of Object.entries(OPS)) {
-    /** @type {any} */ (lab)[name] = (...args) => entry.run(backend, ...args);
+    /** @type {any} */ (lab)[name] = (...args) => entry.run(opContext, ...args);
   }
   attachTraining(lab, backend);
   return lab;

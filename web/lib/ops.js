@@ -24,6 +24,7 @@ import { toTensor, makeTensor, shapeString } from './tensor.js';
 import { then } from './attention-module.js';
 import { checkElements } from './validate.js';
 import { readRotaryArgs } from './rotary.js';
+import { finiteOption, checkFiniteArgs } from './finite.js';
 
 /**
  * @typedef {object} RotaryArgs a rotary embedding call (rotary.js)
@@ -63,10 +64,19 @@ import { readRotaryArgs } from './rotary.js';
  */
 
 /**
+ * What an op's `run` gets from its lab (lab.js).
+ * @typedef {object} OpContext
+ * @property {import('./backend.js').Backend} backend
+ * @property {boolean} checkFinite the lab's checkFinite setting (init): ops
+ *   with tensor arguments scan them when it is on or their call's
+ *   `checkFinite` option says so (finite.js)
+ */
+
+/**
  * @typedef {object} OpEntry
  * @property {readonly string[]} keys the keys its options object accepts
  *   (any other key is a TypeError naming it and listing these)
- * @property {(backend: import('./backend.js').Backend, ...args: any[]) => any} run
+ * @property {(lab: OpContext, ...args: any[]) => any} run
  *   validates the arguments, calls the backend, shapes the result
  * @property {() => any[]} example the arguments of a small call (the webgpu
  *   browser test runs every op with them on webgpu and on wasm)
@@ -80,7 +90,7 @@ export const OPS = {
   /** The sinusoidal positional encoding [seqLen, dModel] (Vaswani et al.). */
   positionalEncoding: {
     keys: ['base'],
-    run(backend, seqLen, dModel, options) {
+    run({ backend }, seqLen, dModel, options) {
       const where = 'positionalEncoding';
       checkInt(where, 'seqLen', seqLen, 1);
       checkInt(where, 'dModel', dModel, 1);
@@ -97,11 +107,12 @@ export const OPS = {
    * [B, L, H·D] with numHeads → the rotated x (same shape).
    */
   rotaryEmbedding: {
-    keys: ['positionIds', 'cos', 'sin', 'base', 'rotaryDim', 'interleaved', 'numHeads'],
-    run(backend, x, options) {
+    keys: ['positionIds', 'cos', 'sin', 'base', 'rotaryDim', 'interleaved', 'numHeads', 'checkFinite'],
+    run({ backend, checkFinite }, x, options) {
       const where = 'rotaryEmbedding';
       const opts = checkOptions(where, 'options', options, this.keys);
-      const { args, shape } = readRotaryArgs(where, x, opts);
+      const { args, shape, tensors } = readRotaryArgs(where, x, opts);
+      if (finiteOption(where, opts, checkFinite)) checkFiniteArgs(where, tensors);
       return then(backend.op('rotaryEmbedding', args, { out: args.x.length }), (r) => makeTensor(r.out, shape));
     },
     example: () => [{ data: ramp(24), shape: [1, 2, 3, 4] }, { positionIds: [[0, 2, 5]] }],
@@ -110,7 +121,7 @@ export const OPS = {
   /** cos/sin tables [maxPosition, rotaryDim/2] of angle p·base^(−2i/rotaryDim). */
   rotaryCache: {
     keys: ['base'],
-    run(backend, maxPosition, rotaryDim, options) {
+    run({ backend }, maxPosition, rotaryDim, options) {
       const where = 'rotaryCache';
       checkInt(where, 'maxPosition', maxPosition, 1);
       checkInt(where, 'rotaryDim', rotaryDim, 1);
@@ -130,7 +141,7 @@ export const OPS = {
   /** The ALiBi paper's default slopes for `heads` heads (a Float32Array). */
   alibiSlopes: {
     keys: [],
-    run(backend, heads) {
+    run({ backend }, heads) {
       checkInt('alibiSlopes', 'heads', heads, 1, 65536);
       return then(backend.op('alibiSlopes', { heads }, { out: heads }), (r) => r.out);
     },
@@ -142,21 +153,25 @@ export const OPS = {
    * (Llama's pre-norm, the per-head QK-norm of Qwen3 / OLMo 2 / Gemma 3).
    */
   rmsNorm: {
-    keys: ['weight', 'eps'],
-    run(backend, x, options) {
+    keys: ['weight', 'eps', 'checkFinite'],
+    run({ backend, checkFinite }, x, options) {
       const where = 'rmsNorm';
       const t = toTensor(where, 'x', x);
       if (!t.shape.length) throw rangeError(where, 'x must have rank >= 1 (it is normalized over its last dim), got shape []');
       const opts = checkOptions(where, 'options', options, this.keys);
       const dim = t.shape[t.shape.length - 1];
       let weight = null;
+      /** @type {[string, { data: Float32Array, shape: number[] }][]} */
+      const tensors = [['x', t]];
       if (opts.weight !== undefined) {
         const w = toTensor(where, 'weight', opts.weight);
         if (w.shape.length !== 1 || w.shape[0] !== dim) {
           throw rangeError(where, `weight must have shape [E] = [${dim}] (x's last dim), got ${shapeString(w.shape)}`);
         }
         weight = w.data;
+        tensors.push(['weight', w]);
       }
+      if (finiteOption(where, opts, checkFinite)) checkFiniteArgs(where, tensors);
       const eps = opts.eps ?? 1e-5;
       if (typeof eps !== 'number') throw typeError(where, `eps must be a number > 0, got ${describe(eps)}`);
       const n = t.data.length;

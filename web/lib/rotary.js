@@ -46,7 +46,7 @@ function readPositionIds(where, value, B, L) {
  * the op's argument bag and x's shape (the output's).
  * options: { positionIds [B, L], cos, sin ([maxPosition, R/2] with positionIds,
  * [B, L, R/2] without), base = 10000, rotaryDim = D, interleaved = false, numHeads }.
- * @returns {{ args: import('./ops.js').RotaryArgs, shape: number[] }}
+ * @returns {{ args: import('./ops.js').RotaryArgs, shape: number[], tensors: [string, { data: Float32Array, shape: number[] }][] }}
  */
 export function readRotaryArgs(where, x, opts) {
   const t = toTensor(where, 'x', x, { ranks: [3, 4] });
@@ -86,6 +86,8 @@ export function readRotaryArgs(where, x, opts) {
   let cos = null;
   let sin = null;
   let maxPosition = 0;
+  /** @type {[string, { data: Float32Array, shape: number[] }][]} the tensor arguments (checkFinite) */
+  const tensors = [['x', t]];
   if (opts.cos !== undefined) {
     const R = rotaryDim || D;
     const tc = toTensor(where, 'cos', opts.cos);
@@ -102,8 +104,10 @@ export function readRotaryArgs(where, x, opts) {
     cos = tc.data;
     sin = ts.data;
     maxPosition = positionIds ? tc.shape[0] : 0;
+    tensors.push(['cos', tc], ['sin', ts]);
   }
   return {
+    tensors,
     args: { batch: B, heads: H, seqLen: L, headDim: D, seqMajor, rotaryDim, interleaved, x: t.data, positionIds, cos, sin, maxPosition, base },
     shape: t.shape,
   };
