@@ -437,6 +437,25 @@ inline std::vector<double> RefLayerNorm(int64_t rows, int64_t dim,
   return y;
 }
 
+// RMSNorm over the last dim of x [rows, dim] in double:
+// y = x / sqrt(mean(x^2) + eps) * weight (null weight: ones).
+inline std::vector<double> RefRmsNorm(int64_t rows, int64_t dim,
+                                      const std::vector<double>& x,
+                                      const float* weight, double eps) {
+  std::vector<double> y(x.size());
+  for (int64_t r = 0; r < rows; ++r) {
+    const double* xr = x.data() + r * dim;
+    double ms = 0.0;
+    for (int64_t j = 0; j < dim; ++j) ms += xr[j] * xr[j];
+    ms /= static_cast<double>(dim);
+    const double inv = 1.0 / std::sqrt(ms + eps);
+    for (int64_t j = 0; j < dim; ++j) {
+      y[static_cast<size_t>(r * dim + j)] = xr[j] * inv * (weight ? weight[j] : 1.0);
+    }
+  }
+  return y;
+}
+
 // Sinusoidal positional encoding in double: PE(pos, 2i) = sin(pos / base^(2i/E)),
 // PE(pos, 2i+1) = cos(pos / base^(2i/E)).
 inline std::vector<double> RefPositionalEncoding(int64_t L, int64_t E, double base) {
