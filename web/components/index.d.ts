@@ -165,7 +165,8 @@ export interface TrainerReport {
  * <attention-lab-trainer task="reverse" size="64" lr="0.003">: trains a tiny
  * transformer in a Web Worker and shows every head's map as it forms.
  * Attributes: task (copy | reverse | sort | shift | induction), size (E),
- * lr, lang, eager, autoplay.
+ * lr, positional (sinusoidal | learned | rope | none; default learned for
+ * induction, sinusoidal otherwise), lang, eager, autoplay.
  */
 export declare class AttentionLabTrainer extends AttentionLabElement {
   readonly report: TrainerReport | null;

@@ -6,7 +6,8 @@
 //   <attention-lab-trainer task="reverse" size="64" lr="0.003"></attention-lab-trainer>
 //
 // Attributes: task (copy | reverse | sort | shift | induction), size (E: 32 |
-// 64 | 128), lr, lang, eager, autoplay. Methods (each resolves after the
+// 64 | 128), lr, positional (sinusoidal | learned | rope | none; default:
+// learned for induction, sinusoidal otherwise), lang, eager, autoplay. Methods (each resolves after the
 // worker's next report): play(), pause(), step(n), reset(), ablate(layer,
 // head, off), weights() → { name: tensor }, loadWeights(weights),
 // saveSafetensors() → Uint8Array, loadSafetensors(bytes), loadPretrained(url). Properties:
@@ -19,15 +20,17 @@ import { translator, normalizeLang } from '../lib/i18n.js';
 import { TRAINER_MESSAGES } from '../lib/trainer-messages.js';
 import { simdSupported } from '../../index.js';
 import { readSafetensors, writeSafetensors } from '../../lib/io/safetensors.js';
+import { positionalFor } from '../../lib/train/session.js';
 
 const TASKS = ['copy', 'reverse', 'sort', 'shift', 'induction'];
 const SIZES = [32, 64, 128];
 const RATES = [0.001, 0.003, 0.01];
+const POSITIONALS = ['sinusoidal', 'learned', 'rope', 'none'];
 const SNAPSHOT_EVERY = 25; // steps between timeline snapshots
 
 export class AttentionLabTrainer extends AttentionLabElement {
   static get observedAttributes() {
-    return ['task', 'size', 'lr', 'lang'];
+    return ['task', 'size', 'lr', 'positional', 'lang'];
   }
 
   constructor() {
@@ -56,9 +59,13 @@ export class AttentionLabTrainer extends AttentionLabElement {
     const E = this.intAttr('size', 64, 8, 256);
     const lr = this.numAttr('lr', 0.003);
     if (!(lr > 0)) throw new RangeError(`<attention-lab-trainer> lr="${lr}": expected a number > 0`);
+    const positional = this.getAttribute('positional') || positionalFor(task);
+    if (!POSITIONALS.includes(positional)) {
+      throw new RangeError(`<attention-lab-trainer> positional="${positional}": expected one of ${POSITIONALS.join(', ')}`);
+    }
     const induction = task === 'induction';
     return {
-      task, embedDim: E, numHeads: 4, ffnDim: 2 * E, lr, numLayers: induction ? 2 : 1,
+      task, embedDim: E, numHeads: 4, ffnDim: 2 * E, lr, positional, numLayers: induction ? 2 : 1,
       length: induction ? 16 : 8, vocab: induction ? 32 : 10, batch: 64, warmup: 50, seed: 1,
     };
   }
@@ -69,6 +76,7 @@ export class AttentionLabTrainer extends AttentionLabElement {
     this._taskSel = sel(t('tr.task'), TASKS, (v) => t(`tr.task.${v}`));
     this._sizeSel = sel(t('tr.size'), SIZES, (v) => `E = ${v}`);
     this._lrSel = sel(t('tr.lr'), RATES, (v) => `lr = ${v}`);
+    this._posSel = sel(t('tr.positional'), POSITIONALS, (v) => t(`tr.pos.${v}`));
     const btn = (key, fn) => {
       const b = h('button', { class: 'al-btn', type: 'button' }, t(key));
       b.addEventListener('click', fn);
@@ -86,7 +94,7 @@ export class AttentionLabTrainer extends AttentionLabElement {
       const f = this._file.files?.[0];
       if (f) await this.loadSafetensors(new Uint8Array(await f.arrayBuffer()));
     });
-    for (const [s, attr] of [[this._taskSel, 'task'], [this._sizeSel, 'size'], [this._lrSel, 'lr']]) {
+    for (const [s, attr] of [[this._taskSel, 'task'], [this._sizeSel, 'size'], [this._lrSel, 'lr'], [this._posSel, 'positional']]) {
       s.addEventListener('change', () => this.setAttribute(attr, s.value));
     }
     this._line = h('p', { class: 'al-readout', 'aria-live': 'polite' });
@@ -98,7 +106,7 @@ export class AttentionLabTrainer extends AttentionLabElement {
     this._timelineLabel = h('span', { class: 'al-readout' });
     const live = btn('tr.live', () => this._showSnapshot(null));
     this._body.append(
-      h('div', { class: 'al-controls' }, this._taskSel, this._sizeSel, this._lrSel, ...Object.values(this._buttons), this._file),
+      h('div', { class: 'al-controls' }, this._taskSel, this._sizeSel, this._lrSel, this._posSel, ...Object.values(this._buttons), this._file),
       this._line, this._chart, this._heads, this._ablation,
       h('div', { class: 'al-controls' }, this._timeline, this._timelineLabel, live));
     this._onDisconnect = () => this._terminate();
@@ -294,6 +302,7 @@ export class AttentionLabTrainer extends AttentionLabElement {
     this._taskSel.value = o.task;
     this._sizeSel.value = String(o.embedDim);
     this._lrSel.value = String(o.lr);
+    this._posSel.value = o.positional;
     const key = JSON.stringify(o);
     if (key === this._configured) return;
     this._configured = key;
@@ -370,6 +379,8 @@ export class AttentionLabTrainer extends AttentionLabElement {
     if (meta.task) this.setAttribute('task', meta.task);
     if (meta.embedDim) this.setAttribute('size', String(meta.embedDim));
     if (meta.lr) this.setAttribute('lr', String(meta.lr));
+    if (meta.positional) this.setAttribute('positional', meta.positional);
+    else this.removeAttribute('positional');
     await this.requestRender();
     return this.loadWeights(file.tensors);
   }

@@ -6,10 +6,20 @@
 
 export const SESSION_DEFAULTS = Object.freeze({
   task: 'reverse', length: 8, vocab: 10, batch: 64, embedDim: 64, numHeads: 4, numLayers: 1,
-  ffnDim: 128, lr: 3e-3, warmup: 50, seed: 1, evalEvery: 25,
+  ffnDim: 128, lr: 3e-3, warmup: 50, seed: 1, evalEvery: 25, positional: 'auto',
 });
 
 const CAUSAL_TASKS = new Set(['induction']);
+
+/**
+ * The position encoding of a session: `positional` ('sinusoidal', 'learned',
+ * 'rope', 'none'; lab.transformer checks it), or for 'auto' learned positions
+ * on the causal induction task and the sinusoidal encoding on the others.
+ */
+export function positionalFor(task, positional = 'auto') {
+  if (positional !== 'auto') return positional;
+  return CAUSAL_TASKS.has(task) ? 'learned' : 'sinusoidal';
+}
 
 export class TrainingSession {
   /** @param lab an attention-lab instance (wasm backend); @param options see SESSION_DEFAULTS */
@@ -22,7 +32,7 @@ export class TrainingSession {
     this.model = lab.transformer({
       vocabSize: o.vocab, maxLength: o.length, embedDim: o.embedDim, numHeads: o.numHeads,
       numLayers: causal ? Math.max(2, o.numLayers) : o.numLayers, ffnDim: o.ffnDim, causal,
-      positional: causal ? 'learned' : 'sinusoidal', seed: o.seed,
+      positional: positionalFor(o.task, o.positional), seed: o.seed,
     });
     this.trainer = this.model.trainer({ lr: o.lr, warmup: o.warmup, weightDecay: 0, clip: 1 });
     this.heldOut = lab.tasks[o.task]({ length: o.length, vocab: o.vocab, batch: 256, seed: 0x7fffffff });
