@@ -92,7 +92,7 @@ export default function (t) {
     }, { timeout: 240000 });
   }
 
-  t.test('heatmap component: softcap and the other variant attributes match lab called directly; bad values show the error state', async (h) => {
+  t.test('heatmap component: softcap, scale and the other variant attributes match lab called directly; bad values show the error state', async (h) => {
     const page = await h.newPage();
     try {
       await page.goto(h.url(BLANK));
@@ -121,7 +121,7 @@ export default function (t) {
           const x = { data: embedBatch([toks], L, E, 3, pe), shape: [1, L, E] };
           const mha = lab.multiHeadAttention({ embedDim: E, numHeads: 4, seed: 3, ...config });
           try {
-            if (opts.softcap === undefined) return (await mha.forward(x, undefined, undefined, { mask, ...opts })).weights.data.slice(L * L, 2 * L * L);
+            if (opts.softcap === undefined && opts.scale === undefined) return (await mha.forward(x, undefined, undefined, { mask, ...opts })).weights.data.slice(L * L, 2 * L * L);
             const tr = await mha.forward(x, undefined, undefined, { mask, trace: 'values' });
             const v = tr.trace.find((s) => s.step === 'split_heads').values;
             return (await lab.scaledDotProductAttention(v.q, v.k, v.v, { mask, ...opts })).weights.data.slice(L * L, 2 * L * L);
@@ -140,12 +140,16 @@ export default function (t) {
         out.capVsDirect = diff(capped, await direct({ mask: [{ kind: 'causal' }], opts: { softcap: 0.5 } }));
         out.capVsPlain = diff(capped, plain);
         out.plainVsDirect = diff(plain, await direct({ mask: [{ kind: 'causal' }] }));
+        // scale: the factor of Q·Kᵀ (default 1/√D = 0.5 here).
+        const scaled = drawn(await mk({ mask: 'causal', scale: '1.5' }));
+        out.scaleVsDirect = diff(scaled, await direct({ mask: [{ kind: 'causal' }], opts: { scale: 1.5 } }));
+        out.scaleVsPlain = diff(scaled, plain);
         const varEl = await mk({ window: '2,0', alibi: '', 'num-kv-heads': '2', rope: '', 'mask-fill': '-inf' });
         out.varState = varEl.dataset.state;
         out.varVsDirect = diff(drawn(varEl), await direct({ config: { numKvHeads: 2, rope: {} }, mask: [{ kind: 'window', left: 2, right: 0 }, { kind: 'alibi' }], opts: { maskFill: -Infinity }, positional: false }));
         out.varZeros = drawn(varEl).filter((x, n) => Math.floor(n / L) - (n % L) > 2 || n % L > Math.floor(n / L)).every((x) => x === 0);
         const errors = {};
-        for (const [k, v] of [['softcap', '0'], ['softcap', 'abc'], ['window', 'a,b'], ['window', '-2,0'], ['num-kv-heads', '3'], ['alibi', '1,2'], ['rope', 'x'], ['causal-align', 'middle']]) {
+        for (const [k, v] of [['softcap', '0'], ['softcap', 'abc'], ['window', 'a,b'], ['window', '-2,0'], ['num-kv-heads', '3'], ['alibi', '1,2'], ['rope', 'x'], ['causal-align', 'middle'], ['scale', 'abc'], ['scale', '1e40']]) {
           const el = await mk({ [k]: v });
           const msg = el.shadowRoot.querySelector('.al-error');
           errors[`${k}=${v}`] = { state: el.dataset.state, shown: !msg.hidden, text: msg.textContent };
@@ -171,6 +175,8 @@ export default function (t) {
       assert.ok(r.plainVsDirect === 0, `plain weights vs lab: ${r.plainVsDirect}`);
       assert.ok(r.capVsDirect === 0, `softcap weights vs lab: ${r.capVsDirect}`);
       assert.ok(r.capVsPlain > 1e-3, `softcap changes the drawn weights (${r.capVsPlain})`);
+      assert.ok(r.scaleVsDirect === 0, `scaled weights vs lab: ${r.scaleVsDirect}`);
+      assert.ok(r.scaleVsPlain > 1e-3, `scale changes the drawn weights (${r.scaleVsPlain})`);
       assert.equal(r.varState, 'ready');
       assert.ok(r.varVsDirect === 0, `variant weights vs lab: ${r.varVsDirect}`);
       assert.ok(r.varZeros, 'outside the window the weights are zero');
@@ -185,6 +191,8 @@ export default function (t) {
       assert.match(r.errors['num-kv-heads=3'].text, /numKvHeads \(3\) must divide numHeads \(4\)/);
       assert.match(r.errors['alibi=1,2'].text, /one slope per query head \(H = 4\), got 2/);
       assert.match(r.errors['causal-align=middle'].text, /top-left or bottom-right/);
+      assert.match(r.errors['scale=abc'].text, /scale="abc": expected a number/);
+      assert.match(r.errors['scale=1e40'].text, /RangeError: .*scale/);
       assert.equal(r.explorerState, 'ready');
       assert.ok(r.explorerVsHeatmap === 0, `explorer vs heatmap with softcap: ${r.explorerVsHeatmap}`);
       assert.equal(r.explorerBad.state, 'error');

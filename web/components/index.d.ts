@@ -49,7 +49,8 @@ export declare class AttentionLabElement extends HTMLElementBase {
  * Attributes: `tokens` (text; words split on spaces, CJK one character per
  * token), `heads` (H, default 2), `embed-dim` (E, default 32), `seed`,
  * `mask` ('none' | 'causal'), `head` ('all' (default; every head plus the
- * average) | 'average' | a head index), `size` (largest map side in px).
+ * average) | 'average' | a head index), `size` (largest map side in px),
+ * `scale` (the factor of Q·Kᵀ, default 1/√D: larger sharpens the maps).
  *
  * Attention variants (docs/attention-variants.md), passed to the library:
  * `softcap` (c > 0: scores = c·tanh(scores/c)), `window` ("left,right", e.g.

@@ -7,6 +7,7 @@
 //                          seed="1" mask="causal" head="all"></attention-lab-heatmap>
 //   Attention variants (issue 11; lib/variant-attrs.js): softcap="30" window="3,0"
 //   alibi num-kv-heads="2" rope mask-fill="-inf" causal-align="bottom-right".
+//   scale="0.5": the factor of Q·Kᵀ (default 1/√D): larger sharpens the maps.
 //   el.attention = { data: Float32Array, shape: [H, Lq, Lk] };  // or nested arrays
 //   el.queryTokens = [...]; el.keyTokens = [...];                // optional labels
 import { AttentionLabElement } from './base.js';
@@ -144,6 +145,9 @@ export class AttentionLabHeatmap extends AttentionLabElement {
       const maskKind = this.getAttribute('mask') || 'none';
       if (!['none', 'causal'].includes(maskKind)) throw new RangeError(`<attention-lab-heatmap> mask="${maskKind}": use none or causal`);
       const v = readVariantAttributes(this, maskKind);
+      // scale: the factor of Q·Kᵀ (default 1/√D); the library checks its range.
+      const scale = this.numAttr('scale', undefined);
+      const sdpaOptions = scale === undefined ? v.options : { ...v.options, scale };
       const lab = await this.lab();
       const L = toks.length;
       // rope and alibi replace the sinusoidal encoding (as in the models that use them).
@@ -152,15 +156,15 @@ export class AttentionLabHeatmap extends AttentionLabElement {
       const mha = lab.multiHeadAttention({ embedDim: E, numHeads: H, seed, ...v.config });
       try {
         const mask = v.masks.length ? v.masks : undefined;
-        if (v.options.softcap === undefined) {
+        if (sdpaOptions.softcap === undefined && sdpaOptions.scale === undefined) {
           const r = await mha.forward({ data: x, shape: [L, E] }, undefined, undefined, { mask, ...v.options });
           att = r.weights;
         } else {
-          // The MHA forward takes no softcap: the weights come from the
-          // library's SDPA over this forward's own Q, K, V (its trace).
+          // The MHA forward takes no softcap or scale: the weights come from
+          // the library's SDPA over this forward's own Q, K, V (its trace).
           const r = await mha.forward({ data: x, shape: [1, L, E] }, undefined, undefined, { mask, trace: 'values', needWeights: false });
           const qkv = r.trace.find((s) => s.step === 'split_heads').values;
-          const w = (await lab.scaledDotProductAttention(qkv.q, qkv.k, qkv.v, { mask, ...v.options })).weights;
+          const w = (await lab.scaledDotProductAttention(qkv.q, qkv.k, qkv.v, { mask, ...sdpaOptions })).weights;
           att = { data: w.data, shape: w.shape.slice(1) };
         }
       } finally {
