@@ -8,10 +8,11 @@
 const WEIGHT_IDS = { wq: 0, bq: 1, wk: 2, bk: 3, wv: 4, bv: 5, wo: 6, bo: 7 };
 const LAYOUTS = { torch: 0, keras: 1 };
 
-/** The fields of attnlab::ForwardTrace (src/attention_lab.h), in order. */
 // MHA outputs from this many floats (64 KiB) up overlap the result's
 // allocation with the workers' output projection (threaded build only).
 const OVERLAP_MIN_FLOATS = 1 << 14;
+
+/** The fields of attnlab::ForwardTrace (src/attention_lab.h), in order. */
 const TRACE_FIELDS = ['q', 'k', 'v', 'scores', 'masked', 'weights', 'context', 'attention', 'dropout', 'residual', 'capped'];
 
 /** Float counts of the MHA's trace buffers (Lk: every key attended over). */
