@@ -72,10 +72,22 @@ void StartTasks(int64_t tasks, TaskFn fn, void* ctx);
 // `min_work`, inside a task, or with a one-thread pool; else ThreadCount().
 int ThreadsFor(int64_t work, int64_t min_work);
 
+// The TaskFn that calls the callable F at ctx: f(int64_t task, int worker).
+template <class F>
+void CallTask(void* ctx, int64_t t, int w) {
+  (*static_cast<F*>(ctx))(t, w);
+}
+
 // RunTasks over a callable f(int64_t task, int worker).
 template <class F>
 void ParallelFor(int64_t tasks, F& f) {
-  RunTasks(tasks, [](void* ctx, int64_t t, int w) { (*static_cast<F*>(ctx))(t, w); }, &f);
+  RunTasks(tasks, &CallTask<F>, &f);
+}
+
+// StartTasks over a callable; f must outlive JoinTasks().
+template <class F>
+void StartParallelFor(int64_t tasks, F& f) {
+  StartTasks(tasks, &CallTask<F>, &f);
 }
 
 }  // namespace internal

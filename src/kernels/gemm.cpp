@@ -12,6 +12,7 @@
 // chunks of whole panel pairs; products under kMinParallelWork run inline.
 #include <algorithm>
 #include <cstring>
+#include <optional>
 
 #include "kernels/kernels.h"
 #include "kernels/simd.h"
@@ -298,29 +299,6 @@ void GemmBlock(int64_t i0, int64_t rows, int64_t j_begin, int64_t j_end,
 constexpr int64_t kMinParallelWork = int64_t{1} << 17;
 constexpr int64_t kTasksPerThread = 8;
 
-// The tasks of a threaded product: row blocks of kMc × column chunks of
-// whole panel pairs. Every element of C is the same chain of multiply-adds in
-// any split, so the result does not depend on the thread count.
-struct GemmTasks {
-  int64_t m = 0, n = 0, k = 0, lda = 0, ldc = 0, pairs = 0, chunks = 1;
-  const float* a = nullptr;
-  PackedB b;
-  const float* bias = nullptr;
-  bool accumulate = false;
-  float* c = nullptr;
-
-  void operator()(int64_t t, int) const {
-    const int64_t i0 = (t / chunks) * kMc, q = t % chunks;
-    const int64_t j_begin = pairs * q / chunks * 2 * kNr;
-    const int64_t j_end = std::min(n, pairs * (q + 1) / chunks * 2 * kNr);
-    GemmBlock(i0, std::min(kMc, m - i0), j_begin, j_end, k, a, lda, b, bias,
-              accumulate, c, ldc);
-  }
-  static void Run(void* self, int64_t t, int worker) {
-    (*static_cast<const GemmTasks*>(self))(t, worker);
-  }
-};
-
 void GemmImpl(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
               const PackedB& b, const float* bias, bool accumulate, float* c,
               int64_t ldc) {
@@ -331,6 +309,9 @@ void GemmImpl(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
     }
     return;
   }
+  // Tasks: row blocks of kMc × column chunks of whole panel pairs. Every
+  // element of C is the same chain of multiply-adds in any split, so the
+  // result does not depend on the thread count.
   const int64_t row_blocks = (m + kMc - 1) / kMc;
   const int threads = internal::ThreadsFor(m * n * k, kMinParallelWork);
   if (threads == 1) {
@@ -343,28 +324,24 @@ void GemmImpl(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
   // task to finish leaves the other threads idle for at most one task's time.
   const int64_t pairs = (n + 2 * kNr - 1) / (2 * kNr);
   const int64_t target = kTasksPerThread * threads;
-  GemmTasks g;
-  g.m = m;
-  g.n = n;
-  g.k = k;
-  g.a = a;
-  g.lda = lda;
-  g.b = b;
-  g.bias = bias;
-  g.accumulate = accumulate;
-  g.c = c;
-  g.ldc = ldc;
-  g.pairs = pairs;
-  g.chunks = std::clamp<int64_t>((target + row_blocks - 1) / row_blocks, 1, pairs);
+  const int64_t chunks = std::clamp<int64_t>((target + row_blocks - 1) / row_blocks, 1, pairs);
+  // By value: a started batch (below) runs after this call has returned.
+  auto task = [=](int64_t t, int) {
+    const int64_t i0 = (t / chunks) * kMc, q = t % chunks;
+    const int64_t j_begin = pairs * q / chunks * 2 * kNr;
+    const int64_t j_end = std::min(n, pairs * (q + 1) / chunks * 2 * kNr);
+    GemmBlock(i0, std::min(kMc, m - i0), j_begin, j_end, k, a, lda, b, bias,
+              accumulate, c, ldc);
+  };
   if (internal::TakeDetach()) {
-    // Started only (internal::DetachNextBatch): the context must outlive this
+    // Started only (internal::DetachNextBatch): the tasks must outlive this
     // call, until JoinTasks().
-    static thread_local GemmTasks started;
-    started = g;
-    internal::StartTasks(row_blocks * g.chunks, &GemmTasks::Run, &started);
+    static thread_local std::optional<decltype(task)> started;
+    started.emplace(task);
+    internal::StartParallelFor(row_blocks * chunks, *started);
     return;
   }
-  internal::ParallelFor(row_blocks * g.chunks, g);
+  internal::ParallelFor(row_blocks * chunks, task);
 }
 
 }  // namespace
