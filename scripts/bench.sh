@@ -10,6 +10,8 @@
 #                                     baseline per case and the ±3% verdict (built once into
 #                                     build/baseline-<sha>/ by bench/baseline.mjs)
 #   npm run bench -- --train          training figures (bench/training.mjs; also npm run bench:train)
+#   npm run bench -- --ui             the page's frame goals in headless Chromium (bench/ui-bench.mjs):
+#                                     recompute + redraw, L = 512 hover, frames while the trainer trains
 #   npm run bench -- --native [ARGS]  Google Benchmark binaries (bench/native/), AVX2 and,
 #                                     when the CPU has it, AVX-512; ARGS go to the binaries
 #                                     (e.g. --benchmark_filter=Gemm)
@@ -48,6 +50,12 @@ fi
 if [[ "${1:-}" == "--train" ]]; then
   shift
   exec "${pin[@]}" node --no-liftoff bench/training.mjs "$@"
+fi
+if [[ "${1:-}" == "--ui" ]]; then
+  # Not pinned: the page, its worker and the browser's compositor share the
+  # machine's cores as a reader's browser would.
+  shift
+  exec node bench/ui-bench.mjs "$@"
 fi
 # The bench modules: the library plus the benchmark-only bindings
 # (bindings/bench/, e.g. benchGemm); never shipped in web/dist.

@@ -18,7 +18,6 @@ export const WIDGET_CSS = `
 .al-hm-swatch { display: inline-block; width: 10px; height: 10px; background: rgb(150,150,150); border-radius: 2px; }
 .al-hm-swatch-marked { background: rgb(64,64,64); }
 .al-hm-readout { display: block; min-height: 1.3em; font: 0.76rem/1.3 var(--al-mono, ui-monospace, monospace); color: var(--al-muted, #5b6475); overflow-wrap: anywhere; }
-.al-hm-compact .al-hm-readout { min-height: 0; }
 .al-hm-compact .al-hm-legend-bar { width: 52px; }
 .al-hm-compact .al-hm-foot { gap: 2px 6px; }
 .al-hm-tools { display: inline-flex; gap: 4px; flex-wrap: wrap; }

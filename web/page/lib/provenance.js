@@ -7,6 +7,11 @@
 import { h, fmt } from '../../components/lib/dom.js';
 
 const MAX_TERMS = 8;
+// A row longer than this shows the keys around the hovered one (a wider
+// list is neither readable nor cheap to rebuild on every pointer move: 512
+// keys took about 48 ms per move, `npm run bench -- --ui`); its sum is still
+// over the whole row.
+const MAX_KEYS = 33;
 
 /**
  * A read-out panel for one chapter, fed by heatmaps' al-cell events.
@@ -102,9 +107,11 @@ export class Provenance {
     this.owner = map;
     const items = [];
     let sum = 0;
-    for (let k = 0; k < Lk; k++) {
+    for (let k = 0; k < Lk; k++) sum += weights[i * Lk + k];
+    const a = Lk > MAX_KEYS ? Math.max(0, Math.min(Lk - MAX_KEYS, j - (MAX_KEYS >> 1))) : 0;
+    const b = Math.min(Lk, a + MAX_KEYS);
+    for (let k = a; k < b; k++) {
       const w = weights[i * Lk + k];
-      sum += w;
       const bar = h('span');
       bar.style.setProperty('--w', String(Math.max(0, Math.min(1, w))));
       items.push(h('li', { class: k === j ? 'cur' : '', dataset: { k: String(k), w: String(w), s: scores ? String(scores[i * Lk + k]) : '' } },
@@ -115,12 +122,20 @@ export class Provenance {
     }
     this.el.hidden = false;
     Object.assign(this.el.dataset, { kind: 'weights', i: String(i), j: String(j) });
+    const list = h('ol', { class: 'prov-row' }, items);
     this.el.replaceChildren(
       h('p', { class: 'prov-title' }, t('prov.row', { i, q: rowLabels?.[i] !== undefined ? ` “${rowLabels[i]}”` : '' })),
       h('p', { class: 'small muted' }, t(scores ? 'prov.rowFormula' : 'prov.rowNoScores')),
+      Lk > b - a ? h('p', { class: 'small muted prov-window' }, t('prov.rowWindow', { a, b: b - 1, n: Lk, j })) : null,
       h('div', { class: 'prov-head small muted' }, h('span', null, t('prov.key')), h('span', null, scores ? t('prov.scoreCol') : ''), h('span'), h('span', null, t('prov.weightCol'))),
-      h('ol', { class: 'prov-row' }, items),
+      list,
       h('p', { class: 'small' }, t('prov.rowSum', { sum: fmt(sum, 5) })),
     );
+    // Where the list is taller than the panel allows (page.css), key j is
+    // brought into view inside it, without scrolling the page.
+    if (list.scrollHeight > list.clientHeight) {
+      const cur = items[j - a];
+      list.scrollTop = Math.max(0, cur.offsetTop - (list.clientHeight - cur.offsetHeight) / 2);
+    }
   }
 }
