@@ -8,7 +8,9 @@
 //   ─linear─▶ output [B,Lq,E]
 // Weights are kept in keras layout [in, out] and packed into GEMM panels when
 // set. When query, key and value are the same tensor the three projections
-// run as one GEMM against the packed concatenation [E, E + 2·Ekv].
+// run as one GEMM against the packed concatenation [E, E + 2·Ekv]; when only
+// key and value are (and no cache), K and V run as one against its [Wk | Wv]
+// columns.
 // With a KvCache, K and V of the new keys are appended to the cache's
 // [B, maxL, Ekv] buffers and the heads read every cached row through strides.
 #include <algorithm>
@@ -398,6 +400,12 @@ Status MultiHeadAttention::Forward(const MhaForwardArgs& a) {
                      c.kdim == e && c.vdim == e;
   const int64_t ekv = im.kv_dim, hkv = c.num_kv_heads, wd = e + 2 * ekv;
   const int64_t mq = a.batch * a.lq, mk = a.batch * a.lk;
+  // Key and value the same tensor (cross-attention over one memory, a decode
+  // step without a cache): K and V come from one product.
+  kernels::PackedB pkv;
+  const bool shared_kv = !fused && cache == nullptr && a.key == a.value &&
+                         c.kdim == e && c.vdim == e &&
+                         kernels::PackedColumns(im.pqkv, e, &pkv);
   view.batch = a.batch;
   view.heads = h;
   view.kv_heads = hkv;
@@ -454,6 +462,28 @@ Status MultiHeadAttention::Forward(const MhaForwardArgs& a) {
     view.q_sl = e;
     view.q_sb = a.lq * e;
     view.q_sh = d;
+  } else if (shared_kv) {
+    // Q [B, Lq, E]; KV [B, Lk, 2·Ekv] (K at column 0, V at Ekv) from one GEMM
+    // against the [Wk | Wv] panels of the packed concatenation: A (the key
+    // rows) is packed once for both projections. Each element is the same
+    // chain of multiply-adds as in separate K and V products.
+    if (!im.q_buf.Reserve(mq * e) || !im.k_buf.Reserve(mk * 2 * ekv)) {
+      return Status::OutOfMemory("forward: out of memory");
+    }
+    kernels::Gemm(mq, e, e, a.query, e, im.pq, c.bias ? im.w[1].data() : nullptr,
+                  im.q_buf.data(), e);
+    kernels::Gemm(mk, 2 * ekv, e, a.key, e, pkv, c.bias ? im.bias_qkv.data() + e : nullptr,
+                  im.k_buf.data(), 2 * ekv);
+    rotate(im.q_buf.data(), a.lq, a.lq * e, e, h);
+    rotate(im.k_buf.data(), a.lk, a.lk * 2 * ekv, 2 * ekv, hkv);
+    view.q = im.q_buf.data();
+    view.k = im.k_buf.data();
+    view.v = im.k_buf.data() + ekv;
+    view.q_sl = e;
+    view.k_sl = view.v_sl = 2 * ekv;
+    view.q_sh = view.k_sh = view.v_sh = d;
+    view.q_sb = a.lq * e;
+    view.k_sb = view.v_sb = a.lk * 2 * ekv;
   } else {
     if (!im.q_buf.Reserve(mq * e) || !im.k_buf.Reserve(mk * ekv) || !im.v_buf.Reserve(mk * ekv)) {
       return Status::OutOfMemory("forward: out of memory");

@@ -30,6 +30,15 @@ struct PackedB {
   int64_t panel_stride = 0;
 };
 
+// The columns [col, …) of a packed B as a PackedB of their own, when col
+// starts a panel (col % nr == 0); false when it does not (e.g. the scalar
+// kernels' single panel of width n). No copy: the panels are shared.
+inline bool PackedColumns(const PackedB& b, int64_t col, PackedB* out) {
+  if (b.data == nullptr || b.nr <= 0 || col % b.nr != 0) return false;
+  *out = PackedB{b.data + (col / b.nr) * b.panel_stride, b.nr, b.panel_stride};
+  return true;
+}
+
 // One attention problem set: N = B·H independent [Lq, Lk] heads, each tensor
 // addressed as base + b*sb + h*sh + row*sl + col (col contiguous).
 struct AttentionView {
