@@ -256,50 +256,50 @@ void GemmBlock(int64_t i_begin, int64_t i_end, int64_t j_begin, int64_t j_end,
   alignas(64) float apack[kMc * kKc];
   const int64_t n = j_end;
   for (int64_t i0 = i_begin; i0 < i_end; i0 += kMc) {
-  const int64_t rows = std::min(kMc, i_end - i0);
-  for (int64_t k0 = 0; k0 < k; k0 += kKc) {
-    const int kc = static_cast<int>(std::min(kKc, k - k0));
-    PackA(rows, kc, a + i0 * lda + k0, lda, apack);
-    const bool first = k0 == 0 && !accumulate;
-    const int64_t full_rows = rows / kMr * kMr;
-    const int64_t tail = rows - full_rows;
-    for (int64_t j0 = j_begin; j0 < n; j0 += kNr) {
-      const int cols = static_cast<int>(std::min<int64_t>(kNr, n - j0));
-      const float* bp = b.data + (j0 / kNr) * b.panel_stride + k0 * kNr;
-      const float* bj = bias ? bias + j0 : nullptr;
-      for (int64_t r0 = 0; r0 < full_rows; r0 += kMr) {
-        MicroKernel<4>(kc, apack + (r0 / kMr) * kc * kMr, bp, bj, first,
-                       c + (i0 + r0) * ldc + j0, ldc, cols);
-      }
-      if (tail == 3) {
-        MicroKernel<3>(kc, apack + (full_rows / kMr) * kc * kMr, bp, bj, first,
-                       c + (i0 + full_rows) * ldc + j0, ldc, cols);
-      }
-    }
-    if (tail == 1 || tail == 2) {
-      const float* ap = apack + (full_rows / kMr) * kc * kMr;
-      for (int64_t j0 = j_begin; j0 < n; j0 += 2 * kNr) {
+    const int64_t rows = std::min(kMc, i_end - i0);
+    for (int64_t k0 = 0; k0 < k; k0 += kKc) {
+      const int kc = static_cast<int>(std::min(kKc, k - k0));
+      PackA(rows, kc, a + i0 * lda + k0, lda, apack);
+      const bool first = k0 == 0 && !accumulate;
+      const int64_t full_rows = rows / kMr * kMr;
+      const int64_t tail = rows - full_rows;
+      for (int64_t j0 = j_begin; j0 < n; j0 += kNr) {
+        const int cols = static_cast<int>(std::min<int64_t>(kNr, n - j0));
         const float* bp = b.data + (j0 / kNr) * b.panel_stride + k0 * kNr;
         const float* bj = bias ? bias + j0 : nullptr;
-        float* cr = c + (i0 + full_rows) * ldc + j0;
-        if (n - j0 > kNr) {
-          const int cols = static_cast<int>(std::min<int64_t>(2 * kNr, n - j0));
-          if (tail == 2) {
-            MicroKernelWide<2>(kc, ap, bp, b.panel_stride, bj, first, cr, ldc, cols);
+        for (int64_t r0 = 0; r0 < full_rows; r0 += kMr) {
+          MicroKernel<4>(kc, apack + (r0 / kMr) * kc * kMr, bp, bj, first,
+                         c + (i0 + r0) * ldc + j0, ldc, cols);
+        }
+        if (tail == 3) {
+          MicroKernel<3>(kc, apack + (full_rows / kMr) * kc * kMr, bp, bj, first,
+                         c + (i0 + full_rows) * ldc + j0, ldc, cols);
+        }
+      }
+      if (tail == 1 || tail == 2) {
+        const float* ap = apack + (full_rows / kMr) * kc * kMr;
+        for (int64_t j0 = j_begin; j0 < n; j0 += 2 * kNr) {
+          const float* bp = b.data + (j0 / kNr) * b.panel_stride + k0 * kNr;
+          const float* bj = bias ? bias + j0 : nullptr;
+          float* cr = c + (i0 + full_rows) * ldc + j0;
+          if (n - j0 > kNr) {
+            const int cols = static_cast<int>(std::min<int64_t>(2 * kNr, n - j0));
+            if (tail == 2) {
+              MicroKernelWide<2>(kc, ap, bp, b.panel_stride, bj, first, cr, ldc, cols);
+            } else {
+              MicroKernelWide<1>(kc, ap, bp, b.panel_stride, bj, first, cr, ldc, cols);
+            }
           } else {
-            MicroKernelWide<1>(kc, ap, bp, b.panel_stride, bj, first, cr, ldc, cols);
-          }
-        } else {
-          const int cols = static_cast<int>(n - j0);
-          if (tail == 2) {
-            MicroKernel<2>(kc, ap, bp, bj, first, cr, ldc, cols);
-          } else {
-            MicroKernel<1>(kc, ap, bp, bj, first, cr, ldc, cols);
+            const int cols = static_cast<int>(n - j0);
+            if (tail == 2) {
+              MicroKernel<2>(kc, ap, bp, bj, first, cr, ldc, cols);
+            } else {
+              MicroKernel<1>(kc, ap, bp, bj, first, cr, ldc, cols);
+            }
           }
         }
       }
     }
-  }
   }
 }
 

@@ -133,8 +133,8 @@ export class Provenance {
     );
     // Where the list is taller than the panel allows (page.css), key j is
     // brought into view inside it, without scrolling the page.
-    if (list.scrollHeight > list.clientHeight) {
-      const cur = items[j - a];
+    const cur = items[j - a];
+    if (cur && list.scrollHeight > list.clientHeight) {
       list.scrollTop = Math.max(0, cur.offsetTop - (list.clientHeight - cur.offsetHeight) / 2);
     }
   }
