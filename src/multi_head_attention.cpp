@@ -462,48 +462,40 @@ Status MultiHeadAttention::Forward(const MhaForwardArgs& a) {
     view.q_sl = e;
     view.q_sb = a.lq * e;
     view.q_sh = d;
-  } else if (shared_kv) {
-    // Q [B, Lq, E]; KV [B, Lk, 2·Ekv] (K at column 0, V at Ekv) from one GEMM
+  } else {
+    // Q [B, Lq, E]; K and V [B, Lk, Ekv] each, or, with key and value the
+    // same tensor, KV [B, Lk, 2·Ekv] (K at column 0, V at Ekv) from one GEMM
     // against the [Wk | Wv] panels of the packed concatenation: A (the key
-    // rows) is packed once for both projections. Each element is the same
-    // chain of multiply-adds as in separate K and V products.
-    if (!im.q_buf.Reserve(mq * e) || !im.k_buf.Reserve(mk * 2 * ekv)) {
+    // rows) is packed once for both projections, and each element is the
+    // same chain of multiply-adds as in separate K and V products.
+    const int64_t kv_ld = shared_kv ? 2 * ekv : ekv;  // row stride of K and V
+    if (!im.q_buf.Reserve(mq * e) || !im.k_buf.Reserve(mk * kv_ld) ||
+        (!shared_kv && !im.v_buf.Reserve(mk * ekv))) {
       return Status::OutOfMemory("forward: out of memory");
     }
+    float* kb = im.k_buf.data();
+    float* vb = shared_kv ? kb + ekv : im.v_buf.data();
     kernels::Gemm(mq, e, e, a.query, e, im.pq, c.bias ? im.w[1].data() : nullptr,
                   im.q_buf.data(), e);
-    kernels::Gemm(mk, 2 * ekv, e, a.key, e, pkv, c.bias ? im.bias_qkv.data() + e : nullptr,
-                  im.k_buf.data(), 2 * ekv);
-    rotate(im.q_buf.data(), a.lq, a.lq * e, e, h);
-    rotate(im.k_buf.data(), a.lk, a.lk * 2 * ekv, 2 * ekv, hkv);
-    view.q = im.q_buf.data();
-    view.k = im.k_buf.data();
-    view.v = im.k_buf.data() + ekv;
-    view.q_sl = e;
-    view.k_sl = view.v_sl = 2 * ekv;
-    view.q_sh = view.k_sh = view.v_sh = d;
-    view.q_sb = a.lq * e;
-    view.k_sb = view.v_sb = a.lk * 2 * ekv;
-  } else {
-    if (!im.q_buf.Reserve(mq * e) || !im.k_buf.Reserve(mk * ekv) || !im.v_buf.Reserve(mk * ekv)) {
-      return Status::OutOfMemory("forward: out of memory");
+    if (shared_kv) {
+      kernels::Gemm(mk, 2 * ekv, e, a.key, e, pkv, c.bias ? im.bias_qkv.data() + e : nullptr,
+                    kb, kv_ld);
+    } else {
+      kernels::Gemm(mk, ekv, c.kdim, a.key, c.kdim, im.pk, c.bias ? im.w[3].data() : nullptr,
+                    kb, ekv);
+      kernels::Gemm(mk, ekv, c.vdim, a.value, c.vdim, im.pv, c.bias ? im.w[5].data() : nullptr,
+                    vb, ekv);
     }
-    const float* bq = c.bias ? im.w[1].data() : nullptr;
-    const float* bk = c.bias ? im.w[3].data() : nullptr;
-    const float* bv = c.bias ? im.w[5].data() : nullptr;
-    kernels::Gemm(mq, e, e, a.query, e, im.pq, bq, im.q_buf.data(), e);
-    kernels::Gemm(mk, ekv, c.kdim, a.key, c.kdim, im.pk, bk, im.k_buf.data(), ekv);
-    kernels::Gemm(mk, ekv, c.vdim, a.value, c.vdim, im.pv, bv, im.v_buf.data(), ekv);
     rotate(im.q_buf.data(), a.lq, a.lq * e, e, h);
-    rotate(im.k_buf.data(), a.lk, a.lk * ekv, ekv, hkv);
+    rotate(kb, a.lk, a.lk * kv_ld, kv_ld, hkv);
     view.q = im.q_buf.data();
-    view.k = im.k_buf.data();
-    view.v = im.v_buf.data();
+    view.k = kb;
+    view.v = vb;
     view.q_sl = e;
-    view.k_sl = view.v_sl = ekv;
+    view.k_sl = view.v_sl = kv_ld;
     view.q_sh = view.k_sh = view.v_sh = d;
     view.q_sb = a.lq * e;
-    view.k_sb = view.v_sb = a.lk * ekv;
+    view.k_sb = view.v_sb = a.lk * kv_ld;
   }
   if (cache != nullptr) {
     const int64_t row0 = past;
