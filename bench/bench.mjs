@@ -47,7 +47,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { CASES, implsFor, IMPL_LABEL, caseFlops, median, maxAbsDiff, THREAD_CASES, threadsOf } from './common.mjs';
+import { CASES, implsFor, IMPL_LABEL, caseFlops, median, maxAbsDiff, THREAD_CASES, threadsOf, argValue } from './common.mjs';
 import { runNode as runFirstCall, formatFirstCall } from './first-call.mjs';
 import { prepareBaseline } from './baseline.mjs';
 
@@ -58,10 +58,7 @@ const TOLERANCE = 1e-4;
 
 const argv = process.argv.slice(2);
 const flag = (name) => argv.includes(name);
-const value = (name, dflt) => {
-  const i = argv.indexOf(name);
-  return i >= 0 && i + 1 < argv.length ? argv[i + 1] : dflt;
-};
+const value = (name, dflt) => argValue(argv, name, dflt);
 if (flag('--help') || flag('-h')) {
   const src = fs.readFileSync(fileURLToPath(import.meta.url), 'utf8').split('\n');
   console.log(src.slice(0, src.findIndex((l) => !l.startsWith('//'))).map((l) => l.slice(3)).join('\n'));

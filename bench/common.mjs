@@ -3,6 +3,14 @@
 // implementation), FLOP counts and the timing loop. Plain JS only — no Node
 // imports — so the browser page can import it too.
 
+// ---- command line ------------------------------------------------------------
+
+/** The value after `name` in argv (`--repeats 5` → '5'), or dflt when absent or last. */
+export function argValue(argv, name, dflt) {
+  const i = argv.indexOf(name);
+  return i >= 0 && i + 1 < argv.length ? argv[i + 1] : dflt;
+}
+
 // ---- deterministic data ----------------------------------------------------
 
 /** n uniform floats in [lo, hi) from a 32-bit LCG (same in every process). */

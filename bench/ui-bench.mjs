@@ -17,13 +17,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startHarness } from '../tests/browser/harness.mjs';
+import { argValue } from './common.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const argv = process.argv.slice(2);
-const value = (name, dflt) => {
-  const i = argv.indexOf(name);
-  return i >= 0 && i + 1 < argv.length ? argv[i + 1] : dflt;
-};
+const value = (name, dflt) => argValue(argv, name, dflt);
 const known = new Set(['--ui', '--train-seconds', '--json']);
 for (let i = 0; i < argv.length; i++) {
   if (!argv[i].startsWith('--')) continue;
