@@ -8,6 +8,7 @@ import { widgetSheets, WIDGET_CSS, HOST_CSS } from '../lib/styles.js';
 import { translator, normalizeLang } from '../lib/i18n.js';
 import { getLab } from '../lib/lab-instance.js';
 import { h } from '../lib/dom.js';
+import { onThemeChange } from '../lib/theme-watch.js';
 
 export const HTMLElementBase = typeof HTMLElement === 'function' ? HTMLElement : class {};
 
@@ -33,6 +34,11 @@ export class AttentionLabElement extends HTMLElementBase {
   }
 
   connectedCallback() {
+    // Canvases are painted with the --al-* values of draw time: repaint them
+    // when the site switches theme (lib/theme-watch.js).
+    this._unwatchTheme ??= onThemeChange(() => {
+      if (this._started) this._repaint?.();
+    });
     if (this._started) return;
     if (this.hasAttribute('eager') || typeof IntersectionObserver !== 'function') {
       this._start();
@@ -49,6 +55,8 @@ export class AttentionLabElement extends HTMLElementBase {
   }
 
   disconnectedCallback() {
+    this._unwatchTheme?.();
+    this._unwatchTheme = null;
     this._io?.disconnect();
     this._io = null;
     this._onDisconnect?.();

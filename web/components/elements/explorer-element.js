@@ -78,6 +78,10 @@ export class AttentionLabExplorer extends AttentionLabElement {
     this._flow?.pause();
   }
 
+  _repaint() {
+    for (const m of this._maps ?? []) m.draw();
+  }
+
   async _render() {
     const t = this.t;
     this._relabel();

@@ -112,6 +112,10 @@ export class AttentionLabHeatmap extends AttentionLabElement {
     for (const m of this._maps) m.setMessages(this.t);
   }
 
+  _repaint() {
+    for (const m of this._maps) m.draw();
+  }
+
   _ensure(n, size) {
     while (this._maps.length > n) this._maps.pop().destroy();
     while (this._maps.length < n) {

@@ -27,6 +27,10 @@ export class AttentionLabPositionalEncoding extends AttentionLabElement {
     this._view?.setMessages(this.t);
   }
 
+  _repaint() {
+    this._view?.draw();
+  }
+
   async _render() {
     const P = this.intAttr('positions', 64, 1, 2048);
     const d = this.intAttr('d-model', 128, 1, 4096);

@@ -78,6 +78,11 @@ export function debounce(fn, ms) {
 const varCache = new Map();
 let clearScheduled = false;
 
+/** Forgets the cached custom properties (after a theme switch). */
+export function clearCssVarCache() {
+  varCache.clear();
+}
+
 /** Current value of a CSS custom property on el (falls back to `fallback`). */
 export function cssVar(el, name, fallback) {
   const root = el.getRootNode ? el.getRootNode() : document;

@@ -207,6 +207,13 @@ export class PEView {
     if (this.last) this.setData(this.last);
   }
 
+  /** Redraws the three figures (after a theme switch). */
+  draw() {
+    this.map.draw();
+    if (this.curves.pe) this.curves.draw();
+    this.sim.draw();
+  }
+
   /** { pe: {data, shape:[P, d]}, dims: number[], showSimilarity, gram: PE·PEᵀ [P, P] from peGram (needed when showSimilarity) } */
   setData(last) {
     this.last = last;
