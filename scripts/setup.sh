@@ -42,6 +42,7 @@ PACKAGES=(
   wabt
   chromium
   fonts-noto-cjk
+  python3-numpy  # numpy: float64 references of tests/reference/hf_models.py
 )
 
 pkg_installed() {
