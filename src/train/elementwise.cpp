@@ -3,6 +3,7 @@
 //              (erf to 1.5e-7 absolute, see NormalCdfPdf)
 //   dropout    the core's inverted dropout (attention_lab.h); it is linear,
 //              so the backward applies the same mask and 1/(1-p) to dy
+//   gelu_new   GPT-2's tanh form; SwiGLU  y = SiLU(gate)·up (Llama's MLP)
 //   embedding  out[r] = table[token[r]] + pos[r mod L];
 //              dtable[token[r]] += dy[r], dpos[r mod L] += dy[r]
 #include <cmath>
@@ -45,6 +46,47 @@ void GeluBackward(int64_t n, const float* x, const float* dy, float* dx) {
     float cdf, pdf;
     NormalCdfPdf(x[i], &cdf, &pdf);
     dx[i] = dy[i] * (cdf + x[i] * pdf);
+  }
+}
+
+namespace {
+constexpr float kSqrt2OverPi = 0.79788456080286536f;
+constexpr float kGeluCubic = 0.044715f;
+}  // namespace
+
+void GeluTanhForward(int64_t n, const float* x, float* y) {
+  for (int64_t i = 0; i < n; ++i) {
+    const float v = x[i];
+    y[i] = 0.5f * v * (1.0f + std::tanh(kSqrt2OverPi * (v + kGeluCubic * v * v * v)));
+  }
+}
+
+// d/dx = 0.5(1 + t) + 0.5x(1 − t²)·√(2/π)(1 + 3·0.044715x²), t = tanh(u).
+void GeluTanhBackward(int64_t n, const float* x, const float* dy, float* dx) {
+  for (int64_t i = 0; i < n; ++i) {
+    const float v = x[i];
+    const float t = std::tanh(kSqrt2OverPi * (v + kGeluCubic * v * v * v));
+    const float du = kSqrt2OverPi * (1.0f + 3.0f * kGeluCubic * v * v);
+    dx[i] = dy[i] * (0.5f * (1.0f + t) + 0.5f * v * (1.0f - t * t) * du);
+  }
+}
+
+void SwiGluForward(int64_t n, const float* gate, const float* up, float* y) {
+  for (int64_t i = 0; i < n; ++i) {
+    const float g = gate[i];
+    y[i] = g / (1.0f + std::exp(-g)) * up[i];
+  }
+}
+
+// dgate = dy·up·σ(g)(1 + g(1 − σ(g))), dup = dy·SiLU(g).
+void SwiGluBackward(int64_t n, const float* gate, const float* up,
+                    const float* dy, float* dgate, float* dup) {
+  for (int64_t i = 0; i < n; ++i) {
+    const float g = gate[i], u = up[i], d = dy[i];
+    const float sg = 1.0f / (1.0f + std::exp(-g));
+    const float dg = d * u * sg * (1.0f + g * (1.0f - sg));
+    dup[i] = d * g * sg;
+    dgate[i] = dg;
   }
 }
 

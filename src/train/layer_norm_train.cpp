@@ -5,7 +5,8 @@
 //             dz = rstd·(g − mean(g) − x̂·mean(g·x̂))   (flows to x and r)
 //             dgamma += Σ_rows dy·x̂;  dbeta += Σ_rows dy
 // The forward is the core's LayerNorm kernel; the backward recomputes the
-// row statistics from x and r.
+// row statistics from x and r. RMSNorm (Llama) below: the forward is the
+// core's RmsNorm, the backward recomputes rstd.
 #include <cmath>
 
 #include "train/ops.h"
@@ -53,6 +54,44 @@ void ResidualLayerNormBackward(int64_t rows, int64_t dim, const float* x,
       const double xhat = (static_cast<double>(xr[j] + (rr ? rr[j] : 0.0f)) - mean) * rstd;
       const double gj = static_cast<double>(g[j]) * (gamma ? gamma[j] : 1.0f);
       out[j] = static_cast<float>(rstd * (gj - mg - xhat * mgx));
+    }
+  }
+}
+
+void RmsNormForward(int64_t rows, int64_t dim, const float* x, const float* w,
+                    float eps, float* y) {
+  RmsNormArgs a;
+  a.rows = rows;
+  a.dim = dim;
+  a.x = x;
+  a.weight = w;
+  a.eps = eps;
+  a.y = y;
+  (void)RmsNorm(a);  // the caller's config was validated (rows, dim >= 1, eps > 0)
+}
+
+// x̂ = x·rstd, g = dy·w: dx = rstd·(g − x̂·mean(g·x̂)), dw += Σ_rows dy·x̂.
+void RmsNormBackward(int64_t rows, int64_t dim, const float* x, const float* w,
+                     float eps, const float* dy, float* dx, float* dw) {
+  const double inv_dim = 1.0 / static_cast<double>(dim);
+  for (int64_t row = 0; row < rows; ++row) {
+    const float* xr = x + row * dim;
+    const float* g = dy + row * dim;
+    float* out = dx + row * dim;
+    double ss = 0.0;
+    for (int64_t j = 0; j < dim; ++j) ss += static_cast<double>(xr[j]) * xr[j];
+    const double rstd = 1.0 / std::sqrt(ss * inv_dim + static_cast<double>(eps));
+    double sum_gx = 0.0;
+    for (int64_t j = 0; j < dim; ++j) {
+      const double xhat = xr[j] * rstd;
+      const double gj = static_cast<double>(g[j]) * (w ? w[j] : 1.0f);
+      sum_gx += gj * xhat;
+      if (dw) dw[j] += static_cast<float>(g[j] * xhat);
+    }
+    const double mgx = sum_gx * inv_dim;
+    for (int64_t j = 0; j < dim; ++j) {
+      const double gj = static_cast<double>(g[j]) * (w ? w[j] : 1.0f);
+      out[j] = static_cast<float>(rstd * (gj - xr[j] * rstd * mgx));
     }
   }
 }

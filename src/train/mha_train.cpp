@@ -47,10 +47,11 @@ kernels::AttentionView HeadView(const MhaShape& s,
   return v;
 }
 
-// Rotates the `heads` heads of x [B, len, heads·D] by position (inverse: the
-// backward).
+// Rotates the `heads` heads of x [B, len, heads·D] by position (pos0 + row;
+// inverse: the backward).
 void RotateHeads(const MhaShape& s, float* x, int64_t len, int64_t heads, bool inverse) {
   const int64_t d = s.e / s.heads;
+  const int64_t half = (s.rope->rotary_dim > 0 ? s.rope->rotary_dim : d) / 2;
   internal::RotateSpec r;
   r.batch = 1;  // per-token tables are read at token l of each batch row
   r.len = len;
@@ -59,8 +60,8 @@ void RotateHeads(const MhaShape& s, float* x, int64_t len, int64_t heads, bool i
   r.sh = d;
   r.rotary_dim = s.rope->rotary_dim > 0 ? s.rope->rotary_dim : d;
   r.interleaved = s.rope->interleaved;
-  r.cos = s.rope->cos;
-  r.sin = inverse ? s.rope->neg_sin : s.rope->sin;
+  r.cos = s.rope->cos + s.pos0 * half;
+  r.sin = (inverse ? s.rope->neg_sin : s.rope->sin) + s.pos0 * half;
   for (int64_t b = 0; b < s.batch; ++b) {
     r.x = x + b * len * heads * d;
     internal::RotateRows(r);
@@ -86,7 +87,9 @@ bool MhaForward(const MhaShape& s, const MhaParams& p, const float* query,
                 const uint8_t* head_enabled, float* output, float* weights,
                 MhaActivations* act, Workspace* ws) {
   const int64_t e = s.e, ekv = KvWidth(s);
-  const int64_t rq = s.batch * s.lq, rk = s.batch * s.lk;
+  const bool cached = s.k_cache != nullptr;
+  // With a cache only the new rows' K and V are projected.
+  const int64_t rq = s.batch * s.lq, rk = cached ? rq : s.batch * s.lk;
   if (!act->q.Reserve(rq * e) || !act->k.Reserve(rk * ekv) ||
       !act->v.Reserve(rk * ekv) || !act->ctx.Reserve(rq * e)) {
     return false;
@@ -100,9 +103,16 @@ bool MhaForward(const MhaShape& s, const MhaParams& p, const float* query,
   }
   if (s.rope != nullptr) {
     RotateHeads(s, act->q.data(), s.lq, s.heads, false);
-    RotateHeads(s, act->k.data(), s.lk, KvHeads(s), false);
+    RotateHeads(s, act->k.data(), cached ? s.lq : s.lk, KvHeads(s), false);
   }
   kernels::AttentionView v = HeadView(s, mask_view, *act, act->ctx.data());
+  if (cached) {
+    const size_t bytes = static_cast<size_t>(rq * ekv) * sizeof(float);
+    std::memcpy(s.k_cache + s.pos0 * ekv, act->k.data(), bytes);
+    std::memcpy(s.v_cache + s.pos0 * ekv, act->v.data(), bytes);
+    v.k = s.k_cache;
+    v.v = s.v_cache;
+  }
   v.weights = weights;
   if (!ws->tile.Reserve(kernels::AttentionScratchFloats(v))) return false;
   kernels::AttentionCore(v, ws->tile.data());

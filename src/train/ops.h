@@ -68,10 +68,17 @@ struct RopeTables {
 };
 // kv_heads: GQA/MQA, K and V have Hkv heads of D = E/H dims (Wk, Wv project
 // to Hkv·D); 0 means H.
+// Key/value cache (inference, batch 1, self-attention): the lq new rows sit
+// at positions pos0..pos0+lq−1 (RoPE angles and the causal frontier follow);
+// their K and V rows are written into k_cache / v_cache [maxL, Hkv·D] at row
+// pos0, and the queries attend to cache rows 0..lk−1 (lk = pos0 + lq).
 struct MhaShape {
   int64_t batch = 1, lq = 0, lk = 0, e = 0, heads = 1, kdim = 0, vdim = 0;
   const RopeTables* rope = nullptr;  // null: no rotary embedding
   int64_t kv_heads = 0;
+  int64_t pos0 = 0;
+  float* k_cache = nullptr;  // null: no cache (K, V from all lk key rows)
+  float* v_cache = nullptr;
 };
 // head_enabled: null, or [H] flags (0: the head's context is zeroed).
 bool MhaForward(const MhaShape& s, const MhaParams& p, const float* query,
@@ -99,10 +106,25 @@ void ResidualLayerNormBackward(int64_t rows, int64_t dim, const float* x,
                                const float* dy, float* dz, float* dgamma,
                                float* dbeta);
 
+// RMSNorm (the core's RmsNorm): y = x·rsqrt(mean(x²) + eps)·w; dx written,
+// dw accumulates.
+void RmsNormForward(int64_t rows, int64_t dim, const float* x, const float* w,
+                    float eps, float* y);
+void RmsNormBackward(int64_t rows, int64_t dim, const float* x, const float* w,
+                     float eps, const float* dy, float* dx, float* dw);
+
 // ---- elementwise.cpp ---------------------------------------------------------
 // GELU(x) = x·Φ(x) (the exact erf form, torch's default).
 void GeluForward(int64_t n, const float* x, float* y);
 void GeluBackward(int64_t n, const float* x, const float* dy, float* dx);
+// GPT-2's gelu_new: 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))).
+void GeluTanhForward(int64_t n, const float* x, float* y);
+void GeluTanhBackward(int64_t n, const float* x, const float* dy, float* dx);
+// SwiGLU: y = SiLU(gate)·up, SiLU(g) = g·σ(g). The backward writes dgate and
+// dup (either may alias dy).
+void SwiGluForward(int64_t n, const float* gate, const float* up, float* y);
+void SwiGluBackward(int64_t n, const float* gate, const float* up,
+                    const float* dy, float* dgate, float* dup);
 // Inverted dropout is linear: the backward applies the same mask to dy.
 void DropoutForward(int64_t n, float p, uint32_t seed, float* x);
 void DropoutBackward(int64_t n, float p, uint32_t seed, float* dy);

@@ -111,6 +111,23 @@ Status SelfAttentionLayerBackward(const LayerBackwardArgs& args);
 // nothing is added to the token embedding.
 enum class Positional : int { kNone = 0, kSinusoidal = 1, kLearned = 2, kRope = 3 };
 
+enum class NormKind : int { kLayerNorm = 0, kRmsNorm = 1 };
+// kGelu: x·Φ(x) (erf, torch's default, BERT's "gelu"); kGeluTanh: GPT-2's
+// "gelu_new", 0.5x(1 + tanh(√(2/π)(x + 0.044715x³))); kSwiGlu: Llama's MLP,
+// W2·(SiLU(Wg·x) ⊙ W1·x).
+enum class Activation : int { kGelu = 0, kGeluTanh = 1, kSwiGlu = 2 };
+
+// One block graph for every model the library runs or trains (the
+// architecture tables of web/lib/model/ map GPT-2, Llama and BERT onto it):
+//   embeddings  x0 = Emb[tokens] (+ Pos[p]) (+ Type[0]); BERT: LN(x0)
+//   post-norm   (prenorm false; the default, BERT)
+//               h = Norm1(x + Drop(MHA(x)));  x' = Norm2(h + Drop(MLP(h)))
+//   pre-norm    (GPT-2, Llama)
+//               h = x + Drop(MHA(Norm1(x)));  x' = h + Drop(MLP(Norm2(h)))
+//               and a final norm after the last block
+//   head        logits = x_N·Whᵀ (+ bh); Wh is Emb when tie_embeddings;
+//               BERT's MLM head first maps x_N through LN(GELU(Wt·x + bt))
+// The defaults are the tiny post-LN transformer of the training chapter.
 struct TransformerConfig {
   int64_t vocab_size = 0;  // V
   int64_t max_length = 0;  // longest sequence L
@@ -121,8 +138,24 @@ struct TransformerConfig {
   bool causal = false;
   Positional positional = Positional::kSinusoidal;
   float dropout = 0.0f;    // on the attention output and the FFN output
-  float eps = 1e-5f;       // LayerNorm epsilon
+  float eps = 1e-5f;       // LayerNorm / RMSNorm epsilon
   uint32_t seed = 0;       // weights and dropout masks
+  // Architecture options.
+  int64_t num_kv_heads = 0;     // Hkv (GQA/MQA), divides H; 0 means H
+  bool prenorm = false;         // pre-norm blocks and a final norm
+  NormKind norm = NormKind::kLayerNorm;
+  Activation activation = Activation::kGelu;
+  bool attn_bias = true;        // biases of the Q, K, V and output projections
+  bool ffn_bias = true;         // biases of the MLP
+  bool tie_embeddings = false;  // the LM head is Emb (no head.weight)
+  bool head_bias = true;        // head.bias [V]
+  bool has_head = true;         // false: no logits (an encoder without its head)
+  double rope_theta = 10000.0;  // RoPE base (positional kRope)
+  int64_t type_vocab = 0;       // > 0: a token-type table [T, E], row 0 added
+  bool embed_norm = false;      // LayerNorm after the embeddings (BERT)
+  bool mlm_head = false;        // BERT's MLM transform before the head
+  float init_std = 0.0f;        // > 0: GPT-2's init (normal(0, std), residual
+                                // projections std/√(2N)); 0: the default init
 };
 
 // AdamW (decoupled weight decay, as torch.optim.AdamW) with a linear warmup
@@ -155,8 +188,14 @@ struct ParamInfo {
   bool decay = false;          // AdamW weight decay applies
 };
 
-// Token embedding (+ positions) → N × [x = LN(x + Dropout(MHA(x)));
-// x = LN(x + Dropout(W2·GELU(W1·x + b1) + b2))] → logits = x·Whᵀ + bh.
+// The block graph of TransformerConfig, trained (Step) or run (Forward,
+// Extend). Parameter names (params()): embed.weight [V, E], pos.weight
+// [maxL, E], type.weight [T, E], embed_norm.{weight,bias}, per block
+// blocks.N.attn.{wq,bq,wk,bk,wv,bv,wo,bo} (wk, wv [Hkv·D, E]),
+// blocks.N.norm1.{weight,bias}, blocks.N.ffn.{w1,b1,wg,w2,b2} (wg: the
+// SwiGLU gate), blocks.N.norm2.{weight,bias}, final_norm.{weight,bias},
+// mlm.dense.{weight,bias}, mlm.norm.{weight,bias}, head.weight [V, E],
+// head.bias [V]; each only when the config has it (RMSNorm has no bias).
 // Tokens are int32 in [0, V), targets likewise; a loss mask (float, >= 0)
 // weighs each position's loss (null: all 1). Not thread-safe.
 class Transformer {
@@ -170,19 +209,40 @@ class Transformer {
   int64_t ParamCount() const;
   // The flat parameter vector (ParamCount() floats).
   const float* Params() const;
-  // The gradient of the last Step (before clipping), same layout.
+  // The gradient of the last Step (before clipping), same layout; null
+  // before the first Step or ConfigureOptimizer.
   const float* Gradients() const;
   Status SetParams(const float* data);
+  // The parameter vector to fill in place (loading a checkpoint without a
+  // second copy); CheckParams() then checks that every value is finite.
+  float* MutableParams();
+  Status CheckParams() const;
 
   // Heads switched off (ablated) contribute zeros to their layer's context.
   Status SetHeadEnabled(int64_t layer, int64_t head, bool enabled);
 
-  // logits: [B, L, V]; attention: optional, N·[B, H, L, L] (layer-major).
+  // logits: [B, L, V] (null when the model has no head); attention:
+  // optional, N·[B, H, L, L] (layer-major); hidden: optional [B, L, E], the
+  // last block's output after the final norm.
   Status Forward(int64_t batch, int64_t length, const int32_t* tokens,
-                 float* logits, float* attention);
+                 float* logits, float* attention, float* hidden = nullptr);
+
+  // Inference with a key/value cache, batch 1 (generation). Keeps the first
+  // `keep` cached positions (keep <= Cached(); 0 starts afresh), runs
+  // `length` tokens at positions keep..keep+length−1 against them and caches
+  // those too. logits: [length, V], or [V] of the last token when
+  // last_only; attention: optional N·[H, length, keep+length]; hidden:
+  // optional [length, E]. Dropout off; the head switches apply.
+  Status Extend(int64_t keep, int64_t length, const int32_t* tokens,
+                bool last_only, float* logits, float* attention,
+                float* hidden);
+  // Positions held in the key/value cache.
+  int64_t Cached() const;
 
   Status ConfigureOptimizer(const AdamWConfig& config);
-  // Loss and metrics without updating (dropout off).
+  // Loss and metrics without updating (dropout off). The gradient and
+  // optimizer buffers are allocated by the first Step or ConfigureOptimizer,
+  // so a model that only runs holds its weights once.
   Status Evaluate(int64_t batch, int64_t length, const int32_t* tokens,
                   const int32_t* targets, const float* loss_mask,
                   StepResult* result);

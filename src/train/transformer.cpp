@@ -1,13 +1,18 @@
-// A tiny transformer and its training step, all in the core (one call per
-// step). R = B·L rows, activations kept per layer for the backward:
-//   x0 = Emb[tokens] + Pos                                    [R, E]
-//   block l (x = x_l):
-//     a  = Dropout(MHA(x, x, x))   (MhaActivations q, k, v, ctx) [R, E]
-//     h  = LN1(x + a)                                          [R, E]
-//     f1 = h·W1ᵀ + b1;  g = GELU(f1)                           [R, F]
-//     f2 = Dropout(g·W2ᵀ + b2)                                 [R, E]
-//     x_{l+1} = LN2(h + f2)                                    [R, E]
-//   logits = x_N·Whᵀ + bh                                      [R, V]
+// The block graph of every model in the library (train.h TransformerConfig):
+// the tiny transformer of the training chapter, GPT-2, Llama and BERT
+// checkpoints (web/lib/model/ maps their files onto it), trained with one
+// call per step or run with a key/value cache. R = rows of one call:
+//   x0 = Emb[tokens] + Pos (+ Type[0]); embed_norm: x0 = LN(e0)      [R, E]
+//   post-norm block (x = x_l):
+//     a  = Dropout(MHA(x, x, x))   (MhaActivations q, k, v, ctx)     [R, E]
+//     h  = Norm1(x + a)                                              [R, E]
+//     f1 = h·W1ᵀ + b1;  g = act(f1) (SwiGLU: SiLU(h·Wgᵀ)·f1)          [R, F]
+//     f2 = Dropout(g·W2ᵀ + b2);  x_{l+1} = Norm2(h + f2)             [R, E]
+//   pre-norm block:
+//     n1 = Norm1(x);  a = Dropout(MHA(n1));  h = x + a
+//     n2 = Norm2(h);  f1, g as above from n2;  x_{l+1} = h + Dropout(f2)
+//   xf = FinalNorm(x_N) (pre-norm) or x_N;  MLM: t = LN(GELU(xf·Wtᵀ + bt))
+//   logits = (t or xf)·Whᵀ + bh   (Wh = Emb when tied)                [R, V]
 // The backward walks the same buffers in reverse (train/ops.h), then AdamW
 // updates the flat parameter vector.
 #include <algorithm>
@@ -38,13 +43,20 @@ Status Invalid(const std::string& where, const std::string& msg) {
 struct BlockParams {
   MhaParams attn;
   MhaGrads dattn;
-  int64_t norm1_w = 0, norm1_b = 0, w1 = 0, b1 = 0, w2 = 0, b2 = 0,
-          norm2_w = 0, norm2_b = 0, attn_off[8] = {};
+  // Offsets into the flat vector; -1 where the config has no such tensor.
+  int64_t norm1_w = -1, norm1_b = -1, w1 = -1, b1 = -1, wg = -1, w2 = -1, b2 = -1,
+          norm2_w = -1, norm2_b = -1, attn_off[8] = {-1, -1, -1, -1, -1, -1, -1, -1};
 };
 
 struct BlockActs {
   train::MhaActivations mha;
   AlignedBuffer a, h, f1, g, f2;
+  AlignedBuffer n1, n2, fg;  // pre-norm inputs of MHA and MLP; the SwiGLU gate
+};
+
+// A key/value cache per layer, [maxL, Hkv·D] (Extend, batch 1).
+struct LayerCache {
+  AlignedBuffer k, v;
 };
 }  // namespace
 
@@ -52,9 +64,13 @@ struct Transformer::Impl {
   TransformerConfig config;
   std::vector<ParamInfo> infos;
   AlignedBuffer params, grads, m, v;
+  bool training_buffers = false;
   std::vector<uint8_t> decay;
   int64_t count = 0;
-  int64_t embed_off = 0, pos_off = -1, head_w = 0, head_b = 0;
+  int64_t embed_off = 0, pos_off = -1, type_off = -1, embed_norm_w = -1, embed_norm_b = -1;
+  int64_t final_norm_w = -1, final_norm_b = -1;
+  int64_t mlm_w = -1, mlm_b = -1, mlm_norm_w = -1, mlm_norm_b = -1;
+  int64_t head_w = -1, head_b = -1;
   std::vector<BlockParams> blocks;
   std::vector<float> sinusoid;        // [maxL, E] when positional is sinusoidal
   std::vector<float> rope_cos, rope_sin, rope_neg_sin;  // [maxL, D/2] (rope)
@@ -63,9 +79,12 @@ struct Transformer::Impl {
   // Activations and gradient scratch.
   std::unique_ptr<AlignedBuffer[]> x;  // N + 1 buffers [R, E]
   std::unique_ptr<BlockActs[]> acts;   // N
-  AlignedBuffer logits, dlogits, dx, dh, dtmp, dg;
+  AlignedBuffer e0, xf, t1, t2, t3;    // embedding sum, final norm, MLM transform
+  AlignedBuffer logits, dlogits, dx, dh, dtmp, dn, dg, dg2;
+  std::unique_ptr<LayerCache[]> cache;  // N, allocated by the first Extend
+  int64_t cached = 0;
   train::Workspace ws;
-  int64_t rows_reserved = 0;
+  int64_t rows_reserved = 0, grad_rows_reserved = 0;
   AdamWConfig opt;
   int64_t step = 0;
   uint64_t dropout_calls = 0;
@@ -83,29 +102,57 @@ struct Transformer::Impl {
     return info.offset;
   }
 
-  float* P(int64_t off) { return params.data() + off; }
-  float* G(int64_t off) { return grads.data() + off; }
+  float* P(int64_t off) { return off < 0 ? nullptr : params.data() + off; }
+  float* G(int64_t off) { return off < 0 ? nullptr : grads.data() + off; }
 
-  bool Reserve(int64_t rows) {
-    if (rows <= rows_reserved) return true;
+  int64_t KvWidth() const {
+    const int64_t hkv = config.num_kv_heads > 0 ? config.num_kv_heads : config.num_heads;
+    return hkv * (config.embed_dim / config.num_heads);
+  }
+
+  bool EnsureTrainingBuffers() {
+    if (training_buffers) return true;
+    if (!grads.Reserve(count) || !m.Reserve(count) || !v.Reserve(count)) return false;
+    std::fill(grads.data(), grads.data() + count, 0.0f);
+    std::fill(m.data(), m.data() + count, 0.0f);
+    std::fill(v.data(), v.data() + count, 0.0f);
+    for (auto& b : blocks) {
+      for (int i = 0; i < 8; ++i) b.dattn.w[i] = G(b.attn_off[i]);
+    }
+    training_buffers = true;
+    return true;
+  }
+
+  bool Reserve(int64_t rows, bool training) {
+    if (rows <= rows_reserved && (!training || rows <= grad_rows_reserved)) return true;
     const TransformerConfig& c = config;
     const int64_t e = c.embed_dim, f = c.ffn_dim, vocab = c.vocab_size;
+    const int64_t r = std::max(rows, rows_reserved);
     for (int64_t l = 0; l <= c.num_layers; ++l) {
-      if (!x[l].Reserve(rows * e)) return false;
+      if (!x[l].Reserve(r * e)) return false;
     }
+    const bool swiglu = c.activation == Activation::kSwiGlu;
     for (int64_t l = 0; l < c.num_layers; ++l) {
       BlockActs& a = acts[l];
-      if (!a.a.Reserve(rows * e) || !a.h.Reserve(rows * e) || !a.f1.Reserve(rows * f) ||
-          !a.g.Reserve(rows * f) || !a.f2.Reserve(rows * e)) {
+      if (!a.a.Reserve(r * e) || !a.h.Reserve(r * e) || !a.f1.Reserve(r * f) ||
+          !a.g.Reserve(r * f) || !a.f2.Reserve(r * e)) {
         return false;
       }
+      if (c.prenorm && (!a.n1.Reserve(r * e) || !a.n2.Reserve(r * e))) return false;
+      if (swiglu && !a.fg.Reserve(r * f)) return false;
     }
-    if (!logits.Reserve(rows * vocab) || !dlogits.Reserve(rows * vocab) ||
-        !dx.Reserve(rows * e) || !dh.Reserve(rows * e) || !dtmp.Reserve(rows * e) ||
-        !dg.Reserve(rows * f)) {
-      return false;
+    if (c.embed_norm && !e0.Reserve(r * e)) return false;
+    if (c.prenorm && !xf.Reserve(r * e)) return false;
+    if (c.mlm_head && (!t1.Reserve(r * e) || !t2.Reserve(r * e) || !t3.Reserve(r * e))) return false;
+    if (training) {
+      if (!logits.Reserve(r * vocab) || !dlogits.Reserve(r * vocab) || !dx.Reserve(r * e) || !dh.Reserve(r * e) ||
+          !dtmp.Reserve(r * e) || !dn.Reserve(r * e) || !dg.Reserve(r * f) ||
+          (swiglu && !dg2.Reserve(r * f))) {
+        return false;
+      }
+      grad_rows_reserved = r;
     }
-    rows_reserved = rows;
+    rows_reserved = r;
     return true;
   }
 
@@ -113,9 +160,81 @@ struct Transformer::Impl {
     return Hash32(config.seed ^ Hash32(static_cast<uint32_t>(call) * 0x9E3779B9u + 0x632BE5ABu));
   }
 
-  bool Forward(int64_t batch, int64_t length, const int32_t* tokens,
-               bool training, float* attention);
+  void Norm(int64_t rows, const float* in, const float* r, int64_t w, int64_t b, float* out) {
+    if (config.norm == NormKind::kRmsNorm) {
+      train::RmsNormForward(rows, config.embed_dim, in, P(w), config.eps, out);
+    } else {
+      train::ResidualLayerNormForward(rows, config.embed_dim, in, r, P(w), P(b), config.eps, out);
+    }
+  }
+  // dz = ∂/∂(in + r) of Norm (written); the weight grads accumulate.
+  void NormBackward(int64_t rows, const float* in, const float* r, int64_t w, int64_t b,
+                    const float* dy, float* dz) {
+    if (config.norm == NormKind::kRmsNorm) {
+      train::RmsNormBackward(rows, config.embed_dim, in, P(w), config.eps, dy, dz, G(w));
+    } else {
+      train::ResidualLayerNormBackward(rows, config.embed_dim, in, r, P(w), config.eps, dy, dz,
+                                       G(w), G(b));
+    }
+  }
+
+  // The MLP of one block: f2 = W2·act(W1·in + b1) + b2.
+  bool Mlp(int64_t rows, const BlockParams& bp, BlockActs& a, const float* in) {
+    const int64_t e = config.embed_dim, f = config.ffn_dim;
+    if (!train::LinearForward(rows, e, f, in, P(bp.w1), P(bp.b1), a.f1.data(), &ws)) return false;
+    switch (config.activation) {
+      case Activation::kGelu: train::GeluForward(rows * f, a.f1.data(), a.g.data()); break;
+      case Activation::kGeluTanh: train::GeluTanhForward(rows * f, a.f1.data(), a.g.data()); break;
+      case Activation::kSwiGlu:
+        if (!train::LinearForward(rows, e, f, in, P(bp.wg), nullptr, a.fg.data(), &ws)) return false;
+        train::SwiGluForward(rows * f, a.fg.data(), a.f1.data(), a.g.data());
+        break;
+    }
+    return train::LinearForward(rows, f, e, a.g.data(), P(bp.w2), P(bp.b2), a.f2.data(), &ws);
+  }
+  // dout: ∂/∂f2 (read); din: ∂/∂in (written).
+  bool MlpBackward(int64_t rows, BlockParams& bp, BlockActs& a, const float* in,
+                   const float* dout, float* din) {
+    const int64_t e = config.embed_dim, f = config.ffn_dim;
+    if (!train::LinearBackward(rows, f, e, a.g.data(), P(bp.w2), dout, dg.data(), false,
+                               G(bp.w2), G(bp.b2), &ws)) {
+      return false;
+    }
+    switch (config.activation) {
+      case Activation::kGelu: train::GeluBackward(rows * f, a.f1.data(), dg.data(), dg.data()); break;
+      case Activation::kGeluTanh: train::GeluTanhBackward(rows * f, a.f1.data(), dg.data(), dg.data()); break;
+      case Activation::kSwiGlu:
+        // dg2 ← ∂/∂gate, dg ← ∂/∂up.
+        train::SwiGluBackward(rows * f, a.fg.data(), a.f1.data(), dg.data(), dg2.data(), dg.data());
+        if (!train::LinearBackward(rows, e, f, in, P(bp.wg), dg2.data(), din, false, G(bp.wg),
+                                   nullptr, &ws)) {
+          return false;
+        }
+        return train::LinearBackward(rows, e, f, in, P(bp.w1), dg.data(), din, true, G(bp.w1),
+                                     G(bp.b1), &ws);
+    }
+    return train::LinearBackward(rows, e, f, in, P(bp.w1), dg.data(), din, false, G(bp.w1),
+                                 G(bp.b1), &ws);
+  }
+
+  // pos0 > 0 or use_cache: batch 1, positions pos0.. (Extend).
+  bool Forward(int64_t batch, int64_t length, const int32_t* tokens, bool training,
+               float* attention, int64_t pos0, bool use_cache);
   bool Backward(int64_t batch, int64_t length, const int32_t* tokens);
+  // The head's input rows (after the final norm / MLM transform) and the
+  // hidden state reported to callers.
+  const float* HeadInput() {
+    if (config.mlm_head) return t3.data();
+    return config.prenorm ? xf.data() : x[config.num_layers].data();
+  }
+  const float* Hidden() { return config.prenorm ? xf.data() : x[config.num_layers].data(); }
+  const float* HeadWeight() { return config.tie_embeddings ? P(embed_off) : P(head_w); }
+  // logits [rows, V] of the head input rows first..first+rows−1.
+  bool Logits(int64_t first, int64_t rows, float* out) {
+    const int64_t e = config.embed_dim;
+    return train::LinearForward(rows, e, config.vocab_size, HeadInput() + first * e, HeadWeight(),
+                                P(head_b), out, &ws);
+  }
 };
 
 namespace {
@@ -133,6 +252,11 @@ Status CheckConfig(const TransformerConfig& c) {
     os << "embedDim (" << c.embed_dim << ") must be divisible by numHeads (" << c.num_heads << ")";
     return Invalid(w, os.str());
   }
+  if (c.num_kv_heads < 0 || (c.num_kv_heads > 0 && c.num_heads % c.num_kv_heads != 0)) {
+    std::ostringstream os;
+    os << "numKvHeads (" << c.num_kv_heads << ") must divide numHeads (" << c.num_heads << ")";
+    return Invalid(w, os.str());
+  }
   if (!(c.dropout >= 0.0f && c.dropout < 1.0f)) {
     std::ostringstream os;
     os << "dropout must be a number in [0, 1) (got " << c.dropout << ")";
@@ -147,11 +271,21 @@ Status CheckConfig(const TransformerConfig& c) {
        << " / " << c.num_heads << " = " << c.embed_dim / c.num_heads << ")";
     return Invalid(w, os.str());
   }
+  if (c.positional == Positional::kRope && !(s = internal::CheckRopeBase(c.rope_theta)).ok()) {
+    return Invalid(w, "ropeTheta: " + s.message);
+  }
+  const int norm = static_cast<int>(c.norm), act = static_cast<int>(c.activation);
+  if (norm < 0 || norm > 1) return Invalid(w, "norm must be 'layernorm' or 'rmsnorm'");
+  if (act < 0 || act > 2) return Invalid(w, "activation must be 'gelu', 'gelu_new' or 'swiglu'");
+  if (c.norm == NormKind::kRmsNorm && !c.prenorm) return Invalid(w, "norm 'rmsnorm' needs prenorm blocks");
+  if (c.mlm_head && !c.has_head) return Invalid(w, "mlmHead needs a head");
+  if (c.type_vocab < 0) return Invalid(w, "typeVocab must be >= 0");
+  if (!(c.init_std >= 0.0f) || !std::isfinite(c.init_std)) return Invalid(w, "initStd must be a finite number >= 0");
   int64_t n = 0;
   if (!(s = internal::TensorElements("the embedding [vocabSize, embedDim]", {c.vocab_size, c.embed_dim}, &n)).ok()) return s;
   if (!(s = internal::TensorElements("the feed-forward weights [ffnDim, embedDim]", {c.ffn_dim, c.embed_dim}, &n)).ok()) return s;
   if (!(s = internal::TensorElements("the positions [maxLength, embedDim]", {c.max_length, c.embed_dim}, &n)).ok()) return s;
-  if (c.num_layers > 64) return Invalid(w, "numLayers must be at most 64");
+  if (c.num_layers > 256) return Invalid(w, "numLayers must be at most 256");
   return Status::Ok();
 }
 
@@ -168,6 +302,11 @@ void FillNormal(float* p, int64_t n, float stddev, uint32_t seed) {
     p[i] = static_cast<float>(stddev * std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2));
   }
 }
+
+bool EndsWith(const std::string& s, const char* suffix) {
+  const size_t n = std::strlen(suffix);
+  return s.size() >= n && s.compare(s.size() - n, std::string::npos, suffix) == 0;
+}
 }  // namespace
 
 Transformer::Transformer() : impl_(new Impl) {}
@@ -181,10 +320,18 @@ std::unique_ptr<Transformer> Transformer::Create(const TransformerConfig& config
   Impl& im = *t->impl_;
   im.config = config;
   const int64_t e = config.embed_dim, f = config.ffn_dim, vocab = config.vocab_size;
-  const int64_t nl = config.num_layers;
+  const int64_t nl = config.num_layers, ekv = im.KvWidth();
+  const bool layer_norm = config.norm == NormKind::kLayerNorm;
+  // The order of this list fixes the offsets and the init seeds: options add
+  // tensors without moving the default model's.
   im.embed_off = im.Add("embed.weight", {vocab, e}, true);
   if (config.positional == Positional::kLearned) {
     im.pos_off = im.Add("pos.weight", {config.max_length, e}, true);
+  }
+  if (config.type_vocab > 0) im.type_off = im.Add("type.weight", {config.type_vocab, e}, true);
+  if (config.embed_norm) {
+    im.embed_norm_w = im.Add("embed_norm.weight", {e}, false);
+    im.embed_norm_b = im.Add("embed_norm.bias", {e}, false);
   }
   static const char* kAttn[8] = {"wq", "bq", "wk", "bk", "wv", "bv", "wo", "bo"};
   im.blocks.resize(static_cast<size_t>(nl));
@@ -193,30 +340,48 @@ std::unique_ptr<Transformer> Transformer::Create(const TransformerConfig& config
     const std::string p = "blocks." + std::to_string(l) + ".";
     for (int i = 0; i < 8; ++i) {
       const bool bias = i % 2 == 1;
-      b.attn_off[i] = im.Add(p + "attn." + kAttn[i], bias ? std::vector<int64_t>{e} : std::vector<int64_t>{e, e}, !bias);
+      if (bias && !config.attn_bias) continue;
+      const bool kv = i >= 2 && i < 6;  // wk, bk, wv, bv
+      const int64_t rows = kv ? ekv : e;
+      b.attn_off[i] = im.Add(p + "attn." + kAttn[i], bias ? std::vector<int64_t>{rows} : std::vector<int64_t>{rows, e}, !bias);
     }
     b.norm1_w = im.Add(p + "norm1.weight", {e}, false);
-    b.norm1_b = im.Add(p + "norm1.bias", {e}, false);
+    if (layer_norm) b.norm1_b = im.Add(p + "norm1.bias", {e}, false);
     b.w1 = im.Add(p + "ffn.w1", {f, e}, true);
-    b.b1 = im.Add(p + "ffn.b1", {f}, false);
+    if (config.ffn_bias) b.b1 = im.Add(p + "ffn.b1", {f}, false);
+    if (config.activation == Activation::kSwiGlu) b.wg = im.Add(p + "ffn.wg", {f, e}, true);
     b.w2 = im.Add(p + "ffn.w2", {e, f}, true);
-    b.b2 = im.Add(p + "ffn.b2", {e}, false);
+    if (config.ffn_bias) b.b2 = im.Add(p + "ffn.b2", {e}, false);
     b.norm2_w = im.Add(p + "norm2.weight", {e}, false);
-    b.norm2_b = im.Add(p + "norm2.bias", {e}, false);
+    if (layer_norm) b.norm2_b = im.Add(p + "norm2.bias", {e}, false);
   }
-  im.head_w = im.Add("head.weight", {vocab, e}, true);
-  im.head_b = im.Add("head.bias", {vocab}, false);
+  if (config.prenorm) {
+    im.final_norm_w = im.Add("final_norm.weight", {e}, false);
+    if (layer_norm) im.final_norm_b = im.Add("final_norm.bias", {e}, false);
+  }
+  if (config.mlm_head) {
+    im.mlm_w = im.Add("mlm.dense.weight", {e, e}, true);
+    im.mlm_b = im.Add("mlm.dense.bias", {e}, false);
+    im.mlm_norm_w = im.Add("mlm.norm.weight", {e}, false);
+    im.mlm_norm_b = im.Add("mlm.norm.bias", {e}, false);
+  }
+  if (config.has_head && !config.tie_embeddings) im.head_w = im.Add("head.weight", {vocab, e}, true);
+  if (config.has_head && config.head_bias) im.head_b = im.Add("head.bias", {vocab}, false);
 
   int64_t bytes = 0;
-  if (!internal::CheckedMul(im.count, 4 * 4, &bytes) || bytes > kMaxCallBytes ||
-      !im.params.Reserve(im.count) || !im.grads.Reserve(im.count) ||
-      !im.m.Reserve(im.count) || !im.v.Reserve(im.count) ||
+  if (!internal::CheckedMul(im.count, 4, &bytes) || bytes > kMaxCallBytes ||
+      !im.params.Reserve(im.count) ||
       !internal::CanAllocate(im.count + nl * config.num_heads + config.max_length * e * 4)) {
-    *status = Status::OutOfMemory("transformer: out of memory for the parameters");
+    std::ostringstream os;
+    os << "transformer: out of memory for the parameters (" << im.count << " floats, "
+       << (im.count * 4.0) / (1 << 20) << " MiB)";
+    *status = Status::OutOfMemory(os.str());
     return nullptr;
   }
   im.decay.assign(static_cast<size_t>(im.count), 0);
   std::fill(im.params.data(), im.params.data() + im.count, 0.0f);
+  const float gpt2_std = config.init_std;
+  const float residual_std = gpt2_std / std::sqrt(2.0f * static_cast<float>(nl));
   for (size_t i = 0; i < im.infos.size(); ++i) {
     const ParamInfo& info = im.infos[i];
     int64_t n = 1;
@@ -225,14 +390,15 @@ std::unique_ptr<Transformer> Transformer::Create(const TransformerConfig& config
     const uint32_t seed = Hash32(config.seed * 0x9E3779B9u + static_cast<uint32_t>(i) + 1u);
     float* p = im.P(info.offset);
     const std::string& name = info.name;
-    auto is = [&](const char* suffix) {
-      return name.size() >= std::strlen(suffix) &&
-             name.compare(name.size() - std::strlen(suffix), std::string::npos, suffix) == 0;
-    };
-    if (name == "embed.weight" || name == "pos.weight") {
-      FillNormal(p, n, 1.0f, seed);
-    } else if (is("norm1.weight") || is("norm2.weight")) {
+    const bool embedding = name == "embed.weight" || name == "pos.weight" || name == "type.weight";
+    if (EndsWith(name, "norm1.weight") || EndsWith(name, "norm2.weight") || EndsWith(name, "norm.weight")) {
       std::fill(p, p + n, 1.0f);
+    } else if (gpt2_std > 0.0f && (embedding || info.shape.size() == 2)) {
+      // GPT-2's init: normal(0, std), the residual projections std/√(2N).
+      const bool residual = EndsWith(name, ".attn.wo") || EndsWith(name, ".ffn.w2");
+      FillNormal(p, n, residual ? residual_std : gpt2_std, seed);
+    } else if (embedding) {
+      FillNormal(p, n, 1.0f, seed);
     } else if (info.shape.size() == 2 && name.find(".attn.") != std::string::npos) {
       // Xavier-uniform, as MultiHeadAttention.
       const float bound = std::sqrt(6.0f / static_cast<float>(info.shape[0] + info.shape[1]));
@@ -243,10 +409,7 @@ std::unique_ptr<Transformer> Transformer::Create(const TransformerConfig& config
     }  // biases and LayerNorm beta start at zero
   }
   for (auto& b : im.blocks) {
-    for (int i = 0; i < 8; ++i) {
-      b.attn.w[i] = im.P(b.attn_off[i]);
-      b.dattn.w[i] = im.G(b.attn_off[i]);
-    }
+    for (int i = 0; i < 8; ++i) b.attn.w[i] = im.P(b.attn_off[i]);
   }
   if (config.positional == Positional::kSinusoidal) {
     im.sinusoid.resize(static_cast<size_t>(config.max_length * e));
@@ -258,14 +421,13 @@ std::unique_ptr<Transformer> Transformer::Create(const TransformerConfig& config
     im.rope_cos.resize(n);
     im.rope_sin.resize(n);
     im.rope_neg_sin.resize(n);
-    RotaryCache(config.max_length, 2 * half, 10000.0, im.rope_cos.data(), im.rope_sin.data());
+    RotaryCache(config.max_length, 2 * half, config.rope_theta, im.rope_cos.data(), im.rope_sin.data());
     for (size_t i = 0; i < n; ++i) im.rope_neg_sin[i] = -im.rope_sin[i];
     im.rope = {im.rope_cos.data(), im.rope_sin.data(), im.rope_neg_sin.data()};
   }
   im.head_enabled.assign(static_cast<size_t>(nl * config.num_heads), 1);
   im.x.reset(new AlignedBuffer[static_cast<size_t>(nl + 1)]);
   im.acts.reset(new BlockActs[static_cast<size_t>(nl)]);
-  t->ResetOptimizer();
   *status = Status::Ok();
   return t;
 }
@@ -274,7 +436,27 @@ const TransformerConfig& Transformer::config() const { return impl_->config; }
 const std::vector<ParamInfo>& Transformer::params() const { return impl_->infos; }
 int64_t Transformer::ParamCount() const { return impl_->count; }
 const float* Transformer::Params() const { return impl_->params.data(); }
-const float* Transformer::Gradients() const { return impl_->grads.data(); }
+float* Transformer::MutableParams() { return impl_->params.data(); }
+const float* Transformer::Gradients() const {
+  return impl_->training_buffers ? impl_->grads.data() : nullptr;
+}
+
+Status Transformer::CheckParams() const {
+  const float* p = impl_->params.data();
+  for (int64_t i = 0; i < impl_->count; ++i) {
+    if (!std::isfinite(p[i])) {
+      const ParamInfo* owner = &impl_->infos[0];
+      for (const ParamInfo& info : impl_->infos) {
+        if (info.offset <= i) owner = &info;
+      }
+      std::ostringstream os;
+      os << "weights must be finite: " << owner->name << " element " << i - owner->offset
+         << " is " << p[i];
+      return Status::Invalid(os.str());
+    }
+  }
+  return Status::Ok();
+}
 
 Status Transformer::SetParams(const float* data) {
   Status s = internal::CheckPointer("weights", data);
@@ -287,6 +469,7 @@ Status Transformer::SetParams(const float* data) {
     }
   }
   std::memcpy(impl_->params.data(), data, static_cast<size_t>(impl_->count) * sizeof(float));
+  impl_->cached = 0;
   return Status::Ok();
 }
 
@@ -299,12 +482,15 @@ Status Transformer::SetHeadEnabled(int64_t layer, int64_t head, bool enabled) {
     return Status::Invalid(os.str());
   }
   impl_->head_enabled[static_cast<size_t>(layer * c.num_heads + head)] = enabled ? 1 : 0;
+  impl_->cached = 0;  // cached K/V of later layers depended on it
   return Status::Ok();
 }
 
 void Transformer::ResetOptimizer() {
-  std::fill(impl_->m.data(), impl_->m.data() + impl_->count, 0.0f);
-  std::fill(impl_->v.data(), impl_->v.data() + impl_->count, 0.0f);
+  if (impl_->training_buffers) {
+    std::fill(impl_->m.data(), impl_->m.data() + impl_->count, 0.0f);
+    std::fill(impl_->v.data(), impl_->v.data() + impl_->count, 0.0f);
+  }
   impl_->step = 0;
 }
 
@@ -321,6 +507,10 @@ Status Transformer::ConfigureOptimizer(const AdamWConfig& c) {
   if (!(std::isfinite(c.weight_decay) && c.weight_decay >= 0.0f)) return bad("weightDecay", c.weight_decay, "a finite number >= 0");
   if (c.warmup < 0) return bad("warmup", static_cast<double>(c.warmup), "an integer >= 0");
   if (!(std::isfinite(c.clip) && c.clip >= 0.0f)) return bad("clip", c.clip, "a finite number >= 0 (0: no clipping)");
+  if (!impl_->config.has_head) return Status::Invalid("trainer: a model without a head cannot be trained");
+  if (!impl_->EnsureTrainingBuffers()) {
+    return Status::OutOfMemory("trainer: out of memory for the gradients and AdamW moments (3 × the weights)");
+  }
   impl_->opt = c;
   return Status::Ok();
 }
@@ -332,10 +522,13 @@ int64_t Transformer::HeldBytes() const {
   for (int64_t l = 0; l < im.config.num_layers; ++l) {
     const BlockActs& a = im.acts[l];
     b += a.a.bytes() + a.h.bytes() + a.f1.bytes() + a.g.bytes() + a.f2.bytes() +
+         a.n1.bytes() + a.n2.bytes() + a.fg.bytes() +
          a.mha.q.bytes() + a.mha.k.bytes() + a.mha.v.bytes() + a.mha.ctx.bytes();
+    if (im.cache) b += im.cache[l].k.bytes() + im.cache[l].v.bytes();
   }
+  b += im.e0.bytes() + im.xf.bytes() + im.t1.bytes() + im.t2.bytes() + im.t3.bytes();
   b += im.logits.bytes() + im.dlogits.bytes() + im.dx.bytes() + im.dh.bytes() +
-       im.dtmp.bytes() + im.dg.bytes();
+       im.dtmp.bytes() + im.dn.bytes() + im.dg.bytes() + im.dg2.bytes();
   b += im.ws.pack.bytes() + im.ws.pack2.bytes() + im.ws.trans.bytes() + im.ws.tile.bytes() +
        im.ws.g_ctx.bytes() + im.ws.g_q.bytes() + im.ws.g_k.bytes() + im.ws.g_v.bytes();
   return b;
@@ -343,61 +536,110 @@ int64_t Transformer::HeldBytes() const {
 
 bool Transformer::Impl::Forward(int64_t batch, int64_t length,
                                 const int32_t* tokens, bool training,
-                                float* attention) {
+                                float* attention, int64_t pos0, bool use_cache) {
   const TransformerConfig& c = config;
-  const int64_t e = c.embed_dim, f = c.ffn_dim, rows = batch * length;
-  if (!Reserve(rows)) return false;
+  const int64_t e = c.embed_dim, rows = batch * length;
+  if (!Reserve(rows, training)) return false;
   const float* pos = c.positional == Positional::kLearned ? P(pos_off)
                      : c.positional == Positional::kSinusoidal ? sinusoid.data()
                                                                : nullptr;
-  train::EmbeddingForward(rows, length, e, P(embed_off), pos, tokens, x[0].data());
+  float* emb = c.embed_norm ? e0.data() : x[0].data();
+  train::EmbeddingForward(rows, length, e, P(embed_off), pos ? pos + pos0 * e : nullptr, tokens, emb);
+  if (type_off >= 0) {
+    const float* t = P(type_off);  // token type 0 for every position
+    for (int64_t r = 0; r < rows; ++r) {
+      float* o = emb + r * e;
+      for (int64_t j = 0; j < e; ++j) o[j] += t[j];
+    }
+  }
+  if (c.embed_norm) {
+    train::ResidualLayerNormForward(rows, e, emb, nullptr, P(embed_norm_w), P(embed_norm_b), c.eps, x[0].data());
+  }
+  const int64_t lk = pos0 + length;
   MaskSpec mask;
   mask.causal = c.causal;
+  if (use_cache) mask.causal_align = Align::kBottomRight;
   kernels::AttentionView mask_view;
-  internal::ResolveMask(mask, batch, c.num_heads, length, length, &mask_view);
-  const train::MhaShape shape{batch, length, length, e, c.num_heads, e, e,
-                              c.positional == Positional::kRope ? &rope : nullptr};
+  internal::ResolveMask(mask, batch, c.num_heads, length, lk, &mask_view);
+  train::MhaShape shape{batch, length, use_cache ? lk : length, e, c.num_heads, e, e,
+                        c.positional == Positional::kRope ? &rope : nullptr, c.num_kv_heads};
+  shape.pos0 = pos0;
   const bool drop = training && c.dropout > 0.0f;
   for (int64_t l = 0; l < c.num_layers; ++l) {
     BlockParams& bp = blocks[static_cast<size_t>(l)];
     BlockActs& a = acts[l];
     const float* xin = x[l].data();
-    float* weights = attention ? attention + l * batch * c.num_heads * length * length : nullptr;
-    if (!train::MhaForward(shape, bp.attn, xin, xin, xin, mask_view,
+    if (use_cache) {
+      shape.k_cache = cache[l].k.data();
+      shape.v_cache = cache[l].v.data();
+    }
+    float* weights = attention ? attention + l * batch * c.num_heads * length * lk : nullptr;
+    const float* attn_in = xin;
+    if (c.prenorm) {
+      Norm(rows, xin, nullptr, bp.norm1_w, bp.norm1_b, a.n1.data());
+      attn_in = a.n1.data();
+    }
+    if (!train::MhaForward(shape, bp.attn, attn_in, attn_in, attn_in, mask_view,
                            &head_enabled[static_cast<size_t>(l * c.num_heads)],
                            a.a.data(), weights, &a.mha, &ws)) {
       return false;
     }
     if (drop) train::DropoutForward(rows * e, c.dropout, DropoutSeed(2 * dropout_calls), a.a.data());
-    train::ResidualLayerNormForward(rows, e, xin, a.a.data(), P(bp.norm1_w), P(bp.norm1_b), c.eps, a.h.data());
-    if (!train::LinearForward(rows, e, f, a.h.data(), P(bp.w1), P(bp.b1), a.f1.data(), &ws)) return false;
-    train::GeluForward(rows * f, a.f1.data(), a.g.data());
-    if (!train::LinearForward(rows, f, e, a.g.data(), P(bp.w2), P(bp.b2), a.f2.data(), &ws)) return false;
-    if (drop) train::DropoutForward(rows * e, c.dropout, DropoutSeed(2 * dropout_calls + 1), a.f2.data());
-    train::ResidualLayerNormForward(rows, e, a.h.data(), a.f2.data(), P(bp.norm2_w), P(bp.norm2_b), c.eps,
-                                    x[l + 1].data());
+    if (c.prenorm) {
+      float* h = a.h.data();
+      const float* at = a.a.data();
+      for (int64_t i = 0; i < rows * e; ++i) h[i] = xin[i] + at[i];
+      Norm(rows, h, nullptr, bp.norm2_w, bp.norm2_b, a.n2.data());
+      if (!Mlp(rows, bp, a, a.n2.data())) return false;
+      if (drop) train::DropoutForward(rows * e, c.dropout, DropoutSeed(2 * dropout_calls + 1), a.f2.data());
+      float* out = x[l + 1].data();
+      const float* f2 = a.f2.data();
+      for (int64_t i = 0; i < rows * e; ++i) out[i] = h[i] + f2[i];
+    } else {
+      Norm(rows, xin, a.a.data(), bp.norm1_w, bp.norm1_b, a.h.data());
+      if (!Mlp(rows, bp, a, a.h.data())) return false;
+      if (drop) train::DropoutForward(rows * e, c.dropout, DropoutSeed(2 * dropout_calls + 1), a.f2.data());
+      Norm(rows, a.h.data(), a.f2.data(), bp.norm2_w, bp.norm2_b, x[l + 1].data());
+    }
     if (drop) ++dropout_calls;
   }
-  return train::LinearForward(rows, e, c.vocab_size, x[c.num_layers].data(), P(head_w), P(head_b),
-                              logits.data(), &ws);
+  if (c.prenorm) Norm(rows, x[c.num_layers].data(), nullptr, final_norm_w, final_norm_b, xf.data());
+  if (c.mlm_head) {
+    if (!train::LinearForward(rows, e, e, Hidden(), P(mlm_w), P(mlm_b), t1.data(), &ws)) return false;
+    train::GeluForward(rows * e, t1.data(), t2.data());
+    train::ResidualLayerNormForward(rows, e, t2.data(), nullptr, P(mlm_norm_w), P(mlm_norm_b), c.eps, t3.data());
+  }
+  return true;
 }
 
 bool Transformer::Impl::Backward(int64_t batch, int64_t length,
                                  const int32_t* tokens) {
   const TransformerConfig& c = config;
-  const int64_t e = c.embed_dim, f = c.ffn_dim, rows = batch * length;
+  const int64_t e = c.embed_dim, rows = batch * length;
   std::fill(grads.data(), grads.data() + count, 0.0f);
   // dx: gradient of the current block output.
-  if (!train::LinearBackward(rows, e, c.vocab_size, x[c.num_layers].data(), P(head_w), dlogits.data(),
-                             dx.data(), false, G(head_w), G(head_b), &ws)) {
+  float* dhead_in = c.mlm_head ? dn.data() : (c.prenorm ? dh.data() : dx.data());
+  if (!train::LinearBackward(rows, e, c.vocab_size, HeadInput(), HeadWeight(), dlogits.data(),
+                             dhead_in, false, c.tie_embeddings ? G(embed_off) : G(head_w), G(head_b), &ws)) {
     return false;
   }
+  if (c.mlm_head) {
+    // t3 = LN(t2), t2 = GELU(t1), t1 = Wt·hidden + bt.
+    train::ResidualLayerNormBackward(rows, e, t2.data(), nullptr, P(mlm_norm_w), c.eps, dn.data(), dtmp.data(),
+                                     G(mlm_norm_w), G(mlm_norm_b));
+    train::GeluBackward(rows * e, t1.data(), dtmp.data(), dtmp.data());
+    if (!train::LinearBackward(rows, e, e, Hidden(), P(mlm_w), dtmp.data(), c.prenorm ? dh.data() : dx.data(),
+                               false, G(mlm_w), G(mlm_b), &ws)) {
+      return false;
+    }
+  }
+  if (c.prenorm) NormBackward(rows, x[c.num_layers].data(), nullptr, final_norm_w, final_norm_b, dh.data(), dx.data());
   MaskSpec mask;
   mask.causal = c.causal;
   kernels::AttentionView mask_view;
   internal::ResolveMask(mask, batch, c.num_heads, length, length, &mask_view);
   const train::MhaShape shape{batch, length, length, e, c.num_heads, e, e,
-                              c.positional == Positional::kRope ? &rope : nullptr};
+                              c.positional == Positional::kRope ? &rope : nullptr, c.num_kv_heads};
   const bool drop = c.dropout > 0.0f;
   // Dropout seeds were drawn in forward order; walk them back.
   uint64_t call = dropout_calls;
@@ -406,23 +648,39 @@ bool Transformer::Impl::Backward(int64_t batch, int64_t length,
     BlockActs& a = acts[l];
     const float* xin = x[l].data();
     if (drop) --call;
-    // x_{l+1} = LN2(h + f2): dz → dh and df2.
-    train::ResidualLayerNormBackward(rows, e, a.h.data(), a.f2.data(), P(bp.norm2_w), c.eps, dx.data(),
-                                     dh.data(), G(bp.norm2_w), G(bp.norm2_b));
+    if (c.prenorm) {
+      // x' = h + f2, f2 = MLP(n2), n2 = Norm2(h): dh = dx + Norm2ᵀ(MLPᵀ(dx)).
+      std::memcpy(dtmp.data(), dx.data(), static_cast<size_t>(rows * e) * sizeof(float));
+      if (drop) train::DropoutBackward(rows * e, c.dropout, DropoutSeed(2 * call + 1), dtmp.data());
+      if (!MlpBackward(rows, bp, a, a.n2.data(), dtmp.data(), dn.data())) return false;
+      NormBackward(rows, a.h.data(), nullptr, bp.norm2_w, bp.norm2_b, dn.data(), dh.data());
+      float* dhp = dh.data();
+      const float* dxp = dx.data();
+      for (int64_t i = 0; i < rows * e; ++i) dhp[i] += dxp[i];
+      // h = x + a, a = MHA(n1), n1 = Norm1(x): dx = dh + Norm1ᵀ(MHAᵀ(dh)).
+      std::memcpy(dtmp.data(), dhp, static_cast<size_t>(rows * e) * sizeof(float));
+      if (drop) train::DropoutBackward(rows * e, c.dropout, DropoutSeed(2 * call), dtmp.data());
+      float* dmha = dn.data();
+      if (!train::MhaBackward(shape, bp.attn, a.n1.data(), a.n1.data(), a.n1.data(), mask_view,
+                              &head_enabled[static_cast<size_t>(l * c.num_heads)], a.mha,
+                              dtmp.data(), dmha, dmha, dmha, bp.dattn, &ws)) {
+        return false;
+      }
+      NormBackward(rows, xin, nullptr, bp.norm1_w, bp.norm1_b, dmha, dx.data());
+      float* g = dx.data();
+      for (int64_t i = 0; i < rows * e; ++i) g[i] += dhp[i];
+      continue;
+    }
+    // x_{l+1} = Norm2(h + f2): dz → dh and df2.
+    NormBackward(rows, a.h.data(), a.f2.data(), bp.norm2_w, bp.norm2_b, dx.data(), dh.data());
     std::memcpy(dtmp.data(), dh.data(), static_cast<size_t>(rows * e) * sizeof(float));
     if (drop) train::DropoutBackward(rows * e, c.dropout, DropoutSeed(2 * call + 1), dtmp.data());
-    if (!train::LinearBackward(rows, f, e, a.g.data(), P(bp.w2), dtmp.data(), dg.data(), false,
-                               G(bp.w2), G(bp.b2), &ws)) {
-      return false;
-    }
-    train::GeluBackward(rows * f, a.f1.data(), dg.data(), dg.data());
-    if (!train::LinearBackward(rows, e, f, a.h.data(), P(bp.w1), dg.data(), dh.data(), true,
-                               G(bp.w1), G(bp.b1), &ws)) {
-      return false;
-    }
-    // h = LN1(x + a): dz → dx (residual) and da.
-    train::ResidualLayerNormBackward(rows, e, xin, a.a.data(), P(bp.norm1_w), c.eps, dh.data(),
-                                     dx.data(), G(bp.norm1_w), G(bp.norm1_b));
+    if (!MlpBackward(rows, bp, a, a.h.data(), dtmp.data(), dn.data())) return false;
+    float* dhp = dh.data();
+    const float* dnp = dn.data();
+    for (int64_t i = 0; i < rows * e; ++i) dhp[i] += dnp[i];
+    // h = Norm1(x + a): dz → dx (residual) and da.
+    NormBackward(rows, xin, a.a.data(), bp.norm1_w, bp.norm1_b, dh.data(), dx.data());
     std::memcpy(dtmp.data(), dx.data(), static_cast<size_t>(rows * e) * sizeof(float));
     if (drop) train::DropoutBackward(rows * e, c.dropout, DropoutSeed(2 * call), dtmp.data());
     float* dmha = dh.data();
@@ -434,7 +692,19 @@ bool Transformer::Impl::Backward(int64_t batch, int64_t length,
     float* g = dx.data();
     for (int64_t i = 0; i < rows * e; ++i) g[i] += dmha[i];
   }
-  train::EmbeddingBackward(rows, length, e, tokens, dx.data(), G(embed_off),
+  float* demb = dx.data();
+  if (c.embed_norm) {
+    train::ResidualLayerNormBackward(rows, e, e0.data(), nullptr, P(embed_norm_w), c.eps, dx.data(), dtmp.data(),
+                                     G(embed_norm_w), G(embed_norm_b));
+    demb = dtmp.data();
+  }
+  if (type_off >= 0) {
+    float* gt = G(type_off);
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t j = 0; j < e; ++j) gt[j] += demb[r * e + j];
+    }
+  }
+  train::EmbeddingBackward(rows, length, e, tokens, demb, G(embed_off),
                            c.positional == Positional::kLearned ? G(pos_off) : nullptr);
   return true;
 }
@@ -498,16 +768,68 @@ void FillResult(const train::CrossEntropyResult& ce, int64_t batch, StepResult* 
 }  // namespace
 
 Status Transformer::Forward(int64_t batch, int64_t length, const int32_t* tokens,
-                            float* logits, float* attention) {
+                            float* logits, float* attention, float* hidden) {
   Impl& im = *impl_;
   Status s = CheckBatch("forward", im.config, batch, length);
   if (!s.ok()) return s;
   if (!(s = CheckTokens("forward", "tokens", im.config, batch, length, tokens)).ok()) return s;
-  if (!(s = internal::CheckPointer("logits", logits)).ok()) return s;
-  if (!im.Forward(batch, length, tokens, false, attention)) {
+  if (im.config.has_head && !(s = internal::CheckPointer("logits", logits)).ok()) return s;
+  if (!im.Forward(batch, length, tokens, false, attention, 0, false)) {
     return Status::OutOfMemory("forward: out of memory (wasm memory is limited to 2 GiB)");
   }
-  std::memcpy(logits, im.logits.data(), static_cast<size_t>(batch * length * im.config.vocab_size) * sizeof(float));
+  const int64_t rows = batch * length, e = im.config.embed_dim;
+  if (logits != nullptr && im.config.has_head && !im.Logits(0, rows, logits)) {
+    return Status::OutOfMemory("forward: out of memory for the logits");
+  }
+  if (hidden != nullptr) std::memcpy(hidden, im.Hidden(), static_cast<size_t>(rows * e) * sizeof(float));
+  return Status::Ok();
+}
+
+int64_t Transformer::Cached() const { return impl_->cached; }
+
+Status Transformer::Extend(int64_t keep, int64_t length, const int32_t* tokens,
+                           bool last_only, float* logits, float* attention,
+                           float* hidden) {
+  Impl& im = *impl_;
+  const TransformerConfig& c = im.config;
+  const char* where = "extend";
+  Status s = CheckBatch(where, c, 1, length);
+  if (!s.ok()) return s;
+  if (keep < 0 || keep > im.cached) {
+    std::ostringstream os;
+    os << where << ": keep must be in [0, " << im.cached << "] (the cached positions), got " << keep;
+    return Status::Invalid(os.str());
+  }
+  if (keep + length > c.max_length) {
+    std::ostringstream os;
+    os << where << ": " << keep << " cached + " << length << " new positions exceed maxLength ("
+       << c.max_length << ")";
+    return Status::Invalid(os.str());
+  }
+  if (!(s = CheckTokens(where, "tokens", c, 1, length, tokens)).ok()) return s;
+  if (!im.cache) {
+    const int64_t n = c.max_length * im.KvWidth();
+    std::unique_ptr<LayerCache[]> cache(new LayerCache[static_cast<size_t>(c.num_layers)]);
+    for (int64_t l = 0; l < c.num_layers; ++l) {
+      if (!cache[l].k.Reserve(n) || !cache[l].v.Reserve(n)) {
+        return Status::OutOfMemory("extend: out of memory for the key/value cache");
+      }
+    }
+    im.cache = std::move(cache);
+  }
+  im.cached = keep;  // what is not kept is dropped, also on failure below
+  if (!im.Forward(1, length, tokens, false, attention, keep, true)) {
+    return Status::OutOfMemory("extend: out of memory (wasm memory is limited to 2 GiB)");
+  }
+  im.cached = keep + length;
+  const int64_t e = c.embed_dim;
+  if (logits != nullptr && c.has_head) {
+    const int64_t first = last_only ? length - 1 : 0;
+    if (!im.Logits(first, length - first, logits)) {
+      return Status::OutOfMemory("extend: out of memory for the logits");
+    }
+  }
+  if (hidden != nullptr) std::memcpy(hidden, im.Hidden(), static_cast<size_t>(length * e) * sizeof(float));
   return Status::Ok();
 }
 
@@ -520,7 +842,10 @@ Status Transformer::Evaluate(int64_t batch, int64_t length, const int32_t* token
   if (!(s = CheckTokens("evaluate", "tokens", im.config, batch, length, tokens)).ok()) return s;
   if (!(s = CheckTokens("evaluate", "targets", im.config, batch, length, targets)).ok()) return s;
   if (!(s = CheckMask("evaluate", batch * length, loss_mask)).ok()) return s;
-  if (!im.Forward(batch, length, tokens, false, nullptr)) {
+  if (!im.config.has_head) return Status::Invalid("evaluate: a model without a head has no loss");
+  if (!im.logits.Reserve(batch * length * im.config.vocab_size) ||
+      !im.Forward(batch, length, tokens, false, nullptr, 0, false) ||
+      !im.Logits(0, batch * length, im.logits.data())) {
     return Status::OutOfMemory("evaluate: out of memory (wasm memory is limited to 2 GiB)");
   }
   train::CrossEntropyResult ce;
@@ -541,8 +866,14 @@ Status Transformer::Step(int64_t batch, int64_t length, const int32_t* tokens,
   if (!(s = CheckTokens("step", "tokens", im.config, batch, length, tokens)).ok()) return s;
   if (!(s = CheckTokens("step", "targets", im.config, batch, length, targets)).ok()) return s;
   if (!(s = CheckMask("step", batch * length, loss_mask)).ok()) return s;
+  if (!im.config.has_head) return Status::Invalid("step: a model without a head cannot be trained");
+  if (!im.EnsureTrainingBuffers()) {
+    return Status::OutOfMemory("step: out of memory for the gradients and AdamW moments (3 × the weights)");
+  }
   const uint64_t calls_before = im.dropout_calls;
-  if (!im.Forward(batch, length, tokens, true, nullptr)) {
+  im.cached = 0;  // the weights change: cached keys and values go stale
+  if (!im.Forward(batch, length, tokens, true, nullptr, 0, false) ||
+      !im.Logits(0, batch * length, im.logits.data())) {
     return Status::OutOfMemory("step: out of memory (wasm memory is limited to 2 GiB)");
   }
   train::CrossEntropyResult ce;

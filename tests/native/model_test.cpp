@@ -1,0 +1,241 @@
+// The shared block graph (src/train/transformer.cpp) in the architecture
+// settings that web/lib/model/ maps GPT-2, Llama and BERT onto:
+//   * the whole-model gradient against central differences of the loss
+//     (pre-norm, final norm, RMSNorm, SwiGLU, gelu_new, tied head, GQA,
+//     RoPE with another base, BERT's embedding norm, token types, MLM head);
+//   * the key/value cache: prefill then one token at a time gives the
+//     logits and attention rows of one full forward.
+// The float64 checks of the same models against transformers' semantics are
+// in tests/js/models.test.js (tests/reference/hf_models.py).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <ostream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "train/train.h"
+
+namespace {
+
+using attnlab::Activation;
+using attnlab::NormKind;
+using attnlab::Positional;
+using attnlab::Status;
+using attnlab::TransformerConfig;
+
+struct Arch {
+  const char* name;
+  TransformerConfig config;
+};
+
+TransformerConfig Base() {
+  TransformerConfig c;
+  c.vocab_size = 7;
+  c.max_length = 9;
+  c.embed_dim = 8;
+  c.num_heads = 4;
+  c.num_layers = 2;
+  c.ffn_dim = 6;
+  c.causal = true;
+  c.seed = 11;
+  return c;
+}
+
+std::vector<Arch> Archs() {
+  std::vector<Arch> out;
+  {
+    TransformerConfig c = Base();  // GPT-2
+    c.positional = Positional::kLearned;
+    c.prenorm = true;
+    c.activation = Activation::kGeluTanh;
+    c.tie_embeddings = true;
+    c.head_bias = false;
+    c.init_std = 0.3f;
+    out.push_back({"Gpt2", c});
+  }
+  {
+    TransformerConfig c = Base();  // Llama
+    c.positional = Positional::kRope;
+    c.rope_theta = 500000.0;
+    c.prenorm = true;
+    c.norm = NormKind::kRmsNorm;
+    c.activation = Activation::kSwiGlu;
+    c.attn_bias = false;
+    c.ffn_bias = false;
+    c.head_bias = false;
+    c.num_kv_heads = 2;
+    c.eps = 1e-6f;
+    out.push_back({"Llama", c});
+  }
+  {
+    TransformerConfig c = Base();  // BERT
+    c.causal = false;
+    c.positional = Positional::kLearned;
+    c.type_vocab = 2;
+    c.embed_norm = true;
+    c.mlm_head = true;
+    c.tie_embeddings = true;
+    c.eps = 1e-12f;
+    out.push_back({"Bert", c});
+  }
+  return out;
+}
+
+void PrintTo(const Arch& a, std::ostream* os) { *os << a.name; }
+
+class ModelTest : public ::testing::TestWithParam<Arch> {};
+
+std::vector<float> Normal(int64_t n, uint32_t seed, float scale) {
+  std::mt19937 g(seed);
+  std::normal_distribution<float> d(0.0f, scale);
+  std::vector<float> v(static_cast<size_t>(n));
+  for (auto& x : v) x = d(g);
+  return v;
+}
+
+TEST_P(ModelTest, GradientMatchesCentralDifferences) {
+  const TransformerConfig c = GetParam().config;
+  Status s;
+  auto t = attnlab::Transformer::Create(c, &s);
+  ASSERT_TRUE(s.ok()) << s.message;
+  // Weights big enough that every path (norm scales, gates) matters.
+  const int64_t n = t->ParamCount();
+  std::vector<float> p0 = Normal(n, 5, 0.4f);
+  for (const auto& info : t->params()) {
+    if (info.name.find("norm") != std::string::npos) {
+      for (int64_t i = 0; i < info.shape[0]; ++i) p0[info.offset + i] += 1.0f;
+    }
+  }
+  ASSERT_TRUE(t->SetParams(p0.data()).ok());
+  const int64_t B = 2, L = 6;
+  std::vector<int32_t> tok(B * L), tgt(B * L);
+  std::vector<float> m(B * L, 1.0f);
+  for (int64_t i = 0; i < B * L; ++i) {
+    tok[i] = static_cast<int32_t>((i * 5 + 3) % c.vocab_size);
+    tgt[i] = static_cast<int32_t>((i * 3 + 1) % c.vocab_size);
+  }
+  m[2] = 0.0f;
+  attnlab::AdamWConfig o;
+  o.lr = 0.0f;
+  o.weight_decay = 0.0f;
+  ASSERT_TRUE(t->ConfigureOptimizer(o).ok());
+  attnlab::StepResult r;
+  ASSERT_TRUE(t->Step(B, L, tok.data(), tgt.data(), m.data(), &r).ok());
+  std::vector<float> g(t->Gradients(), t->Gradients() + n);
+  // Every parameter tensor gets a gradient (a missed path shows as zeros).
+  for (const auto& info : t->params()) {
+    int64_t count = 1;
+    for (int64_t d : info.shape) count *= d;
+    double sum = 0.0;
+    for (int64_t i = 0; i < count; ++i) sum += std::fabs(g[info.offset + i]);
+    if (info.name == "type.weight") continue;  // only row 0 is used
+    EXPECT_GT(sum, 0.0) << info.name;
+  }
+  std::mt19937 rng(21);
+  std::normal_distribution<double> nd(0.0, 1.0);
+  for (int trial = 0; trial < 3; ++trial) {
+    std::vector<double> u(static_cast<size_t>(n));
+    for (auto& x : u) x = nd(rng);
+    double gu = 0.0;
+    for (int64_t i = 0; i < n; ++i) gu += static_cast<double>(g[i]) * u[i];
+    const double eps = 1e-3;
+    auto loss_at = [&](double sign) {
+      std::vector<float> p(p0);
+      for (int64_t i = 0; i < n; ++i) p[i] = static_cast<float>(p0[i] + sign * eps * u[i]);
+      EXPECT_TRUE(t->SetParams(p.data()).ok());
+      attnlab::StepResult e;
+      EXPECT_TRUE(t->Evaluate(B, L, tok.data(), tgt.data(), m.data(), &e).ok());
+      return e.loss;
+    };
+    const double fd = (loss_at(1.0) - loss_at(-1.0)) / (2.0 * eps);
+    EXPECT_NEAR(gu, fd, 2e-2 * std::max(1.0, std::fabs(fd))) << "direction " << trial;
+  }
+}
+
+TEST_P(ModelTest, CachedDecodingEqualsOneForward) {
+  TransformerConfig c = GetParam().config;
+  if (!c.causal) GTEST_SKIP() << "a bidirectional encoder has no incremental decoding";
+  Status s;
+  auto t = attnlab::Transformer::Create(c, &s);
+  ASSERT_TRUE(s.ok()) << s.message;
+  std::vector<float> p0 = Normal(t->ParamCount(), 9, 0.4f);
+  ASSERT_TRUE(t->SetParams(p0.data()).ok());
+  const int64_t L = 7, V = c.vocab_size, H = c.num_heads, N = c.num_layers;
+  std::vector<int32_t> tok(L);
+  for (int64_t i = 0; i < L; ++i) tok[i] = static_cast<int32_t>((i * 4 + 2) % V);
+  std::vector<float> logits(L * V), att(N * H * L * L);
+  ASSERT_TRUE(t->Forward(1, L, tok.data(), logits.data(), att.data()).ok());
+  // Prefill 3, then one token at a time; then rewind to 2 and redo.
+  for (int64_t rewind : {0, 2}) {
+    int64_t start = rewind == 0 ? 0 : rewind;
+    if (rewind == 0) {
+      std::vector<float> lg(3 * V), at(N * H * 3 * 3);
+      ASSERT_TRUE(t->Extend(0, 3, tok.data(), false, lg.data(), at.data(), nullptr).ok());
+      for (int64_t i = 0; i < 3 * V; ++i) EXPECT_NEAR(lg[i], logits[i], 1e-5f) << i;
+      start = 3;
+    }
+    for (int64_t pos = start; pos < L; ++pos) {
+      std::vector<float> lg(V), at(N * H * (pos + 1));
+      ASSERT_TRUE(t->Extend(pos, 1, tok.data() + pos, true, lg.data(), at.data(), nullptr).ok());
+      EXPECT_EQ(t->Cached(), pos + 1);
+      for (int64_t j = 0; j < V; ++j) EXPECT_NEAR(lg[j], logits[pos * V + j], 1e-5f) << pos << "," << j;
+      for (int64_t l = 0; l < N; ++l) {
+        for (int64_t h = 0; h < H; ++h) {
+          for (int64_t k = 0; k <= pos; ++k) {
+            EXPECT_NEAR(at[(l * H + h) * (pos + 1) + k], att[((l * H + h) * L + pos) * L + k], 1e-6f);
+          }
+        }
+      }
+    }
+  }
+  int32_t bad = static_cast<int32_t>(V);
+  EXPECT_FALSE(t->Extend(0, 1, &bad, true, nullptr, nullptr, nullptr).ok());
+  EXPECT_FALSE(t->Extend(t->Cached() + 1, 1, tok.data(), true, nullptr, nullptr, nullptr).ok());
+  EXPECT_FALSE(t->Extend(0, L + 3, std::vector<int32_t>(L + 3, 0).data(), true, nullptr, nullptr, nullptr).ok());
+}
+
+INSTANTIATE_TEST_SUITE_P(Architectures, ModelTest, ::testing::ValuesIn(Archs()),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+TEST(Model, NoHeadRunsHiddenStatesOnly) {
+  TransformerConfig c = Base();
+  c.causal = false;
+  c.positional = Positional::kLearned;
+  c.has_head = false;
+  c.embed_norm = true;
+  Status s;
+  auto t = attnlab::Transformer::Create(c, &s);
+  ASSERT_TRUE(s.ok()) << s.message;
+  for (const auto& info : t->params()) EXPECT_EQ(info.name.find("head"), std::string::npos);
+  std::vector<int32_t> tok = {1, 2, 3};
+  std::vector<float> hidden(3 * c.embed_dim);
+  ASSERT_TRUE(t->Forward(1, 3, tok.data(), nullptr, nullptr, hidden.data()).ok());
+  // The embedding norm and the post-norm blocks leave each row normalised.
+  double mean = 0.0;
+  for (int64_t j = 0; j < c.embed_dim; ++j) mean += hidden[j];
+  EXPECT_NEAR(mean / c.embed_dim, 0.0, 1e-5);
+  EXPECT_FALSE(t->ConfigureOptimizer(attnlab::AdamWConfig()).ok());
+  EXPECT_EQ(t->Gradients(), nullptr);
+}
+
+TEST(Model, RejectsBadArchitectures) {
+  Status s;
+  TransformerConfig c = Base();
+  c.num_kv_heads = 3;
+  EXPECT_EQ(attnlab::Transformer::Create(c, &s), nullptr);
+  EXPECT_NE(s.message.find("numKvHeads (3) must divide numHeads (4)"), std::string::npos) << s.message;
+  c = Base();
+  c.norm = NormKind::kRmsNorm;
+  EXPECT_EQ(attnlab::Transformer::Create(c, &s), nullptr);
+  EXPECT_NE(s.message.find("rmsnorm"), std::string::npos) << s.message;
+  c = Base();
+  c.positional = Positional::kRope;
+  c.rope_theta = 1.0;
+  EXPECT_EQ(attnlab::Transformer::Create(c, &s), nullptr);
+  EXPECT_NE(s.message.find("ropeTheta"), std::string::npos) << s.message;
+}
+
+}  // namespace
