@@ -12,7 +12,9 @@
 // head, off), weights() → { name: tensor }, loadWeights(weights),
 // saveSafetensors() → Uint8Array, loadSafetensors(bytes), loadPretrained(url). Properties:
 // report (the latest: step, loss, accuracy, heldOut, maps [layers][H, L, L]),
-// history ([{ step, loss, heldOut }]), snapshots.
+// history ([{ step, loss, heldOut }]), previous (the run before the last
+// change of settings, { history, options }: drawn faintly on the same axes),
+// ablationAccuracy (held-out accuracy after the last ablate()), snapshots.
 import { AttentionLabElement } from './base.js';
 import { viridis, indexFor } from '../lib/palette.js';
 import { h } from '../lib/dom.js';
@@ -44,6 +46,8 @@ export class AttentionLabTrainer extends AttentionLabElement {
     this._ablated = new Set();
     this._viewing = null; // snapshot index, or null for live
     this._configured = null;
+    this.previous = null;
+    this.ablationAccuracy = null;
   }
 
   get t() {
@@ -98,8 +102,9 @@ export class AttentionLabTrainer extends AttentionLabElement {
       s.addEventListener('change', () => this.setAttribute(attr, s.value));
     }
     this._line = h('p', { class: 'al-readout', 'aria-live': 'polite' });
-    this._chart = h('canvas', { class: 'al-tr-chart', width: 480, height: 140, role: 'img', 'aria-label': t('tr.chart') });
+    this._chart = h('canvas', { class: 'al-tr-chart', width: 480, height: 170, role: 'img', 'aria-label': t('tr.chart') });
     this._heads = h('div', { class: 'al-tr-heads' });
+    this._axes = h('p', { class: 'al-readout al-tr-axes' });
     this._ablation = h('p', { class: 'al-readout' });
     this._timeline = h('input', { type: 'range', min: '0', max: '0', value: '0', 'aria-label': t('tr.timeline') });
     this._timeline.addEventListener('input', () => this._showSnapshot(Number(this._timeline.value)));
@@ -107,7 +112,7 @@ export class AttentionLabTrainer extends AttentionLabElement {
     const live = btn('tr.live', () => this._showSnapshot(null));
     this._body.append(
       h('div', { class: 'al-controls' }, this._taskSel, this._sizeSel, this._lrSel, this._posSel, ...Object.values(this._buttons), this._file),
-      this._line, this._chart, this._heads, this._ablation,
+      this._line, this._chart, this._heads, this._axes, this._ablation,
       h('div', { class: 'al-controls' }, this._timeline, this._timelineLabel, live));
     this._onDisconnect = () => this._terminate();
   }
@@ -117,6 +122,7 @@ export class AttentionLabTrainer extends AttentionLabElement {
     if (!this._started) return;
     this._colours = null;
     this._mapsKey = null;
+    this._labelsKey = null;
     this._body.replaceChildren();
     this._build();
     if (this.report) this._drawReport(this.report);
@@ -162,6 +168,7 @@ export class AttentionLabTrainer extends AttentionLabElement {
     } else if (m.type === 'weights') {
       this._settle('weights', m.weights);
     } else if (m.type === 'ablation') {
+      this.ablationAccuracy = m.accuracy;
       this._ablation.textContent = this._ablated.size ? this.t('tr.ablation', { acc: `${(100 * m.accuracy).toFixed(1)}%` }) : '';
     } else if (m.type === 'error') {
       const e = new Error(m.message);
@@ -211,30 +218,48 @@ export class AttentionLabTrainer extends AttentionLabElement {
   }
 
   // Each head's [L, L] map as an L×L canvas (one pixel per cell, scaled up by
-  // CSS, viridis on [0, 1]): an update is one putImageData, no layout.
+  // CSS, viridis on [0, 1]): an update is one putImageData, no layout. The
+  // example sequence's tokens label the keys (columns, left to right) and the
+  // queries (rows, top to bottom) of every map.
   _drawMaps(maps, step) {
     const t = this.t;
     const shapeKey = maps.map((m) => m.shape.join('x')).join(',');
     if (this._mapsKey !== shapeKey) {
       this._mapsKey = shapeKey;
+      this._labelsKey = null;
       this._heads.replaceChildren();
       this._maps = maps.map((layerMaps, l) => {
         const [H, L] = layerMaps.shape;
-        const row = h('div', { class: 'al-tr-layer' }, h('div', { class: 'al-readout' }, t('tr.layer', { l })));
+        const size = Math.max(120, 9 * L);
+        const label = h('div', { class: 'al-readout' }, t('tr.layer', { l }));
+        label.style.flexBasis = '100%';
+        const row = h('div', { class: 'al-tr-layer' }, label);
+        row.style.cssText = 'display:flex;flex-wrap:wrap;gap:.25rem 1rem;align-items:flex-start';
         const cells = [];
         for (let hh = 0; hh < H; hh++) {
           const canvas = h('canvas', { class: 'al-tr-map', width: L, height: L, role: 'img', 'aria-label': `${t('tr.layer', { l })}, ${t('tr.head', { h: hh })}` });
-          canvas.style.cssText = 'width:120px;height:120px;image-rendering:pixelated;display:block';
+          canvas.style.cssText = `width:${size}px;height:${size}px;image-rendering:pixelated;display:block`;
+          const keys = h('div', { class: 'al-tr-keys', 'aria-hidden': 'true' });
+          const queries = h('div', { class: 'al-tr-queries', 'aria-hidden': 'true' });
+          keys.style.cssText = 'display:flex;font-size:9px;line-height:1.1;text-align:center';
+          queries.style.cssText = 'display:flex;flex-direction:column;font-size:9px;line-height:1;text-align:right';
+          const corner = h('span', { class: 'al-tr-corner', 'aria-hidden': 'true' }, 'i\\j');
+          corner.style.cssText = 'font-size:8px;line-height:1.1;opacity:.7';
+          const grid = h('div', { class: 'al-tr-grid' }, corner, keys, queries, canvas);
+          grid.style.cssText = `display:inline-grid;grid-template-columns:auto ${size}px;grid-template-rows:auto ${size}px;column-gap:2px`;
           const toggle = h('button', { class: 'al-btn small', type: 'button', 'aria-pressed': 'false', title: t('tr.ablate', { l, h: hh }) }, t('tr.ablated'));
           toggle.addEventListener('click', () => this.ablate(l, hh, toggle.getAttribute('aria-pressed') !== 'true'));
-          row.append(h('figure', { class: 'al-tr-head' }, h('figcaption', null, t('tr.head', { h: hh })), canvas, toggle));
+          const fig = h('figure', { class: 'al-tr-head' }, h('figcaption', null, t('tr.head', { h: hh })), grid, h('div', null, toggle));
+          fig.style.margin = '0';
+          row.append(fig);
           const ctx = canvas.getContext?.('2d');
-          cells.push({ canvas, toggle, ctx, image: ctx ? ctx.createImageData(L, L) : null });
+          cells.push({ canvas, toggle, ctx, keys, queries, image: ctx ? ctx.createImageData(L, L) : null });
         }
         this._heads.append(row);
         return cells;
       });
     }
+    this._drawLabels(maps);
     maps.forEach((layerMaps, l) => {
       const [H, L] = layerMaps.shape;
       for (let hh = 0; hh < H; hh++) {
@@ -248,6 +273,28 @@ export class AttentionLabTrainer extends AttentionLabElement {
     this._timelineLabel.textContent = t('tr.snapshot', { step });
   }
 
+  // The axis labels: the example's tokens (or the positions before a report).
+  _drawLabels(maps) {
+    const L = maps[0]?.shape[1] ?? 0;
+    const tokens = this.report?.tokens?.length === L ? this.report.tokens : Array.from({ length: L }, (_, i) => i);
+    const key = `${this._mapsKey}|${tokens.join(',')}`;
+    if (this._labelsKey === key) return;
+    this._labelsKey = key;
+    const t = this.t;
+    const span = (text, title, css) => {
+      const s = h('span', { title }, String(text));
+      s.style.cssText = css;
+      return s;
+    };
+    for (const row of this._maps) {
+      for (const cell of row) {
+        cell.keys.replaceChildren(...tokens.map((tok, j) => span(tok, `j = ${j}`, 'flex:1 1 0;min-width:0')));
+        cell.queries.replaceChildren(...tokens.map((tok, i) => span(tok, `i = ${i}`, 'flex:1 1 0;display:flex;align-items:center;justify-content:flex-end;padding-right:1px')));
+      }
+    }
+    this._axes.textContent = t('tr.axes', { L, last: L - 1 });
+  }
+
   _showSnapshot(index) {
     this._viewing = index;
     const snap = index === null ? null : this.snapshots[index];
@@ -258,6 +305,9 @@ export class AttentionLabTrainer extends AttentionLabElement {
     }
   }
 
+  // Loss (log axis, labelled ticks) and held-out accuracy (right axis) by
+  // step, for this run and, faintly and dashed, the previous one: both on the
+  // same axes, so two learning rates can be compared.
   _drawChart() {
     const c = this._chart;
     const g = c.getContext?.('2d');
@@ -265,36 +315,93 @@ export class AttentionLabTrainer extends AttentionLabElement {
     const W = c.width;
     const H = c.height;
     g.clearRect(0, 0, W, H);
-    // At most ~240 points: every k-th entry of the history.
-    const k = Math.max(1, Math.ceil(this.history.length / 240));
-    const hist = this.history.filter((p, i) => i % k === 0 && Number.isFinite(p.loss) && p.loss > 0);
-    if (hist.length < 2) return;
+    // At most ~240 points per run: every k-th entry of the history.
+    const thin = (hist) => {
+      const k = Math.max(1, Math.ceil(hist.length / 240));
+      return hist.filter((p, i) => i % k === 0 && Number.isFinite(p.loss) && p.loss > 0);
+    };
+    const cur = thin(this.history);
+    const prev = this.previous ? thin(this.previous.history) : [];
+    const runs = [prev, cur].filter((r) => r.length >= 2);
+    c.dataset.runs = String(runs.length);
+    if (!runs.length) return;
     if (!this._colours) {
       const style = getComputedStyle(this);
       this._colours = { fg: style.getPropertyValue('--al-fg').trim() || '#222', accent: style.getPropertyValue('--al-accent').trim() || '#1f77b4' };
     }
     const { fg, accent } = this._colours;
-    const x0 = hist[0].step;
-    const x1 = hist[hist.length - 1].step || 1;
-    const X = (s) => 30 + ((s - x0) / Math.max(1, x1 - x0)) * (W - 60);
-    const lo = Math.log(Math.min(...hist.map((p) => p.loss)));
-    const hi = Math.log(Math.max(...hist.map((p) => p.loss)));
-    const Y = (v) => H - 10 - ((Math.log(v) - lo) / Math.max(1e-9, hi - lo)) * (H - 20);
-    const A = (a) => H - 10 - a * (H - 20);
-    const line = (colour, pts) => {
+    const t = this.t;
+    const all = runs.flat();
+    const m = { l: 44, r: 40, t: this.previous ? 32 : 20, b: 18 };
+    const x1 = Math.max(1, ...all.map((p) => p.step));
+    const X = (s) => m.l + (s / x1) * (W - m.l - m.r);
+    const yTicks = logTicks(Math.min(...all.map((p) => p.loss)), Math.max(...all.map((p) => p.loss)));
+    const lo = Math.log10(yTicks[0]);
+    const hi = Math.log10(yTicks[yTicks.length - 1]);
+    const Y = (v) => H - m.b - ((Math.log10(v) - lo) / Math.max(1e-9, hi - lo)) * (H - m.t - m.b);
+    const A = (a) => H - m.b - a * (H - m.t - m.b);
+    const xTicks = linearTicks(x1);
+    Object.assign(c.dataset, { yTicks: yTicks.map(tickLabel).join(','), xTicks: xTicks.join(','), previous: this.previous ? runLabel(this.previous.options) : '' });
+    // Grid and tick labels.
+    g.font = '10px sans-serif';
+    g.lineWidth = 1;
+    g.strokeStyle = fg;
+    g.fillStyle = fg;
+    g.globalAlpha = 0.15;
+    g.beginPath();
+    for (const v of yTicks) {
+      g.moveTo(m.l, Math.round(Y(v)) + 0.5);
+      g.lineTo(W - m.r, Math.round(Y(v)) + 0.5);
+    }
+    g.stroke();
+    g.globalAlpha = 1;
+    g.textAlign = 'right';
+    g.textBaseline = 'middle';
+    for (const v of yTicks) g.fillText(tickLabel(v), m.l - 4, Y(v));
+    g.textAlign = 'center';
+    g.textBaseline = 'top';
+    for (const s of xTicks) g.fillText(String(s), X(s), H - m.b + 3);
+    g.fillStyle = accent;
+    g.textAlign = 'left';
+    g.textBaseline = 'middle';
+    for (const a of [0, 0.5, 1]) g.fillText(`${100 * a}%`, W - m.r + 4, A(a));
+    const line = (colour, pts, faint) => {
       g.strokeStyle = colour;
       g.lineWidth = 1.5;
+      g.globalAlpha = faint ? 0.35 : 1;
+      g.setLineDash?.(faint ? [4, 3] : []);
       g.beginPath();
       pts.forEach(([x, y], i) => (i ? g.lineTo(x, y) : g.moveTo(x, y)));
       g.stroke();
+      g.globalAlpha = 1;
+      g.setLineDash?.([]);
     };
-    line(fg, hist.map((p) => [X(p.step), Y(p.loss)]));
-    line(accent, hist.map((p) => [X(p.step), A(p.heldOut)]));
-    g.fillStyle = fg;
+    if (prev.length >= 2) {
+      line(fg, prev.map((p) => [X(p.step), Y(p.loss)]), true);
+      line(accent, prev.map((p) => [X(p.step), A(p.heldOut)]), true);
+    }
+    if (cur.length >= 2) {
+      line(fg, cur.map((p) => [X(p.step), Y(p.loss)]));
+      line(accent, cur.map((p) => [X(p.step), A(p.heldOut)]));
+    }
+    // Legend.
+    g.textAlign = 'left';
+    g.textBaseline = 'alphabetic';
     g.font = '11px sans-serif';
-    g.fillText(this.t('tr.loss'), 32, 12);
+    g.fillStyle = fg;
+    const opts = this._lastOptions ?? this._options();
+    g.fillText(`${t('tr.loss')} · ${t('tr.thisRun', { run: runLabel(opts) })}`, m.l, 12);
     g.fillStyle = accent;
-    g.fillText(this.t('tr.heldOut'), W - 130, 12);
+    g.textAlign = 'right';
+    g.fillText(t('tr.heldOut'), W - m.r, 12);
+    if (this.previous) {
+      g.fillStyle = fg;
+      g.globalAlpha = 0.6;
+      g.textAlign = 'left';
+      g.fillText(t('tr.previous', { run: runLabel(this.previous.options) }), m.l, 26);
+      g.globalAlpha = 1;
+    }
+    c.setAttribute('aria-label', this.previous ? `${t('tr.chart')}; ${t('tr.previous', { run: runLabel(this.previous.options) })}` : t('tr.chart'));
   }
 
   async _render() {
@@ -306,6 +413,11 @@ export class AttentionLabTrainer extends AttentionLabElement {
     const key = JSON.stringify(o);
     if (key === this._configured) return;
     this._configured = key;
+    // The run so far stays on the chart, faintly, beside the next one.
+    if (this.history.length >= 2) this.previous = { history: this.history, options: this._lastOptions };
+    this._lastOptions = o;
+    for (const row of this._maps) for (const cell of row) cell.toggle.setAttribute('aria-pressed', 'false');
+    this.ablationAccuracy = null;
     this.history = [];
     this.snapshots = [];
     this._ablated.clear();
@@ -398,3 +510,32 @@ export class AttentionLabTrainer extends AttentionLabElement {
     setTimeout(() => URL.revokeObjectURL(url), 1000);
   }
 }
+
+/** Ticks of a log axis covering [lo, hi]: 1·10^k (and 2, 5·10^k over at most two decades). */
+export function logTicks(lo, hi) {
+  if (!(lo > 0) || !(hi >= lo)) return [1];
+  const d0 = Math.floor(Math.log10(lo) + 1e-9);
+  const d1 = Math.ceil(Math.log10(hi) - 1e-9);
+  const mant = d1 - d0 <= 2 ? [1, 2, 5] : [1];
+  const all = [];
+  for (let d = d0; d <= d1; d++) for (const k of mant) all.push(Number((k * 10 ** d).toPrecision(1)));
+  let a = 0;
+  while (a + 1 < all.length && all[a + 1] <= lo) a++;
+  let b = all.length - 1;
+  while (b - 1 > a && all[b - 1] >= hi) b--;
+  const out = all.slice(a, b + 1);
+  return out.length >= 2 ? out : [out[0], out[0] * 10];
+}
+
+/** Up to about 5 round ticks from 0 to x1. */
+export function linearTicks(x1) {
+  const raw = x1 / 4;
+  const p = 10 ** Math.floor(Math.log10(raw || 1));
+  const step = [1, 2, 5, 10].map((k) => k * p).find((s) => s >= raw) ?? 10 * p;
+  const out = [];
+  for (let s = 0; s <= x1 + 1e-9; s += step) out.push(Math.round(s));
+  return out;
+}
+
+const tickLabel = (v) => (v >= 1 ? String(v) : String(Number(v.toPrecision(1))));
+const runLabel = (o) => (o ? `${o.task}, E = ${o.embedDim}, lr = ${o.lr}` : '');

@@ -11,6 +11,7 @@ import { stepValue } from '../lib/model.js';
 import { codeBlock, formula, f } from '../lib/ui.js';
 import { Provenance } from '../lib/provenance.js';
 import { XYChart } from '../lib/xy-chart.js';
+import { DEFAULTS } from '../lib/state.js';
 
 const ROPE_P = 32; // positions of the RoPE / sinusoidal maps
 const ROPE_D = 16; // head dim there
@@ -27,6 +28,7 @@ const CAP_POINTS = 100; // softcap chart: 2·CAP_POINTS + 1 scores from −4c to
 const ALIBI_H = 8;
 const ALIBI_L = 16;
 const ALIBI_SHOW = [0, 3, 7];
+const GEMMA_CAP = 50; // Gemma 2's attention softcap (try2 compares it)
 
 /** Largest |M[i,j] − M[first cell of its diagonal]| over a [n, n] map. */
 export function toeplitzDeviation(m, n) {
@@ -75,6 +77,7 @@ export default {
 
     // ---- GQA / MQA ----------------------------------------------------------
     const kvTable = h('table', { class: 'data ch11-kv-table' });
+    const kvLine = h('p', { class: 'check-line ch11-kv-line' });
     const kvBtns = GQA_KV.map((n) => {
       const b = h('button', { type: 'button', class: 'al-btn', dataset: { kv: String(n) } }, String(n));
       b.addEventListener('click', () => ctx.set({ kv11: String(n) }));
@@ -123,6 +126,9 @@ export default {
     let alibiSrc = null;
     ALIBI_SHOW.forEach((_, n) => provAlibi.weights({ map: alibiWeightMaps[n], source: () => alibiSrc?.[n] ?? null, bandMaps: [biasMaps[n]] }));
     const code = codeBlock('');
+    // Try-this items with numbers the library measures (bound in update).
+    const try2 = ctx.text('li', 'ch11.try2', null, { pd: '…', cd: DEFAULTS.cap11, p1: '…', p0: '…', p50: '…', d50: '…' });
+    const try3 = ctx.text('li', 'ch11.try3', null, { ratio: '…' });
 
     body.append(
       ctx.text('p', 'ch11.p1'),
@@ -140,6 +146,7 @@ export default {
       ctx.text('p', 'ch11.gqa.p1'),
       h('div', { class: 'figs' },
         kvTable,
+        kvLine,
         h('div', { class: 'inline-ctls' }, h('span', { class: 'inline-ctl' }, ctx.text('span', 'ch11.gqa.kvLabel'), h('span', { class: 'seg', role: 'group' }, kvBtns))),
         gqaNote,
         groupBox,
@@ -172,7 +179,7 @@ export default {
         h('div', { class: 'fig-row' }, ...alibiWeightMaps.map((m) => m.el)),
         provAlibi.box,
         code),
-      ctx.tryThis(['ch11.try1', 'ch11.try2', 'ch11.try3']),
+      ctx.tryThis(['ch11.try1', try2, try3]),
     );
 
     return {
@@ -247,9 +254,14 @@ export default {
         kvTable.replaceChildren(
           h('caption', null, t('ch11.gqa.caption', { E: GQA_E, H: GQA_H, D, n: GQA_CACHE })),
           h('thead', null, h('tr', null, ['ch11.gqa.colKv', 'ch11.gqa.colKind', 'ch11.gqa.colBytes', 'ch11.gqa.colRatio'].map((k) => h('th', { scope: 'col' }, t(k))))),
-          h('tbody', null, rows.map((r) => h('tr', { dataset: { kv: String(r.nkv), bytes: String(r.bytes) } },
+          h('tbody', null, rows.map((r) => h('tr', { class: r.nkv === nkvSel ? 'current' : null, 'aria-current': r.nkv === nkvSel ? 'true' : null, dataset: { kv: String(r.nkv), bytes: String(r.bytes) } },
             h('td', { class: 'num' }, String(r.nkv)), h('td', null, kindOf(r.nkv)), h('td', { class: 'num' }, String(r.bytes)), h('td', { class: 'num' }, `${fmt(full / r.bytes, 0)}×`)))));
         kvBtns.forEach((b) => b.setAttribute('aria-pressed', String(Number(b.dataset.kv) === nkvSel)));
+        // The selected H_kv's bytes against MHA's, read from the same caches.
+        const selRow = rows.find((r) => r.nkv === nkvSel);
+        Object.assign(kvLine.dataset, { kv: String(nkvSel), bytes: String(selRow.bytes), ratio: String(full / selRow.bytes) });
+        c.texts.bind(kvLine, 'ch11.gqa.sel', { kv: nkvSel, kind: kindOf(nkvSel), bytes: selRow.bytes, ratio: fmt(full / selRow.bytes, 0), full, H: GQA_H });
+        c.texts.bind(try3, 'ch11.try3', { ratio: fmt(full / rows[rows.length - 1].bytes, 0) });
 
         let toks = tokenize(state.text).slice(0, 12);
         if (!toks.length) toks = ['∅'];
@@ -382,6 +394,18 @@ export default {
         let smax = 0;
         for (const v of s0) smax = Math.max(smax, Math.abs(v));
         c.texts.bind(capLine, 'ch11.cap.line', { smax: fmt(smax, 2), p0: fmt(meanMax(r0.weights.data), 3), p1: fmt(meanMax(r1.weights.data), 3), c: cap });
+        // Try this: the mean row maximum at c = 1, the default cap and Gemma 2's 50, measured on these inputs.
+        const capped1 = async (cc) => (cc === cap ? r1 : lab.scaledDotProductAttention(X, X, X, { scale: 1, softcap: cc }));
+        const wDef = (await capped1(DEFAULTS.cap11)).weights.data;
+        const wOne = (await capped1(1)).weights.data;
+        const wGemma = (await capped1(GEMMA_CAP)).weights.data;
+        let d50 = 0;
+        for (let n = 0; n < wGemma.length; n++) d50 = Math.max(d50, Math.abs(wGemma[n] - r0.weights.data[n]));
+        Object.assign(try2.dataset, { p0: String(meanMax(r0.weights.data)), pDefault: String(meanMax(wDef)), p1: String(meanMax(wOne)), p50: String(meanMax(wGemma)), d50: String(d50) });
+        c.texts.bind(try2, 'ch11.try2', {
+          p0: fmt(meanMax(r0.weights.data), 3), pd: fmt(meanMax(wDef), 3), cd: DEFAULTS.cap11, p1: fmt(meanMax(wOne), 3),
+          p50: fmt(meanMax(wGemma), 3), d50: d50 === 0 ? '0' : d50.toExponential(1),
+        });
 
         // ---- ALiBi ----------------------------------------------------------
         const slopes = await lab.alibiSlopes(ALIBI_H);

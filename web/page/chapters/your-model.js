@@ -4,11 +4,15 @@
 // norm placement); a listed layer is loaded (only its tensors are read) into
 // the library's multi-head attention and run on the page's first sentence;
 // the weights are drawn by <attention-lab-model-view>. Attention arrays
-// computed in Python (.npy, .npz, .safetensors, .json) are drawn as they are.
+// computed in Python (.npy, .npz, .safetensors, .json) are drawn as they are;
+// a .npz of weights (Keras's layer.weights recipe in the README) is listed and
+// run like a checkpoint. A Llama-family layer's heads, key/value heads and
+// RoPE base are not in its weights: they are read from a config.json dropped
+// with the file, or else guessed, said to be guessed, and editable.
 import { h, fmt } from '../../components/lib/dom.js';
 import { embedBatch } from '../../components/lib/tokens.js';
 import { AttentionLabModelView } from '../../components/elements/model-view-element.js';
-import { openSafetensors, listAttentionLayers, layerTensorNames } from '../../lib/io/index.js';
+import { openSafetensors, listAttentionLayers, layerTensorNames, readNpz } from '../../lib/io/index.js';
 import { deriveTokens } from '../lib/model.js';
 
 const MAX_TOKENS = 64;
@@ -21,6 +25,41 @@ function defineViewer() {
 }
 
 const mb = (n) => (n / 2 ** 20).toFixed(n < 2 ** 20 ? 3 : 1);
+
+/**
+ * The attention fields of a Hugging Face config.json (at its top level or in
+ * text_config), or null when it has no head count: { heads, kvHeads, theta,
+ * ropeScaling }. transformers' defaults: num_key_value_heads = the heads,
+ * rope_theta 10000.
+ */
+export function readConfig(json) {
+  const pick = (o) => (o && typeof o === 'object' && (Number.isInteger(o.num_attention_heads) || Number.isInteger(o.n_head)) ? o : null);
+  const c = pick(json) ?? pick(json?.text_config);
+  if (!c) return null;
+  const int = (x) => (Number.isInteger(x) && x > 0 ? x : null);
+  const heads = int(c.num_attention_heads) ?? int(c.n_head);
+  if (!heads) return null;
+  const theta = c.rope_theta ?? c.rope_parameters?.rope_theta;
+  const scaling = c.rope_scaling && typeof c.rope_scaling === 'object' ? String(c.rope_scaling.rope_type ?? c.rope_scaling.type ?? 'yes') : null;
+  return { heads, kvHeads: int(c.num_key_value_heads) ?? heads, theta: typeof theta === 'number' && theta > 0 ? theta : 10000, ropeScaling: scaling };
+}
+
+/**
+ * A guess of a Llama-family layer's head size from E and the k_proj rows
+ * (H_kv·D), used only without config.json and shown as a guess: 128 from
+ * E = 3072 up (Llama 2/3 7–8B, Mistral 7B, Qwen2 7B), else 64, else the
+ * largest power of two dividing both.
+ */
+export function guessHeadDim(E, kvDim) {
+  const order = E >= 3072 ? [128, 64] : [64, 128];
+  for (const D of [...order, 32, 16, 8, 4, 2]) if (E % D === 0 && kvDim % D === 0) return D;
+  return 1;
+}
+
+/** A guess of the head count of a layer whose weights do not say it (GPT-2, BERT). */
+function guessHeads(E) {
+  return E % 64 === 0 ? E / 64 : E % 8 === 0 ? 8 : 1;
+}
 
 /** A Blob that counts the bytes read through slice() (shown to the reader). */
 function counted(file, stats) {
@@ -53,7 +92,9 @@ export default {
     let file = null;
     let opened = null;
     let layers = [];
-    let ran = null; // { layer, heads }
+    let ran = null; // { layer, heads, kvHeads, theta, source }
+    let hfConfig = null; // a Hugging Face config.json dropped with the file (readConfig)
+    let lastRun = null; // the last run's input, output and settings (for tests)
     const stats = { bytesRead: 0 };
 
     body.append(ctx.text('p', 'ym.p1'), ctx.text('p', 'ym.privacy', { class: 'ym-privacy' }), drop, info, error, tableBox, ranInfo, viewer, ctx.text('p', 'ym.python'));
@@ -63,30 +104,37 @@ export default {
       error.textContent = e ? `${e.name ? `${e.name}: ` : ''}${e.message ?? e}` : '';
     };
 
-    // Several files at once: a tokens.json (a JSON list of strings) labels the arrays of the other.
+    // Several files at once: a tokens.json (a JSON list of strings) labels the
+    // arrays of the other; a config.json (a JSON object, Hugging Face's model
+    // config) gives a Llama layer its heads, key/value heads and rope_theta.
     async function handleFiles(files) {
       let tokens = null;
-      let main = files[0];
-      if (files.length > 1) {
-        for (const f of files) {
-          if (!/\.json$/i.test(f.name ?? '') || f.size > 2 ** 20) continue;
+      let cfg = null;
+      const rest = [];
+      for (const f of files) {
+        let used = false;
+        if (files.length > 1 && /\.json$/i.test(f.name ?? '') && f.size <= 2 ** 20) {
           try {
-            const list = JSON.parse(await f.text());
-            if (Array.isArray(list) && list.every((x) => typeof x === 'string')) {
-              tokens = list;
-              main = files.find((g) => g !== f);
-              break;
+            const v = JSON.parse(await f.text());
+            if (Array.isArray(v) && v.every((x) => typeof x === 'string')) {
+              tokens = v;
+              used = true;
+            } else if (v && typeof v === 'object' && !Array.isArray(v) && readConfig(v)) {
+              cfg = readConfig(v);
+              used = true;
             }
           } catch {
-            // not a token list: an ordinary file
+            // not a token list or a config: an ordinary file
           }
         }
+        if (!used) rest.push(f);
       }
-      await handle(main, tokens);
+      await handle(rest[0] ?? files[0], tokens, cfg);
     }
 
-    async function handle(f, tokens = null) {
+    async function handle(f, tokens = null, cfg = null) {
       file = f;
+      hfConfig = cfg;
       opened = null;
       layers = [];
       ran = null;
@@ -99,6 +147,9 @@ export default {
       const t = ctx.t;
       const name = f.name ?? 'file';
       try {
+        if (/\.npz$/i.test(name) && f.size <= MAX_ARRAY_FILE && (await openNpzWeights(f))) {
+          return;
+        }
         if (/\.(npy|npz|json)$/i.test(name)) {
           await showArrays(f, tokens);
           return;
@@ -109,7 +160,7 @@ export default {
         const ms = performance.now() - t0;
         section.dataset.layers = String(layers.length);
         section.dataset.listMs = ms.toFixed(1);
-        info.textContent = t('ym.listed', { name, size: mb(f.size), n: opened.entries.length, layers: layers.length, ms: ms.toFixed(0), read: mb(stats.bytesRead) });
+        info.textContent = t('ym.listed', { name, size: mb(f.size), n: opened.entries.length, layers: layers.length, ms: ms.toFixed(0), read: mb(stats.bytesRead) }) + configLine();
         if (layers.length) renderTable();
         else if (f.size <= MAX_ARRAY_FILE) await showArrays(f, tokens);
         else info.textContent += ` ${t('ym.noLayers')}`;
@@ -129,27 +180,81 @@ export default {
       info.textContent = t('ym.arrays', { name: f.name ?? 'file', layers: d.layers, heads: d.heads, L: d.lq });
     }
 
-    function guessHeads(E) {
-      return E % 64 === 0 ? E / 64 : E % 8 === 0 ? 8 : 1;
+    // A .npz of weights (Keras's layer.weights paths, or a torch state dict):
+    // listed and run like a checkpoint. False when it holds no attention layer.
+    async function openNpzWeights(f) {
+      let tensors;
+      let found;
+      try {
+        tensors = readNpz(new Uint8Array(await f.arrayBuffer())).tensors;
+        found = listAttentionLayers(tensors);
+      } catch {
+        return false;
+      }
+      if (!found.length) return false;
+      const entries = Object.entries(tensors).map(([n, v]) => ({ name: n, dtype: v.dtype, shape: v.shape.slice() }));
+      opened = { entries, read: async (names) => Object.fromEntries(names.map((n) => [n, tensors[n]])) };
+      stats.bytesRead = f.size;
+      layers = found;
+      section.dataset.layers = String(layers.length);
+      info.textContent = ctx.t('ym.npzWeights', { name: f.name ?? 'file', size: mb(f.size), n: entries.length, layers: layers.length }) + configLine();
+      renderTable();
+      return true;
+    }
+
+    function configLine() {
+      if (!hfConfig) return '';
+      return ` ${ctx.t('ym.configRead', { fields: `num_attention_heads ${hfConfig.heads}, num_key_value_heads ${hfConfig.kvHeads}, rope_theta ${hfConfig.theta}` })}`;
+    }
+
+    // What a layer runs with before the reader changes it: the weights' own
+    // head count, else config.json's, else a guess (source says which).
+    function defaults(l) {
+      const E = l.embedDim ?? 1;
+      if (l.format === 'hf-llama') {
+        if (hfConfig) return { heads: hfConfig.heads, kvHeads: hfConfig.kvHeads, theta: hfConfig.theta, source: 'config' };
+        const D = guessHeadDim(E, l.kvDim ?? E);
+        return { heads: E / D, kvHeads: (l.kvDim ?? E) / D, theta: 10000, source: 'guess', D };
+      }
+      if (l.numHeads !== null && l.numHeads !== undefined) return { heads: l.numHeads, source: 'weights' };
+      if (hfConfig) return { heads: hfConfig.heads, source: 'config' };
+      return { heads: guessHeads(E), source: 'guess', D: E / guessHeads(E) };
     }
 
     function renderTable() {
       const t = ctx.t;
-      const head = h('tr', null, ['ym.col.prefix', 'ym.col.format', 'ym.col.E', 'ym.col.heads', 'ym.col.notes', 'ym.col.run'].map((k) => h('th', { scope: 'col', text: t(k) })));
+      const llama = layers.some((l) => l.format === 'hf-llama');
+      const cols = ['ym.col.prefix', 'ym.col.format', 'ym.col.E', 'ym.col.heads', ...(llama ? ['ym.col.kv', 'ym.col.theta'] : []), 'ym.col.notes', 'ym.col.run'];
+      const head = h('tr', null, cols.map((k) => h('th', { scope: 'col', text: t(k) })));
       const rows = layers.map((l, k) => {
-        const headsInput = h('input', { type: 'number', class: 'al-input ym-heads', min: '1', max: '256', value: String(l.numHeads ?? guessHeads(l.embedDim ?? 1)), 'aria-label': t('ym.headsFor', { prefix: l.prefix }), disabled: l.numHeads !== null && l.numHeads !== undefined });
+        const d = defaults(l);
+        const num = (cls, value, label, attrs = {}) => h('input', { type: 'number', class: `al-input ${cls}${d.source === 'guess' ? ' ym-guess' : ''}`, value: String(value), 'aria-label': label, dataset: { source: d.source }, ...attrs });
+        const headsInput = num('ym-heads', d.heads, t('ym.headsFor', { prefix: l.prefix }), { min: '1', max: '256', disabled: d.source === 'weights' });
+        const isLlama = l.format === 'hf-llama';
+        const kvInput = isLlama ? num('ym-kv', d.kvHeads, t('ym.kvFor', { prefix: l.prefix }), { min: '1', max: '256' }) : null;
+        const thetaInput = isLlama ? num('ym-theta', d.theta, t('ym.thetaFor', { prefix: l.prefix }), { min: '1', step: 'any' }) : null;
         const notes = [];
         if (l.error) notes.push(l.error);
         if (l.causal) notes.push(t('ym.causal'));
         if (l.norm?.placement === 'pre') notes.push(t('ym.preNorm', { kind: l.norm.kind === 'rms' ? 'RMSNorm' : 'LayerNorm' }));
         if (l.rope) notes.push(t('ym.rope'));
         if (l.kdim !== l.embedDim || l.vdim !== l.embedDim) notes.push(`kdim ${l.kdim}, vdim ${l.vdim}`);
+        if (d.source === 'guess') notes.push(isLlama ? t('ym.guessLlama', { H: d.heads, D: d.D, kv: d.kvHeads, theta: d.theta }) : t('ym.guessHeads', { H: d.heads, D: d.D }));
+        if (d.source === 'config') notes.push(isLlama ? t('ym.fromConfig', { H: d.heads, kv: d.kvHeads, theta: d.theta }) : `config.json: ${d.heads}`);
+        if (isLlama && hfConfig?.ropeScaling) notes.push(t('ym.ropeScaling', { type: hfConfig.ropeScaling }));
         const btn = h('button', { type: 'button', class: 'al-btn ym-run', text: t('ym.run'), disabled: Boolean(l.error), dataset: { k } });
         btn.addEventListener('click', () => {
-          ran = { layer: l, heads: Number(headsInput.value) };
+          const heads = Number(headsInput.value);
+          const kvHeads = kvInput ? Number(kvInput.value) : undefined;
+          const theta = thetaInput ? Number(thetaInput.value) : undefined;
+          const same = heads === d.heads && kvHeads === d.kvHeads && theta === d.theta;
+          ran = { layer: l, heads, kvHeads, theta, source: same ? d.source : 'set' };
           run().catch(showError);
         });
-        return h('tr', { dataset: { prefix: l.prefix } }, h('td', null, h('code', { text: l.prefix || '(root)' })), h('td', { text: l.format }), h('td', { text: String(l.embedDim ?? '') }), h('td', null, headsInput), h('td', { text: notes.join('; ') }), h('td', null, btn));
+        const cells = [h('td', null, h('code', { text: l.prefix || '(root)' })), h('td', { text: l.format }), h('td', { text: String(l.embedDim ?? '') }), h('td', null, headsInput)];
+        if (llama) cells.push(h('td', null, kvInput ?? '—'), h('td', null, thetaInput ?? '—'));
+        cells.push(h('td', { class: 'ym-notes', text: notes.join('; ') }), h('td', null, btn));
+        return h('tr', { dataset: { prefix: l.prefix, source: d.source } }, ...cells);
       });
       tableBox.replaceChildren(h('div', { class: 'ym-table-scroll' }, h('table', { class: 'ym-table' }, h('caption', { text: t('ym.caption', { n: layers.length }) }), h('thead', null, head), h('tbody', null, rows))));
     }
@@ -159,17 +264,18 @@ export default {
       showError(null);
       const t = ctx.t;
       const lab = ctx.lab();
-      const { layer, heads } = ran;
+      const { layer, heads, kvHeads, theta } = ran;
       const before = stats.bytesRead;
       const t0 = performance.now();
       const tensors = await opened.read(layerTensorNames(opened.entries, layer));
       const readMs = performance.now() - t0;
       const E = layer.embedDim;
       const config = { embedDim: E, numHeads: heads, kdim: layer.kdim, vdim: layer.vdim, bias: layer.bias };
-      if (layer.format === 'hf-llama') {
-        // GQA + RoPE as transformers' Llama: k/v_proj rows = numKvHeads·D; rope_theta is
-        // not in the weights (10000 for Llama 2; config.json says for others).
-        Object.assign(config, { numKvHeads: layer.kvDim / (E / heads), rope: { base: 10000, interleaved: false } });
+      const llama = layer.format === 'hf-llama';
+      if (llama) {
+        // GQA + RoPE as transformers' Llama (rotate_half): the head counts and
+        // rope_theta from config.json, the table's inputs, or the shown guess.
+        Object.assign(config, { numKvHeads: kvHeads, rope: { base: theta, interleaved: false } });
       }
       const mha = lab.multiHeadAttention(config);
       try {
@@ -188,8 +294,11 @@ export default {
         viewer.setAttribute('view', 'head');
         viewer.tokens = tokens;
         viewer.attention = { data: r.weights.data, shape: [1, ...r.weights.shape] };
+        lastRun = { prefix: layer.prefix, numHeads: heads, numKvHeads: llama ? kvHeads : heads, theta: llama ? theta : null, source: ran.source, causal: Boolean(layer.causal), x: Array.from(x.data), shape: [L, E], output: Array.from(r.output.data) };
+        Object.assign(section.dataset, { ranHeads: String(heads), ranKv: String(lastRun.numKvHeads), ranTheta: llama ? String(theta) : '', ranSource: ran.source });
         section.dataset.ran = layer.prefix;
-        ranInfo.textContent = t('ym.ran', { prefix: layer.prefix || '(root)', format: layer.format, E, H: heads, L, read: mb(stats.bytesRead - before), readMs: readMs.toFixed(0), size: mb(file.size), ms: fmt(fwdMs, 3), out: `[${r.output.shape}]` });
+        const p = { prefix: layer.prefix || '(root)', format: layer.format, E, H: heads, L, read: mb(stats.bytesRead - before), readMs: readMs.toFixed(0), size: mb(file.size), ms: fmt(fwdMs, 3), out: `[${r.output.shape}]` };
+        ranInfo.textContent = llama ? t('ym.ranLlama', { ...p, kv: kvHeads, theta, source: t(`ym.src.${ran.source}`) }) : t('ym.ran', p);
       } finally {
         mha.dispose();
       }
@@ -219,6 +328,10 @@ export default {
       },
       /** For tests and scripts: handle a File as if it had been dropped. */
       handle,
+      /** The last run: { numHeads, numKvHeads, theta, source, x, shape, output } (for tests). */
+      get lastRun() {
+        return lastRun;
+      },
     };
   },
 };
