@@ -162,12 +162,21 @@ int LayerBackward(const LayerBackwardJs& j) {
 // ---------------------------------------------------------------------------
 // Transformer
 
+// The architecture fields follow attnlab::TransformerConfig (norm and
+// activation as its enum ids); web/lib/train/transformer.js fills them all.
 struct TransformerConfigJs {
   double vocabSize = 0, maxLength = 0, embedDim = 0, numHeads = 1;
   double numLayers = 1, ffnDim = 0;
   bool causal = false;
   int positional = 1;
   double dropout = 0, eps = 1e-5, seed = 0;
+  double numKvHeads = 0;
+  bool prenorm = false;
+  int norm = 0, activation = 0;
+  bool attnBias = true, ffnBias = true, tieEmbeddings = false, headBias = true, hasHead = true;
+  double ropeTheta = 10000, typeVocab = 0;
+  bool embedNorm = false, mlmHead = false;
+  double initStd = 0;
 };
 
 uintptr_t TransformerCreate(const TransformerConfigJs& j) {
@@ -183,6 +192,20 @@ uintptr_t TransformerCreate(const TransformerConfigJs& j) {
   c.dropout = static_cast<float>(j.dropout);
   c.eps = static_cast<float>(j.eps);
   c.seed = static_cast<uint32_t>(j.seed);
+  c.num_kv_heads = static_cast<int64_t>(j.numKvHeads);
+  c.prenorm = j.prenorm;
+  c.norm = static_cast<attnlab::NormKind>(j.norm);
+  c.activation = static_cast<attnlab::Activation>(j.activation);
+  c.attn_bias = j.attnBias;
+  c.ffn_bias = j.ffnBias;
+  c.tie_embeddings = j.tieEmbeddings;
+  c.head_bias = j.headBias;
+  c.has_head = j.hasHead;
+  c.rope_theta = j.ropeTheta;
+  c.type_vocab = static_cast<int64_t>(j.typeVocab);
+  c.embed_norm = j.embedNorm;
+  c.mlm_head = j.mlmHead;
+  c.init_std = static_cast<float>(j.initStd);
   Status s;
   auto t = attnlab::Transformer::Create(c, &s);
   if (!t) {
@@ -219,7 +242,34 @@ void TransformerGetParams(uintptr_t h, uintptr_t out) {
 }
 void TransformerGetGradients(uintptr_t h, uintptr_t out) {
   const auto* t = T(h);
+  if (t->Gradients() == nullptr) {
+    std::fill(Ptr<float>(out), Ptr<float>(out) + t->ParamCount(), 0.0f);
+    return;
+  }
   std::copy(t->Gradients(), t->Gradients() + t->ParamCount(), Ptr<float>(out));
+}
+// The parameter vector itself: a checkpoint is written into it in place.
+uintptr_t TransformerParamsPointer(uintptr_t h) {
+  return reinterpret_cast<uintptr_t>(T(h)->MutableParams());
+}
+int TransformerCheckParams(uintptr_t h) { return Report(T(h)->CheckParams()); }
+double TransformerCached(uintptr_t h) { return static_cast<double>(T(h)->Cached()); }
+
+// Outputs of a model forward; 0 for those not wanted.
+struct ModelRunJs {
+  double batch = 1, length = 0, keep = 0;
+  uintptr_t tokens = 0, logits = 0, attention = 0, hidden = 0;
+  bool cached = false, lastOnly = false;
+};
+int TransformerRun(uintptr_t h, const ModelRunJs& j) {
+  if (!j.cached) {
+    return Report(T(h)->Forward(static_cast<int64_t>(j.batch), static_cast<int64_t>(j.length),
+                                Ptr<const int32_t>(j.tokens), Ptr<float>(j.logits),
+                                Ptr<float>(j.attention), Ptr<float>(j.hidden)));
+  }
+  return Report(T(h)->Extend(static_cast<int64_t>(j.keep), static_cast<int64_t>(j.length),
+                             Ptr<const int32_t>(j.tokens), j.lastOnly, Ptr<float>(j.logits),
+                             Ptr<float>(j.attention), Ptr<float>(j.hidden)));
 }
 int TransformerSetParams(uintptr_t h, uintptr_t data) {
   return Report(T(h)->SetParams(Ptr<const float>(data)));
@@ -378,7 +428,31 @@ EMSCRIPTEN_BINDINGS(attention_lab_train) {
       .field("positional", &TransformerConfigJs::positional)
       .field("dropout", &TransformerConfigJs::dropout)
       .field("eps", &TransformerConfigJs::eps)
-      .field("seed", &TransformerConfigJs::seed);
+      .field("seed", &TransformerConfigJs::seed)
+      .field("numKvHeads", &TransformerConfigJs::numKvHeads)
+      .field("prenorm", &TransformerConfigJs::prenorm)
+      .field("norm", &TransformerConfigJs::norm)
+      .field("activation", &TransformerConfigJs::activation)
+      .field("attnBias", &TransformerConfigJs::attnBias)
+      .field("ffnBias", &TransformerConfigJs::ffnBias)
+      .field("tieEmbeddings", &TransformerConfigJs::tieEmbeddings)
+      .field("headBias", &TransformerConfigJs::headBias)
+      .field("hasHead", &TransformerConfigJs::hasHead)
+      .field("ropeTheta", &TransformerConfigJs::ropeTheta)
+      .field("typeVocab", &TransformerConfigJs::typeVocab)
+      .field("embedNorm", &TransformerConfigJs::embedNorm)
+      .field("mlmHead", &TransformerConfigJs::mlmHead)
+      .field("initStd", &TransformerConfigJs::initStd);
+  value_object<ModelRunJs>("ModelRunArgs")
+      .field("batch", &ModelRunJs::batch)
+      .field("length", &ModelRunJs::length)
+      .field("keep", &ModelRunJs::keep)
+      .field("tokens", &ModelRunJs::tokens)
+      .field("logits", &ModelRunJs::logits)
+      .field("attention", &ModelRunJs::attention)
+      .field("hidden", &ModelRunJs::hidden)
+      .field("cached", &ModelRunJs::cached)
+      .field("lastOnly", &ModelRunJs::lastOnly);
   value_object<AdamWJs>("AdamWConfig")
       .field("lr", &AdamWJs::lr)
       .field("beta1", &AdamWJs::beta1)
@@ -416,6 +490,10 @@ EMSCRIPTEN_BINDINGS(attention_lab_train) {
   function("transformerSetParams", &TransformerSetParams);
   function("transformerSetHeadEnabled", &TransformerSetHeadEnabled);
   function("transformerForward", &TransformerForward);
+  function("transformerParamsPointer", &TransformerParamsPointer);
+  function("transformerCheckParams", &TransformerCheckParams);
+  function("transformerCached", &TransformerCached);
+  function("transformerRun", &TransformerRun);
   function("transformerConfigureOptimizer", &TransformerConfigureOptimizer);
   function("transformerResetOptimizer", &TransformerResetOptimizer);
   function("transformerStep", &TransformerStep);

@@ -11,6 +11,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 node scripts/embed-wgsl.mjs
+node scripts/vendor.mjs
 export NODE_PATH=/usr/share/nodejs${NODE_PATH:+:$NODE_PATH}
 mkdir -p web/dist
 generator=()

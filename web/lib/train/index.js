@@ -1,12 +1,14 @@
 // Training entry points added to the lab object (createLab calls
 // attachTraining): lab.transformer, lab.tasks and
-// lab.scaledDotProductAttentionBackward. (mha.backward and layer.backward are
+// lab.scaledDotProductAttentionBackward, and lab.loadModel (whole models
+// over the same block graph, web/lib/model/). (mha.backward and layer.backward are
 // methods of the classes, over backward.js.) Training runs on the wasm
 // backends; on webgpu these throw a clear Error.
 import { wasmModuleOf } from './heap.js';
 import { createTasks } from './tasks.js';
 import { Transformer, TrainingStoppedError } from './transformer.js';
 import { sdpaBackward } from './backward.js';
+import { loadModel } from '../model/load.js';
 
 export { TrainingStoppedError };
 
@@ -15,6 +17,8 @@ export function attachTraining(lab, backend) {
   const moduleFor = (where) => wasmModuleOf(backend, where);
   lab.tasks = createTasks(moduleFor);
   lab.transformer = (config) => new Transformer(moduleFor('transformer'), config);
+  // Whole Hugging Face models run on the same block graph (web/lib/model/).
+  lab.loadModel = async (source) => loadModel(moduleFor('loadModel'), source);
   lab.scaledDotProductAttentionBackward = (q, k, v, dOutput, options) =>
     sdpaBackward(moduleFor('scaledDotProductAttentionBackward'), q, k, v, dOutput, options);
   return lab;

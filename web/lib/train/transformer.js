@@ -5,10 +5,28 @@
 import { describe, typeError, rangeError, checkInt, checkNumber, checkBool, checkOptions, disposedError } from '../errors.js';
 import { withArena, checkStatus } from './heap.js';
 import { toTokens, toLossMask } from './tokens.js';
+import { saveModel, gpt2Config, gpt2Normalized } from '../model/save.js';
 
 // The core's Positional ids (src/train/train.h); 'rope' rotates Q and K in every block.
 const POSITIONAL = { none: 0, sinusoidal: 1, learned: 2, rope: 3 };
-const CONFIG_KEYS = new Set(['vocabSize', 'maxLength', 'embedDim', 'numHeads', 'numLayers', 'ffnDim', 'causal', 'positional', 'dropout', 'eps', 'seed']);
+const CONFIG_KEYS = new Set(['vocabSize', 'maxLength', 'embedDim', 'numHeads', 'numLayers', 'ffnDim', 'causal', 'positional', 'dropout', 'eps', 'seed',
+  'architecture', 'prenorm', 'activation', 'tieEmbeddings', 'headBias']);
+// The core's NormKind and Activation ids (src/train/train.h).
+export const NORMS = { layernorm: 0, rmsnorm: 1 };
+export const ACTIVATIONS = { gelu: 0, gelu_new: 1, swiglu: 2 };
+// Architecture fields of the core's TransformerConfig that only model
+// checkpoints set (web/lib/model/architectures.js); their defaults here.
+const ARCH_DEFAULTS = {
+  numKvHeads: 0, prenorm: false, norm: 'layernorm', activation: 'gelu', attnBias: true, ffnBias: true,
+  tieEmbeddings: false, headBias: true, hasHead: true, ropeTheta: 10000, typeVocab: 0, embedNorm: false, mlmHead: false, initStd: 0,
+};
+// architecture: 'gpt2' is GPT-2's block (pre-LayerNorm with a final norm,
+// gelu_new, the head tied to the token embedding, no head bias, learned
+// positions, causal, GPT-2's init), saved with GPT-2's names by model.save().
+const ARCHITECTURES = {
+  default: {},
+  gpt2: { prenorm: true, activation: 'gelu_new', tieEmbeddings: true, headBias: false, positional: 'learned', causal: true, initStd: 0.02 },
+};
 const TRAINER_KEYS = new Set(['optimizer', 'lr', 'betas', 'eps', 'weightDecay', 'warmup', 'clip']);
 
 const registry = typeof FinalizationRegistry === 'function'
@@ -40,10 +58,15 @@ export class TrainingStoppedError extends Error {
   }
 }
 
-function normalizeConfig(config) {
+function normalizeConfig(config, arch) {
   const where = 'transformer';
-  const c = checkOptions(where, 'config', config);
-  checkKeys(where, 'config key', c, CONFIG_KEYS);
+  const c0 = checkOptions(where, 'config', config);
+  if (!arch) checkKeys(where, 'config key', c0, CONFIG_KEYS);
+  const architecture = c0.architecture ?? 'default';
+  if (typeof architecture !== 'string' || !Object.hasOwn(ARCHITECTURES, architecture)) {
+    throw rangeError(where, `architecture must be 'default' or 'gpt2', got ${describe(architecture)}`);
+  }
+  const c = { ...ARCHITECTURES[architecture], ...c0 };
   const out = {
     vocabSize: checkInt(where, 'vocabSize', c.vocabSize, 2, 2 ** 24),
     maxLength: checkInt(where, 'maxLength', c.maxLength, 1, 65536),
@@ -64,16 +87,37 @@ function normalizeConfig(config) {
   if (out.embedDim % out.numHeads !== 0) {
     throw rangeError(where, `embedDim (${out.embedDim}) must be divisible by numHeads (${out.numHeads})`);
   }
+  out.architecture = architecture;
+  out.prenorm = checkBool(where, 'prenorm', c.prenorm ?? false);
+  const activation = c.activation ?? 'gelu';
+  if (typeof activation !== 'string' || !Object.hasOwn(ACTIVATIONS, activation)) {
+    throw rangeError(where, `activation must be 'gelu', 'gelu_new' or 'swiglu', got ${describe(activation)}`);
+  }
+  out.activation = activation;
+  out.tieEmbeddings = checkBool(where, 'tieEmbeddings', c.tieEmbeddings ?? false);
+  out.headBias = checkBool(where, 'headBias', c.headBias ?? true);
+  // Checkpoint-only fields (arch, from web/lib/model/) are trusted: the
+  // architecture tables built them from a validated config.json.
+  for (const [key, value] of Object.entries(ARCH_DEFAULTS)) {
+    if (!(key in out)) out[key] = arch && key in arch ? arch[key] : c[key] ?? value;
+  }
   return out;
 }
 
+/** The core's TransformerConfig value object for a normalised config. */
+function coreConfig(c) {
+  return { ...c, positional: POSITIONAL[c.positional], norm: NORMS[c.norm], activation: ACTIVATIONS[c.activation] };
+}
+
 export class Transformer {
-  /** @param {object} Module the wasm module; @param {object} config */
-  constructor(Module, config) {
-    const c = normalizeConfig(config);
+  /** @param {object} Module the wasm module; @param {object} config; @param {object} [arch] checkpoint fields (web/lib/model/) */
+  constructor(Module, config, arch) {
+    const c = normalizeConfig(config, arch);
     this._Module = Module;
     this.config = Object.freeze(c);
-    const handle = Module.transformerCreate({ ...c, positional: POSITIONAL[c.positional] });
+    const { architecture, ...fields } = coreConfig(c);
+    void architecture;
+    const handle = Module.transformerCreate(fields);
     if (!handle) checkStatus(Module, 'transformer', 1);
     this._handle = handle;
     this._params = JSON.parse(Module.transformerParamInfo(handle));
@@ -218,6 +262,24 @@ export class Transformer {
     checkInt(where, 'head', head, 0, this.config.numHeads - 1);
     checkBool(where, 'enabled', enabled);
     checkStatus(this._Module, where, this._Module.transformerSetHeadEnabled(handle, layer, head, enabled));
+  }
+
+  /**
+   * The Hugging Face files of a model built with architecture 'gpt2':
+   * { 'config.json', 'model.safetensors', 'tokenizer.json'? } with GPT-2's
+   * names, which lab.loadModel and transformers' GPT2LMHeadModel read.
+   * @param {{ tokenizer?: object }} [options] a parsed tokenizer.json to save beside
+   */
+  save(options) {
+    const where = 'model.save';
+    this._live(where);
+    const o = checkOptions(where, 'options', options);
+    checkKeys(where, 'option', o, new Set(['tokenizer']));
+    if (this.config.architecture !== 'gpt2') {
+      throw typeError(where, `save() writes Hugging Face files for architecture 'gpt2' (GPT2LMHeadModel); this model's architecture is '${this.config.architecture}', which no Hugging Face class matches: use getWeights() and writeSafetensors()`);
+    }
+    const hfConfig = gpt2Config(this.config);
+    return saveModel(where, this, { modelType: 'gpt2', hfConfig, c: gpt2Normalized(this.config), tokenizerJson: o.tokenizer ?? null });
   }
 
   /** Bytes of wasm memory held (weights, optimizer state, activations). */

@@ -1,0 +1,215 @@
+// lab.loadModel: a Hugging Face folder (config.json, model.safetensors or
+// shards + index, tokenizer.json) → a Model. Order of work, so that a bad
+// file costs nothing:
+//   1. config.json → the architecture table → the normalised config
+//   2. the safetensors headers only: names, dtypes and shapes checked against
+//      the table (missing, unexpected, wrong shape), the size against the
+//      wasm heap (refused before any tensor is read)
+//   3. tokenizer.json checked against vocab_size
+//   4. the block graph allocated once (web/lib/train/transformer.js), then
+//      each tensor streamed from the file into its place in wasm memory, a
+//      few MB at a time, F16/BF16 converted as they are copied: peak memory
+//      is the float32 weights plus one chunk
+// Any failure disposes what was allocated: the heap is back at its baseline.
+import { rangeError, typeError, describe, checkOptions } from '../errors.js';
+import { decode } from '../io/dtypes.js';
+import { Transformer } from '../train/transformer.js';
+import { architectureOf } from './architectures.js';
+import { readJson, openWeights, splitFolder, isBlob } from './files.js';
+import { ModelTokenizer } from './tokenizer.js';
+import { Model } from './model.js';
+
+const WHERE = 'loadModel';
+const KEYS = ['config', 'weights', 'tokenizer', 'signal', 'onProgress'];
+const FLOAT_DTYPES = new Set(['F32', 'F16', 'BF16', 'F64']);
+/** The wasm32 heap (MAXIMUM_MEMORY in CMakeLists.txt). */
+export const HEAP_LIMIT_BYTES = 2 ** 31;
+/** Room kept for activations, the cache and the runtime. */
+const HEADROOM_BYTES = 192 * 2 ** 20;
+const CHUNK_BYTES = 8 * 2 ** 20;
+/** Longest context allocated for RoPE models (their tables and cache grow with it). */
+const MAX_ROPE_POSITIONS = 8192;
+
+function mib(bytes) {
+  return `${(bytes / 2 ** 20).toFixed(1)} MiB`;
+}
+
+function abortError(signal) {
+  const reason = signal.reason;
+  if (reason instanceof Error) return reason;
+  const err = new Error(`${WHERE}: aborted`);
+  err.name = 'AbortError';
+  return err;
+}
+
+function isFileList(v) {
+  return (typeof FileList === 'function' && v instanceof FileList)
+    || (Array.isArray(v) && v.length > 0 && v.every((f) => isBlob(f) && typeof f.name === 'string'));
+}
+
+/** Resolves the file names the table asks for (prefix, aliases) and checks names and shapes. */
+function plan(table, c, entries) {
+  const names = new Set(entries.keys());
+  const wanted = table.tensors(c);
+  // The prefix the file uses, found from the first table tensor.
+  const first = wanted.find((t) => !t.absolute);
+  const prefix = table.prefixes.find((p) => names.has(p + first.file) || (first.alias && names.has(p + first.alias))) ?? table.prefixes[0];
+  const used = new Set();
+  const missing = [];
+  const steps = [];
+  for (const t of wanted) {
+    const base = t.absolute ? '' : prefix;
+    let name = base + t.file;
+    if (!names.has(name) && t.alias && names.has(base + t.alias)) name = base + t.alias;
+    if (!names.has(name)) {
+      missing.push(name);
+      continue;
+    }
+    used.add(name);
+    const e = entries.get(name);
+    if (!FLOAT_DTYPES.has(e.dtype)) {
+      throw rangeError(WHERE, `tensor ${JSON.stringify(name)} has dtype ${e.dtype}; weights must be F32, F16, BF16 or F64`);
+    }
+    if (e.shape.length !== t.shape.length || e.shape.some((d, i) => d !== t.shape[i])) {
+      throw rangeError(WHERE, `tensor ${JSON.stringify(name)} has shape [${e.shape.join(', ')}], but config.json implies [${t.shape.join(', ')}]`);
+    }
+    steps.push({ entry: e, t });
+  }
+  if (missing.length) {
+    throw rangeError(WHERE, `the weights lack ${missing.length} tensor${missing.length > 1 ? 's' : ''} a ${c.modelType} model with this config.json needs: ${missing.slice(0, 4).map((n) => JSON.stringify(n)).join(', ')}${missing.length > 4 ? ', …' : ''}`);
+  }
+  const ignore = [...table.ignore, ...(table.extraIgnore ? table.extraIgnore(c) : [])];
+  const extra = [...names].filter((n) => !used.has(n) && !ignore.some((re) => re.test(n)));
+  if (extra.length) {
+    throw rangeError(WHERE, `the weights hold ${extra.length} tensor${extra.length > 1 ? 's' : ''} a ${c.modelType} model does not use: ${extra.slice(0, 4).map((n) => JSON.stringify(n)).join(', ')}${extra.length > 4 ? ', …' : ''} (is config.json from the same model?)`);
+  }
+  return steps;
+}
+
+/** Streams one file tensor into the block graph's weights at `base` (a float index into HEAPF32). */
+async function place(Module, step, offsets, signal, progress) {
+  const { entry, t } = step;
+  const shape = entry.shape;
+  const rows = shape.length === 1 ? 1 : shape[0];
+  const rowElems = shape.length === 1 ? shape[0] : entry.count / rows;
+  const elemBytes = (entry.end - entry.begin) / entry.count;
+  const rowsPerChunk = Math.max(1, Math.floor(CHUNK_BYTES / (rowElems * elemBytes)));
+  const what = `tensor ${JSON.stringify(entry.name)}`;
+  for (let r0 = 0; r0 < rows; r0 += rowsPerChunk) {
+    if (signal?.aborted) throw abortError(signal);
+    const r1 = Math.min(rows, r0 + rowsPerChunk);
+    const a = entry.begin + r0 * rowElems * elemBytes;
+    const b = entry.begin + r1 * rowElems * elemBytes;
+    const bytes = await entry.source.read(a, b);
+    const data = decode(WHERE, what, entry.dtype, bytes, (r1 - r0) * rowElems);
+    const heap = Module.HEAPF32; // read afresh: nothing grows memory here, but be safe
+    if (t.op === 'copy') {
+      heap.set(data, offsets[0] + r0 * rowElems);
+    } else if (t.op === 'transpose') {
+      // file [in, out] rows i → block graph [out, in]: element (o, i)
+      const base = offsets[0];
+      for (let i = r0; i < r1; i++) {
+        const src = (i - r0) * rowElems;
+        for (let o = 0; o < rowElems; o++) heap[base + o * rows + i] = data[src + o];
+      }
+    } else if (shape.length === 1) {
+      // split [3E] → three [E]
+      const e = rowElems / t.to.length;
+      for (let k = 0; k < t.to.length; k++) heap.set(data.subarray(k * e, (k + 1) * e), offsets[k]);
+    } else {
+      // split [E, 3E] (Conv1D) → three [E, E] in [out, in]
+      const e = rows;
+      for (let i = r0; i < r1; i++) {
+        const src = (i - r0) * rowElems;
+        for (let k = 0; k < t.to.length; k++) {
+          const base = offsets[k];
+          for (let o = 0; o < e; o++) heap[base + o * e + i] = data[src + k * e + o];
+        }
+      }
+    }
+    progress(b - a);
+    // Let the page breathe between chunks.
+    await Promise.resolve();
+  }
+}
+
+/**
+ * @param {object} Module the wasm module of a wasm backend
+ * @param {object|FileList|File[]} source { config, weights, tokenizer, signal, onProgress } or a folder's files
+ */
+export async function loadModel(Module, source) {
+  let args;
+  if (isFileList(source)) {
+    args = splitFolder(source);
+  } else {
+    const o = checkOptions(WHERE, 'the argument', source);
+    for (const key of Object.keys(o)) {
+      if (!KEYS.includes(key)) throw typeError(WHERE, `unknown key ${JSON.stringify(key)}; allowed: ${KEYS.join(', ')}`);
+    }
+    args = { ...o };
+  }
+  if (args.config === undefined) throw typeError(WHERE, 'config is missing: pass the parsed config.json, its bytes or a File');
+  if (args.weights === undefined) throw typeError(WHERE, 'weights is missing: pass model.safetensors (a File, Blob, ArrayBuffer or Uint8Array) or its shards with model.safetensors.index.json');
+  const { signal, onProgress } = args;
+  if (onProgress !== undefined && typeof onProgress !== 'function') throw typeError(WHERE, `onProgress must be a function, got ${describe(onProgress)}`);
+  if (signal !== undefined && (signal === null || typeof signal.aborted !== 'boolean')) throw typeError(WHERE, `signal must be an AbortSignal, got ${describe(signal)}`);
+
+  const hfConfig = await readJson(args.config, 'config.json', { signal });
+  const { type, arch: table } = architectureOf(hfConfig);
+  const weights = await openWeights(args.weights);
+  const names = new Set(weights.tensors.keys());
+  const c = { modelType: type, ...table.config(hfConfig, names) };
+  const steps = plan(table, c, weights.tensors);
+  let floats = 0;
+  for (const s of steps) floats += s.entry.count;
+  const need = floats * 4;
+  const inUse = Module.HEAPU8.buffer.byteLength;
+  if (need + HEADROOM_BYTES > HEAP_LIMIT_BYTES) {
+    throw rangeError(WHERE, `the model needs ${mib(need)} of float32 weights (${floats} parameters, ${mib(weights.bytes)} on file), more than the wasm heap can hold: its limit is ${mib(HEAP_LIMIT_BYTES)} (with ${mib(HEADROOM_BYTES)} kept for activations)`);
+  }
+  void inUse;
+  let tokenizerJson = null;
+  let tokenizer = null;
+  if (args.tokenizer !== undefined && args.tokenizer !== null) {
+    tokenizerJson = await readJson(args.tokenizer, 'tokenizer.json', { signal });
+    tokenizer = new ModelTokenizer(tokenizerJson, c.vocabSize);
+  }
+  if (signal?.aborted) throw abortError(signal);
+
+  const maxLength = c.core.positional === 'rope' ? Math.min(c.maxPositions, MAX_ROPE_POSITIONS) : c.maxPositions;
+  const transformer = new Transformer(Module, {
+    vocabSize: c.vocabSize, maxLength, embedDim: c.embedDim, numHeads: c.numHeads, numLayers: c.numLayers,
+    ffnDim: c.ffnDim, causal: c.core.causal, positional: c.core.positional, eps: c.eps, ...pick(c.core, ['prenorm', 'activation', 'tieEmbeddings', 'headBias']),
+  }, c.core);
+  try {
+    const infos = new Map(transformer._params.map((p) => [p.name, p]));
+    const base = Module.transformerParamsPointer(transformer._handle) >>> 2;
+    let loaded = 0;
+    const total = steps.reduce((n, s) => n + (s.entry.end - s.entry.begin), 0);
+    const progress = (bytes) => {
+      loaded += bytes;
+      onProgress?.({ loaded, total });
+    };
+    onProgress?.({ loaded: 0, total });
+    for (const step of steps) {
+      const offsets = step.t.to.map((name) => {
+        const info = infos.get(name);
+        if (!info) throw new Error(`${WHERE}: internal: the block graph has no ${name}`);
+        return base + info.offset;
+      });
+      await place(Module, step, offsets, signal, progress);
+    }
+    const code = Module.transformerCheckParams(transformer._handle);
+    if (code !== 0) throw rangeError(WHERE, Module.trainLastError());
+  } catch (err) {
+    transformer.dispose();
+    throw err;
+  }
+  return new Model(Module, transformer, tokenizer, { modelType: type, hfConfig, c, tokenizerJson, files: weights.files, dtypes: weights.dtypes });
+}
+
+function pick(obj, keys) {
+  const out = {};
+  for (const k of keys) if (k in obj) out[k] = obj[k];
+  return out;
+}

@@ -1,0 +1,358 @@
+// A whole language model (GPT-2, Llama, BERT) over the core's block graph:
+// the Transformer handle of web/lib/train/transformer.js (the same C++ code
+// that lab.transformer trains), its tokenizer and its config. Results follow
+// transformers' names and shapes: logits [1, L, V], attentions one
+// [1, H, L, L] per layer, hiddenStates [1, L, E].
+//
+// Generation runs on the core's key/value cache (Transformer::Extend): the
+// prompt once, then one token per step; draws come from the core's
+// counter-based uniform (DropoutUniform(seed, step)), so a seed gives the
+// same tokens everywhere.
+import { rangeError, typeError, describe, checkInt, checkNumber, checkOptions, disposedError } from '../errors.js';
+import { withArena, checkStatus } from '../train/heap.js';
+import { saveModel } from './save.js';
+
+const FORWARD_KEYS = ['attentions', 'hiddenStates'];
+const NEXT_KEYS = ['k', 'temperature'];
+const GENERATE_KEYS = ['maxNewTokens', 'temperature', 'topK', 'topP', 'seed', 'signal'];
+
+function checkKeys(where, options, allowed) {
+  const o = checkOptions(where, 'options', options);
+  for (const key of Object.keys(o)) {
+    if (!allowed.includes(key)) throw typeError(where, `unknown option ${JSON.stringify(key)}; allowed: ${allowed.join(', ')}`);
+  }
+  return o;
+}
+
+function checkBoolOption(where, name, v, fallback) {
+  if (v === undefined) return fallback;
+  if (typeof v !== 'boolean') throw typeError(where, `${name} must be true or false, got ${describe(v)}`);
+  return v;
+}
+
+/** Softmax of logits/T (T = 0: one-hot on the arg max), in float64. */
+export function softmax(logits, temperature) {
+  const n = logits.length;
+  const p = new Float64Array(n);
+  let best = 0;
+  for (let i = 1; i < n; i++) if (logits[i] > logits[best]) best = i;
+  if (temperature === 0) {
+    p[best] = 1;
+    return p;
+  }
+  const m = logits[best];
+  let sum = 0;
+  for (let i = 0; i < n; i++) {
+    p[i] = Math.exp((logits[i] - m) / temperature);
+    sum += p[i];
+  }
+  for (let i = 0; i < n; i++) p[i] /= sum;
+  return p;
+}
+
+/** Ids sorted by probability, highest first (ties: lower id first). */
+function ranked(p) {
+  const ids = Array.from({ length: p.length }, (_, i) => i);
+  ids.sort((a, b) => p[b] - p[a] || a - b);
+  return ids;
+}
+
+export class Model {
+  /**
+   * @param {object} Module the wasm module
+   * @param {import('../train/transformer.js').Transformer} transformer the block graph holding the weights
+   * @param {import('./tokenizer.js').ModelTokenizer|null} tokenizer
+   * @param {object} info { modelType, hfConfig, c (the normalised config), table (architecture), tokenizerJson }
+   */
+  constructor(Module, transformer, tokenizer, info) {
+    this._Module = Module;
+    this._t = transformer;
+    this._tokenizer = tokenizer;
+    this._info = info;
+    const c = info.c;
+    this.config = Object.freeze({
+      modelType: info.modelType,
+      numLayers: c.numLayers,
+      numHeads: c.numHeads,
+      numKvHeads: c.numKvHeads,
+      embedDim: c.embedDim,
+      vocabSize: c.vocabSize,
+      maxPositions: c.maxPositions,
+      parameters: transformer.parameterCount,
+      bytes: transformer.parameterCount * 4,
+    });
+    this._causal = c.core.causal;
+    this._hasHead = c.core.hasHead !== false;
+    this._maxLength = transformer.config.maxLength;
+    this._eos = new Set([].concat(info.hfConfig.eos_token_id ?? []).filter((v) => Number.isSafeInteger(v)));
+    this._cacheOwner = null;
+    this._busy = false;
+  }
+
+  _live(where) {
+    if (this._t.disposed) throw disposedError(where, 'this model', 'load it again with lab.loadModel()');
+    return this._t._handle;
+  }
+
+  _needTokenizer(where) {
+    if (!this._tokenizer) throw typeError(where, 'this model was loaded without a tokenizer (pass tokenizer.json to loadModel), so it takes id arrays only');
+    return this._tokenizer;
+  }
+
+  /** Ids of `text`, with the special tokens the tokenizer's post-processor adds. */
+  encode(text) {
+    const where = 'model.encode';
+    this._live(where);
+    if (typeof text !== 'string') throw typeError(where, `text must be a string, got ${describe(text)}`);
+    return this._needTokenizer(where).encode(text);
+  }
+
+  /** Text of `ids` (special tokens kept unless skipSpecialTokens). */
+  decode(ids, options) {
+    const where = 'model.decode';
+    this._live(where);
+    const o = checkKeys(where, options, ['skipSpecialTokens']);
+    return this._needTokenizer(where).decode(this._ids(where, ids, { lengthCheck: false }), {
+      skipSpecialTokens: checkBoolOption(where, 'skipSpecialTokens', o.skipSpecialTokens, false),
+    });
+  }
+
+  /** The token strings of `ids`, as the tokenizer spells them. */
+  tokens(ids) {
+    const where = 'model.tokens';
+    this._live(where);
+    return this._needTokenizer(where).tokens(this._ids(where, ids, { lengthCheck: false }));
+  }
+
+  /** Validated Int32Array ids of a text or an id array. */
+  _ids(where, input, { lengthCheck = true } = {}) {
+    let ids;
+    if (typeof input === 'string') ids = this._needTokenizer(where).encode(input);
+    else if (Array.isArray(input) || input instanceof Int32Array || input instanceof Uint32Array) ids = Array.from(input);
+    else throw typeError(where, `input must be a text (string) or an array of token ids, got ${describe(input)}`);
+    const V = this.config.vocabSize;
+    for (let i = 0; i < ids.length; i++) {
+      const id = ids[i];
+      if (!Number.isInteger(id) || id < 0 || id >= V) {
+        throw rangeError(where, `token ids must be integers in [0, ${V - 1}] (vocab_size ${V}); ids[${i}] is ${describe(id)}`);
+      }
+    }
+    if (lengthCheck) {
+      if (ids.length === 0) throw rangeError(where, 'the input has no tokens');
+      if (ids.length > this._maxLength) {
+        throw rangeError(where, `the input has ${ids.length} tokens, more than the model's ${this._maxLength} positions (max_position_embeddings)`);
+      }
+    }
+    return Int32Array.from(ids);
+  }
+
+  /**
+   * One forward pass (wasm, synchronous).
+   * @returns {{ ids, tokens, logits, attentions, hiddenStates }}
+   */
+  forwardSync(input, options) {
+    const where = 'model.forward';
+    const handle = this._live(where);
+    const o = checkKeys(where, options, FORWARD_KEYS);
+    const wantAtt = checkBoolOption(where, 'attentions', o.attentions, true);
+    const wantHidden = checkBoolOption(where, 'hiddenStates', o.hiddenStates, false) || !this._hasHead || this.config.modelType === 'bert';
+    const ids = this._ids(where, input);
+    const L = ids.length;
+    const { vocabSize: V, numHeads: H, numLayers: N, embedDim: E } = this.config;
+    const Module = this._Module;
+    return withArena(Module, where, (arena) => {
+      const tp = arena.fromI32(ids);
+      const lp = this._hasHead ? arena.f32(L * V) : 0;
+      const per = H * L * L;
+      const ap = wantAtt ? arena.f32(N * per) : 0;
+      const hp = wantHidden ? arena.f32(L * E) : 0;
+      checkStatus(Module, where, Module.transformerRun(handle, {
+        batch: 1, length: L, keep: 0, tokens: tp, logits: lp, attention: ap, hidden: hp, cached: false, lastOnly: false,
+      }));
+      const attentions = [];
+      for (let l = 0; wantAtt && l < N; l++) attentions.push({ data: arena.readF32(ap + l * per * 4, per), shape: [1, H, L, L] });
+      return {
+        ids: Array.from(ids),
+        tokens: this._tokenizer ? this._tokenizer.tokens(ids) : null,
+        logits: lp ? { data: arena.readF32(lp, L * V), shape: [1, L, V] } : null,
+        attentions: wantAtt ? attentions : null,
+        hiddenStates: hp ? { data: arena.readF32(hp, L * E), shape: [1, L, E] } : null,
+      };
+    });
+  }
+
+  /** The same call as forwardSync, as a Promise (the shape every backend shares). */
+  async forward(input, options) {
+    return this.forwardSync(input, options);
+  }
+
+  /** Logits [V] of the last position, through the key/value cache (owner: who holds it now). */
+  _prefill(where, ids, owner) {
+    const handle = this._live(where);
+    const Module = this._Module;
+    const V = this.config.vocabSize;
+    this._cacheOwner = owner;
+    return withArena(Module, where, (arena) => {
+      const lp = arena.f32(V);
+      checkStatus(Module, where, Module.transformerRun(handle, {
+        batch: 1, length: ids.length, keep: 0, tokens: arena.fromI32(ids), logits: lp, attention: 0, hidden: 0, cached: true, lastOnly: true,
+      }));
+      return arena.readF32(lp, V);
+    });
+  }
+
+  _step(where, keep, id) {
+    const handle = this._live(where);
+    const Module = this._Module;
+    const V = this.config.vocabSize;
+    return withArena(Module, where, (arena) => {
+      const lp = arena.f32(V);
+      checkStatus(Module, where, Module.transformerRun(handle, {
+        batch: 1, length: 1, keep, tokens: arena.fromI32([id]), logits: lp, attention: 0, hidden: 0, cached: true, lastOnly: true,
+      }));
+      return arena.readF32(lp, V);
+    });
+  }
+
+  _needCausal(where) {
+    if (!this._causal || !this._hasHead) {
+      throw typeError(where, `${this.config.modelType} is ${this._hasHead ? 'a masked language model' : 'an encoder without a language-model head'}: it predicts no next token${this._hasHead ? '; use model.fillMask(text) for its [MASK] predictions' : ''}`);
+    }
+  }
+
+  /**
+   * The k most likely next tokens after the input: [{ id, token, prob }], sorted.
+   * @param {string|number[]} input
+   * @param {{ k?: number, temperature?: number }} [options]
+   */
+  async nextTokens(input, options) {
+    const where = 'model.nextTokens';
+    this._live(where);
+    const o = checkKeys(where, options, NEXT_KEYS);
+    this._needCausal(where);
+    const k = checkInt(where, 'k', o.k ?? 10, 1);
+    const temperature = checkNumber(where, 'temperature', o.temperature ?? 1, { min: 0 });
+    const ids = this._ids(where, input);
+    const p = softmax(this._prefill(where, ids, Symbol('nextTokens')), temperature);
+    return ranked(p).slice(0, k).map((id) => ({ id, token: this._tokenizer ? this._tokenizer.tokens([id])[0] : null, prob: p[id] }));
+  }
+
+  /**
+   * A masked LM's predictions (BERT): for each [MASK] of the text, the k most
+   * likely tokens: [{ position, predictions: [{ id, token, prob }] }].
+   */
+  async fillMask(input, options) {
+    const where = 'model.fillMask';
+    this._live(where);
+    const o = checkKeys(where, options, ['k']);
+    const k = checkInt(where, 'k', o.k ?? 10, 1);
+    if (this._causal || !this._hasHead) throw typeError(where, `fillMask needs a masked language model (bert with its MLM head); this is ${this.config.modelType}`);
+    const tok = this._needTokenizer(where);
+    const mask = tok.tokenToId('[MASK]');
+    if (mask === undefined) throw rangeError(where, 'the tokenizer has no [MASK] token');
+    const ids = this._ids(where, input);
+    const { logits } = this.forwardSync(ids, { attentions: false });
+    const V = this.config.vocabSize;
+    const out = [];
+    ids.forEach((id, i) => {
+      if (id !== mask) return;
+      const p = softmax(logits.data.subarray(i * V, (i + 1) * V), 1);
+      out.push({ position: i, predictions: ranked(p).slice(0, k).map((j) => ({ id: j, token: tok.tokens([j])[0], prob: p[j] })) });
+    });
+    return out;
+  }
+
+  /**
+   * Generates tokens after the prompt: an async iterator of { id, token, text }
+   * (text: what the new token adds to the decoded text). Stops after
+   * maxNewTokens, at the model's end-of-sequence token (yielded), at its last
+   * position, or when `signal` aborts.
+   */
+  generate(prompt, options) {
+    const where = 'model.generate';
+    this._live(where);
+    const o = checkKeys(where, options, GENERATE_KEYS);
+    this._needCausal(where);
+    const maxNewTokens = checkInt(where, 'maxNewTokens', o.maxNewTokens ?? 32, 1);
+    const temperature = checkNumber(where, 'temperature', o.temperature ?? 1, { min: 0 });
+    const topK = checkInt(where, 'topK', o.topK ?? 0, 0);
+    const topP = checkNumber(where, 'topP', o.topP ?? 1, { min: 0, minExclusive: true, max: 1 });
+    const seed = checkInt(where, 'seed', o.seed ?? 0, 0, 2 ** 32 - 1);
+    const signal = o.signal;
+    if (signal !== undefined && (signal === null || typeof signal.aborted !== 'boolean')) {
+      throw typeError(where, `signal must be an AbortSignal, got ${describe(signal)}`);
+    }
+    const promptIds = this._ids(where, prompt);
+    const model = this;
+    const Module = this._Module;
+    return (async function* run() {
+      const owner = Symbol('generate');
+      const ids = Array.from(promptIds);
+      let logits = model._prefill(where, promptIds, owner);
+      let text = model._tokenizer ? model._tokenizer.decode(ids) : '';
+      for (let step = 0; step < maxNewTokens; step++) {
+        if (signal?.aborted) return;
+        const p = softmax(logits, temperature);
+        const order = ranked(p);
+        let keep = topK > 0 ? Math.min(topK, order.length) : order.length;
+        if (topP < 1) {
+          let acc = 0;
+          for (let i = 0; i < keep; i++) {
+            acc += p[order[i]];
+            if (acc >= topP) {
+              keep = i + 1;
+              break;
+            }
+          }
+        }
+        let total = 0;
+        for (let i = 0; i < keep; i++) total += p[order[i]];
+        const u = Module.dropoutUniform(seed >>> 0, step >>> 0) * total;
+        let id = order[keep - 1];
+        let acc = 0;
+        for (let i = 0; i < keep; i++) {
+          acc += p[order[i]];
+          if (u < acc) {
+            id = order[i];
+            break;
+          }
+        }
+        ids.push(id);
+        let piece = '';
+        if (model._tokenizer) {
+          const full = model._tokenizer.decode(ids);
+          piece = full.startsWith(text) ? full.slice(text.length) : full;
+          text = full;
+        }
+        yield { id, token: model._tokenizer ? model._tokenizer.tokens([id])[0] : null, text: piece };
+        if (model._eos.has(id) || step + 1 === maxNewTokens || ids.length > model._maxLength) return;
+        if (signal?.aborted) return;
+        // Another call may have used the cache between our steps: run the
+        // whole sequence again then.
+        logits = model._cacheOwner === owner && Module.transformerCached(model._t._handle) === ids.length - 1
+          ? model._step(where, ids.length - 1, id)
+          : model._prefill(where, Int32Array.from(ids), owner);
+        await Promise.resolve();
+      }
+    })();
+  }
+
+  /**
+   * The Hugging Face files of the model: { 'config.json': string,
+   * 'model.safetensors': Uint8Array, 'tokenizer.json'?: string } (F32).
+   */
+  save() {
+    const where = 'model.save';
+    this._live(where);
+    return saveModel(where, this._t, this._info);
+  }
+
+  /** Frees the weights and the cache; every later call throws. */
+  dispose() {
+    this._t.dispose();
+  }
+
+  get disposed() {
+    return this._t.disposed;
+  }
+}
