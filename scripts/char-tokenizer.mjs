@@ -89,6 +89,14 @@ export function tokenizerJson(vocab) {
   };
 }
 
+/** JSON with the vocabulary in id order, one entry a line (JSON.stringify would put "0"…"9" first). */
+function serialize(json) {
+  const entries = Object.entries(json.model.vocab).sort((a, b) => a[1] - b[1]);
+  const text = JSON.stringify({ ...json, model: { ...json.model, vocab: '@VOCAB@' } }, null, 2);
+  const vocab = `{\n${entries.map(([t, id]) => `      ${JSON.stringify(t)}: ${id}`).join(',\n')}\n    }`;
+  return text.replace('"@VOCAB@"', vocab) + '\n';
+}
+
 export const tokenizerConfig = (lang) => ({
   tokenizer_class: 'PreTrainedTokenizerFast',
   unk_token: UNK,
@@ -102,7 +110,7 @@ function build() {
     const vocab = buildVocab(lang);
     const dir = path.join(MODELS, lang);
     fs.mkdirSync(dir, { recursive: true });
-    fs.writeFileSync(path.join(dir, 'tokenizer.json'), JSON.stringify(tokenizerJson(vocab), null, 2) + '\n');
+    fs.writeFileSync(path.join(dir, 'tokenizer.json'), serialize(tokenizerJson(vocab)));
     fs.writeFileSync(path.join(dir, 'tokenizer_config.json'), JSON.stringify(tokenizerConfig(lang), null, 2) + '\n');
     const st = { vocabSize: Object.keys(vocab).length, rule: SETTINGS[lang], coverage: {} };
     for (const split of ['train', 'heldout', 'unseen']) {
