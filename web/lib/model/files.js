@@ -38,13 +38,21 @@ export function parseJson(text, what) {
 }
 
 /**
- * A JSON file given as an object, text bytes, a Blob/File or a URL string
- * (fetched: the caller chose it). Returns the parsed object.
+ * A JSON file given as an object, its text (a string starting with '{'),
+ * its bytes, a Blob/File or a URL string (fetched: the caller chose it).
+ * Returns the parsed object.
  */
 export async function readJson(source, what, { signal } = {}) {
+  if (typeof source === 'string' && /^\s*\{/.test(source)) return parseJson(source, what);
   if (typeof source === 'string') {
     if (typeof fetch !== 'function') throw typeError(WHERE, `${what} is a string, taken as a URL, but this environment has no fetch()`);
-    const res = await fetch(source, { signal });
+    let res;
+    try {
+      res = await fetch(source, { signal });
+    } catch (err) {
+      if (err && err.name === 'AbortError') throw err;
+      throw typeError(WHERE, `${what}: ${JSON.stringify(source.slice(0, 80))} is neither JSON text nor a URL that could be fetched (${err && err.message})`);
+    }
     if (!res.ok) throw rangeError(WHERE, `${what}: fetching ${JSON.stringify(source)} failed with HTTP ${res.status}`);
     return parseJson(await res.text(), what);
   }
