@@ -283,20 +283,20 @@ function buildEn() {
   const trainEntries = [];
   const heldoutEntries = [];
   for (const [name, pkg, parse] of [['devil', 'dict-devil', devilParagraphs], ['jargon', 'dict-jargon', jargonParagraphs]]) {
-    const s = { package: pkg, version: dpkgVersion(pkg), entries: 0, dropped: {}, paragraphs: 0, train: 0, heldout: 0 };
+    const s = { package: pkg, version: dpkgVersion(pkg), entries: 0, dropped: {}, paragraphs: 0, chars: 0, train: 0, heldout: 0 };
     stats.sources[name] = s;
-    for (const [i, e] of readDict(name).entries()) {
+    for (const e of readDict(name)) {
       s.entries++;
       if (SLUR.test(e.text)) { bump(s.dropped, 'entry with a racial slur'); continue; }
       const paras = parse(e.text, s.dropped).filter((p) => p.length >= 2);
       if (paras.length === 0) { bump(s.dropped, 'entry with no prose'); continue; }
       if (paras.some((p) => p.includes('[UNK]'))) throw new Error(`${name}: "[UNK]" in the text`);
       s.paragraphs += paras.length;
+      s.chars += paras.reduce((a, p) => a + [...p].length, 0);
       // split by entry (all its paragraphs together), keyed by source and first paragraph
       const held = fnv1a32(`${name}\n${paras[0]}`) % HELDOUT_EVERY === 0;
       (held ? heldoutEntries : trainEntries).push(paras);
       if (held) s.heldout += paras.length; else s.train += paras.length;
-      void i;
     }
   }
   const unseenSrc = fs.readFileSync(path.join(ROOT, 'scripts', 'lib', 'unseen-en.txt'), 'utf8');
@@ -322,6 +322,11 @@ function dpkgVersion(pkg) {
 // ---------------------------------------------------------------- main
 
 function main() {
+  const missing = ['opencc', 'dict-devil', 'dict-jargon'].filter((p) => { try { dpkgVersion(p); return false; } catch { return true; } });
+  if (missing.length) {
+    log(`missing Debian packages: apt-get install ${missing.join(' ')}  (the corpora in data/corpora are committed: only a rebuild needs them)`);
+    process.exit(2);
+  }
   const built = { en: buildEn(), zh: buildZh() };
   const stats = { heldoutEvery: HELDOUT_EVERY, hash: 'FNV-1a 32 of the UTF-8 key', en: built.en.stats, zh: built.zh.stats };
   stats.zh.opencc = dpkgVersion('opencc');
