@@ -287,6 +287,7 @@ export default function (t) {
         const i = tr.querySelector('.ym-heads');
         return { source: tr.dataset.source, heads: i.value, guessClass: i.classList.contains('ym-guess'), disabled: i.disabled, theta: tr.querySelector('.ym-theta').value, notes: tr.querySelector('.ym-notes').textContent };
       }, PREFIX);
+      await page.locator('#your-model .ym-layers').screenshot({ path: path.join(ARTIFACTS, 'page-your-model-llama-guess.png') });
       assert.equal(row.source, 'guess');
       assert.ok(row.guessClass && !row.disabled, 'the guessed head count is marked and editable');
       assert.match(row.notes, new RegExp(`guessed, not read: ${row.heads} heads of size \\d+ \\(\\d+ KV heads\\) and rope_theta 10000.*config\\.json`));

@@ -3,7 +3,7 @@
 export const TRAINER_MESSAGES = {
   en: {
     'tr.task': 'Task',
-    'tr.task.copy': 'copy (diagonal)',
+    'tr.task.copy': 'copy (output = input)',
     'tr.task.reverse': 'reverse (anti-diagonal)',
     'tr.task.sort': 'sort',
     'tr.task.shift': 'shift (previous token)',
@@ -41,7 +41,7 @@ export const TRAINER_MESSAGES = {
   },
   zh: {
     'tr.task': '任务',
-    'tr.task.copy': '复制（对角线）',
+    'tr.task.copy': '复制（输出 = 输入）',
     'tr.task.reverse': '反转（反对角线）',
     'tr.task.sort': '排序',
     'tr.task.shift': '移位（前一个词元）',
