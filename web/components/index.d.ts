@@ -173,6 +173,10 @@ export declare class AttentionLabTrainer extends AttentionLabElement {
   readonly report: TrainerReport | null;
   readonly history: Array<{ step: number; loss: number; heldOut: number }>;
   readonly snapshots: Array<{ step: number; maps: TrainerReport['maps'] }>;
+  /** The run before the last change of settings (drawn faintly on the same chart axes), or null. */
+  readonly previous: { history: Array<{ step: number; loss: number; heldOut: number }>; options: Record<string, unknown> } | null;
+  /** Held-out sequence accuracy after the last ablate(), or null. */
+  readonly ablationAccuracy: number | null;
   play(): Promise<TrainerReport>;
   pause(): Promise<TrainerReport | null>;
   step(n?: number): Promise<TrainerReport>;
