@@ -283,7 +283,7 @@ function buildEn() {
   const trainEntries = [];
   const heldoutEntries = [];
   for (const [name, pkg, parse] of [['devil', 'dict-devil', devilParagraphs], ['jargon', 'dict-jargon', jargonParagraphs]]) {
-    const s = { package: pkg, version: dpkgVersion(pkg), entries: 0, dropped: {}, paragraphs: 0, chars: 0, train: 0, heldout: 0 };
+    const s = { package: pkg, version: dpkgVersion(pkg), entries: 0, dropped: {}, paragraphs: 0, chars: 0, train: 0, heldout: 0, heldoutEntries: 0 };
     stats.sources[name] = s;
     for (const e of readDict(name)) {
       s.entries++;
@@ -296,7 +296,7 @@ function buildEn() {
       // split by entry (all its paragraphs together), keyed by source and first paragraph
       const held = fnv1a32(`${name}\n${paras[0]}`) % HELDOUT_EVERY === 0;
       (held ? heldoutEntries : trainEntries).push(paras);
-      if (held) s.heldout += paras.length; else s.train += paras.length;
+      if (held) { s.heldout += paras.length; s.heldoutEntries++; } else s.train += paras.length;
     }
   }
   const unseenSrc = fs.readFileSync(path.join(ROOT, 'scripts', 'lib', 'unseen-en.txt'), 'utf8');
