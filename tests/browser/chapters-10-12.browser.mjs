@@ -201,10 +201,18 @@ export default function (t) {
         await el.updateComplete;
         for (let i = 0; i < 20; i++) await el.step(3);
         await frame();
+        // The per-head measurement of the trainer's own weights.
+        document.querySelector('#ch10 .ch10-measure').click();
+        const t0 = performance.now();
+        while (performance.now() - t0 < 20000 && !document.querySelector('#ch10 .ch10-heads-table')) await new Promise((res) => setTimeout(res, 50));
+        const table = document.querySelector('#ch10 .ch10-heads-table');
+        const measured = { caption: table?.querySelector('caption').textContent, rows: table?.querySelectorAll('tbody tr').length };
         const c = el.shadowRoot.querySelector('.al-tr-chart');
-        return { runs: c.dataset.runs, yTicks: c.dataset.yTicks, xTicks: c.dataset.xTicks, previous: c.dataset.previous, label: c.getAttribute('aria-label'), prevSteps: el.previous?.history.length, steps: el.history.length, lr: el.getAttribute('lr') };
+        return { runs: c.dataset.runs, yTicks: c.dataset.yTicks, xTicks: c.dataset.xTicks, previous: c.dataset.previous, label: c.getAttribute('aria-label'), prevSteps: el.previous?.history.length, steps: el.history.length, lr: el.getAttribute('lr'), measured };
       });
       assert.equal(r.lr, '0.01');
+      assert.match(r.measured.caption, /on the sort model \(the trainer’s weights at step 60\)/);
+      assert.equal(r.measured.rows, 6, 'none, 4 heads, all');
       assert.equal(r.runs, '2', 'the chart draws both runs');
       assert.equal(r.previous, 'sort, E = 64, lr = 0.003');
       assert.ok(r.prevSteps >= 20 && r.steps >= 20, `${r.prevSteps} and ${r.steps} points`);
@@ -307,6 +315,12 @@ export default function (t) {
       assert.deepEqual([set.numHeads, set.numKvHeads, set.theta, set.source], [4, 1, 500000, 'set']);
       assert.ok(maxDiff(set.output, llamaReference(w, set.x, set.shape[0], { heads: 4, kvHeads: 1, theta: THETA })) < 2e-5);
       assert.match(await page.textContent('#your-model .ym-ran'), /rope_theta 500000: as set in the table\)/);
+      // config.json dropped on its own afterwards applies to the listed checkpoint.
+      const { config } = llamaFiles();
+      await page.setInputFiles('#ym-file', config);
+      await page.waitForFunction((p) => document.querySelector(`#your-model tr[data-prefix="${p}"]`)?.dataset.source === 'config', PREFIX);
+      assert.deepEqual(await page.evaluate((p) => [...document.querySelectorAll(`#your-model tr[data-prefix="${p}"] input`)].map((i) => i.value), PREFIX), ['4', '1', '500000']);
+      assert.match(await page.textContent('#your-model .ym-info'), /^llama-layer\.safetensors .*config\.json read: num_attention_heads 4/);
       // A Keras .npz of weights (the README's recipe) is listed and run, not drawn as arrays.
       await page.setInputFiles('#ym-file', path.join(REPO_ROOT, 'tests', 'golden', 'weights', 'keras_mha.npz'));
       await page.waitForFunction(() => document.getElementById('your-model').dataset.layers === '1' && document.querySelector('#your-model .ym-table tbody tr')?.dataset.source === 'weights');

@@ -81,7 +81,7 @@ export default {
     const trainer = h('attention-lab-trainer', { id: 'ch10-trainer', task: 'reverse', size: '64', lr: '0.003', lang: ctx.state().lang });
     const local = { measured: null, table: null, busy: null };
     const headsBox = h('div', { class: 'figs ch10-heads', 'aria-live': 'polite' });
-    const measureBtn = h('button', { class: 'al-btn', type: 'button' });
+    const measureBtn = h('button', { class: 'al-btn ch10-measure', type: 'button' });
 
     // The per-head table of a measurement (re-drawn on a language change).
     const drawTable = () => {

@@ -95,6 +95,7 @@ export default {
     let ran = null; // { layer, heads, kvHeads, theta, source }
     let hfConfig = null; // a Hugging Face config.json dropped with the file (readConfig)
     let lastRun = null; // the last run's input, output and settings (for tests)
+    let listedInfo = ''; // the listing line, before configLine()
     const stats = { bytesRead: 0 };
 
     body.append(ctx.text('p', 'ym.p1'), ctx.text('p', 'ym.privacy', { class: 'ym-privacy' }), drop, info, error, tableBox, ranInfo, viewer, ctx.text('p', 'ym.python'));
@@ -113,7 +114,8 @@ export default {
       const rest = [];
       for (const f of files) {
         let used = false;
-        if (files.length > 1 && /\.json$/i.test(f.name ?? '') && f.size <= 2 ** 20) {
+        // A config.json alone is read too when a checkpoint is already listed: it applies to that.
+        if ((files.length > 1 || (opened && layers.length)) && /\.json$/i.test(f.name ?? '') && f.size <= 2 ** 20) {
           try {
             const v = JSON.parse(await f.text());
             if (Array.isArray(v) && v.every((x) => typeof x === 'string')) {
@@ -128,6 +130,13 @@ export default {
           }
         }
         if (!used) rest.push(f);
+      }
+      if (!rest.length && cfg && opened && layers.length) {
+        hfConfig = cfg;
+        ran = null;
+        info.textContent = listedInfo + configLine();
+        renderTable();
+        return;
       }
       await handle(rest[0] ?? files[0], tokens, cfg);
     }
@@ -160,7 +169,8 @@ export default {
         const ms = performance.now() - t0;
         section.dataset.layers = String(layers.length);
         section.dataset.listMs = ms.toFixed(1);
-        info.textContent = t('ym.listed', { name, size: mb(f.size), n: opened.entries.length, layers: layers.length, ms: ms.toFixed(0), read: mb(stats.bytesRead) }) + configLine();
+        listedInfo = t('ym.listed', { name, size: mb(f.size), n: opened.entries.length, layers: layers.length, ms: ms.toFixed(0), read: mb(stats.bytesRead) });
+        info.textContent = listedInfo + configLine();
         if (layers.length) renderTable();
         else if (f.size <= MAX_ARRAY_FILE) await showArrays(f, tokens);
         else info.textContent += ` ${t('ym.noLayers')}`;
@@ -197,7 +207,8 @@ export default {
       stats.bytesRead = f.size;
       layers = found;
       section.dataset.layers = String(layers.length);
-      info.textContent = ctx.t('ym.npzWeights', { name: f.name ?? 'file', size: mb(f.size), n: entries.length, layers: layers.length }) + configLine();
+      listedInfo = ctx.t('ym.npzWeights', { name: f.name ?? 'file', size: mb(f.size), n: entries.length, layers: layers.length });
+      info.textContent = listedInfo + configLine();
       renderTable();
       return true;
     }
