@@ -142,6 +142,7 @@ export default function (t) {
           perHead: [...table.querySelectorAll('tr[data-head]')].map((tr) => Number(tr.dataset.off)),
         };
       });
+      await page.locator('#ch10').screenshot({ path: path.join(ARTIFACTS, 'page-ch10-copy-heads-off.png') });
       assert.equal(r.task, 'copy');
       assert.equal(r.n, 4);
       assert.deepEqual(r.pressedBefore, ['false', 'false', 'false', 'false'], 'a loaded snapshot starts with every head on');
