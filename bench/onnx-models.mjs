@@ -33,6 +33,7 @@ function tensor(name, dims, data) {
   if (data instanceof Float32Array) {
     return { name, dims, dataType: FLOAT, rawData: new Uint8Array(data.buffer, data.byteOffset, data.byteLength) };
   }
+  if (data instanceof Int32Array) return { name, dims, dataType: INT32, int32Data: Array.from(data) };
   return { name, dims, dataType: INT64, int64Data: data };
 }
 
@@ -341,4 +342,187 @@ export function writeModels(pairs, dir) {
     names.push(name);
   }
   return names;
+}
+
+// ---- a whole language model: GPT-2 (bench --only lm, tests/js/models-onnx.test.js) ----
+
+/**
+ * Reads a safetensors file's F32 tensors: Map name → { shape, data: Float32Array }
+ * (data views into a copy aligned to 4 bytes). The bench's own reader, so that
+ * the ORT side does not go through the library under test.
+ */
+export function readSafetensorsF32(bytes) {
+  const u8 = bytes instanceof Uint8Array ? bytes : new Uint8Array(bytes);
+  const dv = new DataView(u8.buffer, u8.byteOffset, u8.byteLength);
+  const n = Number(dv.getBigUint64(0, true));
+  const header = JSON.parse(new TextDecoder().decode(u8.subarray(8, 8 + n)));
+  const base = 8 + n;
+  const out = new Map();
+  for (const [name, t] of Object.entries(header)) {
+    if (name === '__metadata__') continue;
+    if (t.dtype !== 'F32') throw new Error(`readSafetensorsF32: ${name} is ${t.dtype}; F32 only`);
+    const [a, b] = t.data_offsets;
+    const start = u8.byteOffset + base + a;
+    const data = start % 4 === 0
+      ? new Float32Array(u8.buffer, start, (b - a) / 4)
+      : new Float32Array(u8.slice(base + a, base + b).buffer);
+    out.set(name, { shape: t.shape, data });
+  }
+  return out;
+}
+
+/** Transposes a row-major [rows, cols] matrix. */
+function transposed(data, rows, cols) {
+  const out = new Float32Array(rows * cols);
+  const B = 64;
+  for (let r0 = 0; r0 < rows; r0 += B) {
+    for (let c0 = 0; c0 < cols; c0 += B) {
+      const r1 = Math.min(rows, r0 + B);
+      const c1 = Math.min(cols, c0 + B);
+      for (let r = r0; r < r1; r++) for (let c = c0; c < c1; c++) out[c * rows + r] = data[r * cols + c];
+    }
+  }
+  return out;
+}
+
+/** The attention op variants of buildGpt2Onnx, and the names of their cache tensors per layer. */
+export const GPT2_ATTENTION_OPS = ['attn', 'mha', 'gqa'];
+export function gpt2CacheNames(variant, layer) {
+  return variant === 'attn'
+    ? { past: [`past_${layer}`], present: [`present_${layer}`] }
+    : { past: [`past_key_${layer}`, `past_value_${layer}`], present: [`present_key_${layer}`, `present_value_${layer}`] };
+}
+
+/**
+ * An ONNX graph of GPT-2 (GPT2LMHeadModel) from Hugging Face tensors.
+ *
+ * config: the parsed config.json (n_layer, n_head, n_embd, vocab_size,
+ * n_positions, layer_norm_epsilon, n_inner); tensors: Map or object of name →
+ * { shape, data: Float32Array } with the hub's names (with or without the
+ * `transformer.` prefix) and layout (Conv1D weights [in, out]).
+ *
+ * Graph (opset 17 + com.microsoft 1): Gather(wte, input_ids) + Gather(wpe,
+ * positions) (positions = past length + Range(L), from the past tensor's
+ * shape); per block LayerNormalization → attention (below) → MatMul + Add
+ * (c_proj) → residual Add → LayerNormalization → MatMul (c_fc) → FastGelu
+ * (com.microsoft, bias fused; gelu_new's tanh form) or the tanh formula in
+ * plain ops (`gelu: 'tanh'`) → MatMul + Add → residual Add; ln_f; the tied LM
+ * head as a MatMul with wteᵀ, transposed once into an [E, V] initializer.
+ *
+ * options:
+ *   past: true → the graph takes the key/value cache and returns the new one
+ *     (a zero-length past for the prefill); false → a plain forward
+ *     (no cache inputs or outputs; positions from 0).
+ *   lastOnly: logits of the last position only ([1, 1, V]; the hidden state is
+ *     sliced before ln_f, so the LM head runs on one row).
+ *   attention: 'attn' com.microsoft.Attention (QKV projection fused into the
+ *     op, unidirectional = 1; cache `past_<l>` [2, 1, H, P, D] → `present_<l>`
+ *     [2, 1, H, P+L, D]); 'mha' MatMul + Add + Split, then
+ *     com.microsoft.MultiHeadAttention (unidirectional = 1; cache
+ *     `past_key_<l>`/`past_value_<l>` [1, H, P, D] → `present_key_<l>`/…);
+ *     'gqa' MatMul + Add, com.microsoft.GroupQueryAttention on the packed QKV
+ *     (kv_num_heads = num_heads, causal; seqlens_k and total_sequence_length
+ *     computed in the graph; cache as 'mha').
+ *   gelu: 'fast' (FastGelu) or 'tanh'.
+ * Inputs: input_ids int64 [1, L] (+ the past tensors). Outputs: logits
+ * [1, L or 1, V] (+ the present tensors).
+ */
+export function buildGpt2Onnx(config, tensors, { past = true, lastOnly = false, attention = 'attn', gelu = 'fast' } = {}) {
+  if (!GPT2_ATTENTION_OPS.includes(attention)) throw new Error(`buildGpt2Onnx: attention must be one of ${GPT2_ATTENTION_OPS.join(', ')}`);
+  const N = config.n_layer ?? config.num_hidden_layers;
+  const H = config.n_head ?? config.num_attention_heads;
+  const E = config.n_embd ?? config.hidden_size;
+  const V = config.vocab_size;
+  const F = config.n_inner ?? 4 * E;
+  const eps = config.layer_norm_epsilon ?? 1e-5;
+  const D = E / H;
+  const get = tensors instanceof Map ? (k) => tensors.get(k) : (k) => tensors[k];
+  const T = (name, shape) => {
+    const t = get(name) ?? get(`transformer.${name}`);
+    if (!t) throw new Error(`buildGpt2Onnx: tensor ${name} missing`);
+    if (shape && (t.shape.length !== shape.length || t.shape.some((d, i) => d !== shape[i]))) {
+      throw new Error(`buildGpt2Onnx: ${name} has shape [${t.shape}], expected [${shape}]`);
+    }
+    return t.data;
+  };
+  const g = new Graph();
+  const scalar = (values, name) => g.init(name ?? `c${g.n++}`, [], values);
+  const fconst = (v) => g.init(`f${g.n++}`, [], new Float32Array([v]));
+  g.input('input_ids', [1, 'L'], INT64);
+  const cacheDims = (len) => (attention === 'attn' ? [2, 1, H, len, D] : [1, H, len, D]);
+  if (past) {
+    for (let l = 0; l < N; l++) for (const name of gpt2CacheNames(attention, l).past) g.input(name, cacheDims('P'));
+  }
+  // L, P (int64 scalars) and the positions P … P+L-1.
+  const L = g.op('Gather', [g.op('Shape', ['input_ids']), scalar([1])], { axis: 0 });
+  const P = past
+    ? g.op('Gather', [g.op('Shape', [gpt2CacheNames(attention, 0).past[0]]), scalar([attention === 'attn' ? 3 : 2])], { axis: 0 })
+    : scalar([0]);
+  const total = g.op('Add', [P, L]);
+  const positions = g.op('Range', [P, total, scalar([1])]);
+  const wte = g.init('wte', [V, E], T('wte.weight', [V, E]));
+  const wpe = g.init('wpe', [config.n_positions, E], T('wpe.weight', [config.n_positions, E]));
+  let h = g.op('Add', [g.op('Gather', [wte, 'input_ids'], { axis: 0 }), g.op('Gather', [wpe, positions], { axis: 0 })]);
+  const ln = (x, prefix) => g.op('LayerNormalization', [x, g.init(`${prefix}.weight`, [E], T(`${prefix}.weight`, [E])), g.init(`${prefix}.bias`, [E], T(`${prefix}.bias`, [E]))], { axis: -1, epsilon: eps });
+  const w = (name, shape) => g.init(name, shape, T(name, shape));
+  let seqlensK = null;
+  let totalI32 = null;
+  if (attention === 'gqa') {
+    totalI32 = g.op('Cast', [total], { to: INT32 });
+    seqlensK = g.op('Reshape', [g.op('Sub', [totalI32, g.init(`i${g.n++}`, [], Int32Array.of(1))]), g.ints([1])]);
+  }
+  for (let l = 0; l < N; l++) {
+    const b = `h.${l}`;
+    const a = ln(h, `${b}.ln_1`);
+    const names = gpt2CacheNames(attention, l);
+    const pastIn = past ? names.past : [];
+    let o;
+    if (attention === 'attn') {
+      // inputs: input, weights, bias, mask_index, past
+      const ins = [a, w(`${b}.attn.c_attn.weight`, [E, 3 * E]), w(`${b}.attn.c_attn.bias`, [3 * E])];
+      if (past) ins.push('', pastIn[0]);
+      const outs = g.op('Attention', ins, { num_heads: H, unidirectional: 1 }, { domain: 'com.microsoft', outputs: past ? 2 : 1 });
+      o = past ? outs[0] : outs;
+    } else {
+      const qkv = g.op('Add', [g.op('MatMul', [a, w(`${b}.attn.c_attn.weight`, [E, 3 * E])]), w(`${b}.attn.c_attn.bias`, [3 * E])]);
+      if (attention === 'mha') {
+        const [q, k, v] = g.op('Split', [qkv, g.ints([E, E, E])], { axis: -1 }, { outputs: 3 });
+        const ins = [q, k, v];
+        if (past) ins.push('', '', '', ...pastIn);
+        const outs = g.op('MultiHeadAttention', ins, { num_heads: H, unidirectional: 1 }, { domain: 'com.microsoft', outputs: past ? 3 : 1 });
+        o = past ? outs[0] : outs;
+      } else {
+        const outs = g.op('GroupQueryAttention', [qkv, '', '', past ? pastIn[0] : '', past ? pastIn[1] : '', seqlensK, totalI32],
+          { num_heads: H, kv_num_heads: H }, { domain: 'com.microsoft', outputs: 3 });
+        o = outs[0];
+        if (!past) g.nodes.at(-1).output = [o, '', ''];
+      }
+    }
+    if (past) {
+      const node = g.nodes.at(-1);
+      node.output = [o, ...names.present];
+      names.present.forEach((name) => g.output(name, cacheDims('T')));
+    }
+    h = g.op('Add', [h, g.op('Add', [g.op('MatMul', [o, w(`${b}.attn.c_proj.weight`, [E, E])]), w(`${b}.attn.c_proj.bias`, [E])])]);
+    const m = ln(h, `${b}.ln_2`);
+    const f = g.op('MatMul', [m, w(`${b}.mlp.c_fc.weight`, [E, F])]);
+    let act;
+    if (gelu === 'fast') {
+      act = g.op('FastGelu', [f, w(`${b}.mlp.c_fc.bias`, [F])], {}, { domain: 'com.microsoft' });
+    } else {
+      // gelu_new: 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))
+      const x = g.op('Add', [f, w(`${b}.mlp.c_fc.bias`, [F])]);
+      const inner = g.op('Mul', [g.op('Add', [x, g.op('Mul', [g.op('Mul', [g.op('Mul', [x, x]), x]), fconst(0.044715)])]), fconst(Math.sqrt(2 / Math.PI))]);
+      act = g.op('Mul', [g.op('Mul', [x, fconst(0.5)]), g.op('Add', [g.op('Tanh', [inner]), fconst(1)])]);
+    }
+    h = g.op('Add', [h, g.op('Add', [g.op('MatMul', [act, w(`${b}.mlp.c_proj.weight`, [F, E])]), w(`${b}.mlp.c_proj.bias`, [E])])]);
+  }
+  if (lastOnly) h = g.op('Slice', [h, g.ints([-1]), g.ints([2 ** 31 - 1]), g.ints([1])]);
+  const hf = ln(h, 'ln_f');
+  // The tied LM head: wteᵀ [E, V], transposed once.
+  g.nodes.push({ opType: 'MatMul', domain: '', input: [hf, g.init('lm_head', [E, V], transposed(T('wte.weight'), V, E))], output: ['logits'], name: 'lm_head', attribute: [] });
+  g.output('logits', [1, lastOnly ? 1 : 'L', V]);
+  // present outputs after logits (ORT keeps the graph's output order)
+  g.outputs.unshift(g.outputs.pop());
+  return g.bytes(17);
 }

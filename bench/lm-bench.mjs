@@ -1,0 +1,513 @@
+// npm run bench -- --only lm — a whole language model on both engines, in one run:
+// ours (lab.loadModel, wasm SIMD, 1 and N threads) against onnxruntime-web
+// (wasm EP, the same GPT-2 weights as an ONNX graph from
+// buildGpt2Onnx in bench/onnx-models.mjs, 1 and N threads).
+//
+//   node --no-liftoff bench/lm-bench.mjs [--repeats N] [--threads 1,2] [--prompt 128] [--gen 32]
+//        [--runs N] [--ort-attention attn|mha|gqa|attn,mha,gqa] [--quick] [--json FILE]
+//        [--layers N] [--vocab V] (a smaller model, for a quick look)
+//
+// The model has GPT-2 small's shape (12 layers, E 768, H 12, V 50257,
+// n_positions 1024) with generated weights: seeded normal, std 0.02
+// (LayerNorm weights 1 + that), written once as
+// build/cache/lm-bench/gpt2-small-s<seed>/model.safetensors (+ config.json),
+// ignored by git, reused by later runs.
+//
+// Per engine and thread count, one fresh Node process (pinned: 1 thread to
+// core 1, N threads to cores 0…N-1, as bench.mjs pins; --no-liftoff) loads
+// the model and times:
+//   prefill   the prompt (128 seeded ids) through the key/value cache,
+//             logits of the last position only; median of --runs after a
+//             warm-up call
+//   decode    one token after 128 cached positions, last-position logits;
+//             every call is the same step (ours: the cache is cut back to
+//             128 before the token; ORT: the prefill's present tensors fed
+//             as past every call); median
+//   generate  greedy, 32 new tokens after the prompt (prefill included):
+//             tokens/s = 32 / total time; also ms per token after the first
+//   memory    the process's peak RSS (includes the weight file read into JS
+//             and, for ORT, the ONNX bytes built in JS), and the engine's
+//             wasm heap (WebAssembly.Memory size at the end = its peak)
+// Ours: prefill/decode through Model._prefill/_step (what nextTokens and
+// generate call; no public single-step call exists), generation through the
+// public model.generate (which also sorts the V probabilities each step in
+// JS; ORT's loop takes the arg max). ORT: session.run with input_ids and
+// the past tensors, reading logits.data (and the present tensors, which
+// ORT-web copies out) is part of the call.
+//
+// Agreement: each process hands back the prefill's and the decode step's
+// last-position logits and the generated ids; the table gives the max abs
+// difference of each engine and thread count from ours on one thread
+// (≤ 1e-3 expected), and whether the greedy tokens are the same.
+import { spawnSync, execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { argValue, median, maxAbsDiff } from './common.mjs';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const root = path.join(here, '..');
+
+export const LM_CONFIG = Object.freeze({
+  activation_function: 'gelu_new',
+  architectures: ['GPT2LMHeadModel'],
+  bos_token_id: 50256,
+  eos_token_id: 50256,
+  initializer_range: 0.02,
+  layer_norm_epsilon: 1e-5,
+  model_type: 'gpt2',
+  n_embd: 768,
+  n_head: 12,
+  n_inner: null,
+  n_layer: 12,
+  n_positions: 1024,
+  scale_attn_by_inverse_layer_idx: false,
+  scale_attn_weights: true,
+  torch_dtype: 'float32',
+  vocab_size: 50257,
+});
+export const TARGETS = { prefill: 0.75, decode: 0.75 };
+
+// ---- generated weights -------------------------------------------------------
+
+/** mulberry32 uniforms in (0, 1), Box–Muller normals. */
+function normals(seed) {
+  let s = seed >>> 0;
+  const uni = () => {
+    s = (s + 0x6d2b79f5) >>> 0;
+    let t = s;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return (((t ^ (t >>> 14)) >>> 0) + 0.5) / 4294967296;
+  };
+  let spare = null;
+  return () => {
+    if (spare !== null) {
+      const v = spare;
+      spare = null;
+      return v;
+    }
+    const r = Math.sqrt(-2 * Math.log(uni()));
+    const a = 2 * Math.PI * uni();
+    spare = r * Math.sin(a);
+    return r * Math.cos(a);
+  };
+}
+
+/** The tensors of GPT-2 in the hub's order: [name, shape, kind] (kind: 'w' normal, 'ln' 1 + normal). */
+export function gpt2TensorList(c) {
+  const E = c.n_embd, F = c.n_inner ?? 4 * E;
+  const list = [['wte.weight', [c.vocab_size, E], 'w'], ['wpe.weight', [c.n_positions, E], 'w']];
+  for (let l = 0; l < c.n_layer; l++) {
+    const b = `h.${l}`;
+    list.push(
+      [`${b}.ln_1.weight`, [E], 'ln'], [`${b}.ln_1.bias`, [E], 'w'],
+      [`${b}.attn.c_attn.weight`, [E, 3 * E], 'w'], [`${b}.attn.c_attn.bias`, [3 * E], 'w'],
+      [`${b}.attn.c_proj.weight`, [E, E], 'w'], [`${b}.attn.c_proj.bias`, [E], 'w'],
+      [`${b}.ln_2.weight`, [E], 'ln'], [`${b}.ln_2.bias`, [E], 'w'],
+      [`${b}.mlp.c_fc.weight`, [E, F], 'w'], [`${b}.mlp.c_fc.bias`, [F], 'w'],
+      [`${b}.mlp.c_proj.weight`, [F, E], 'w'], [`${b}.mlp.c_proj.bias`, [E], 'w'],
+    );
+  }
+  list.push(['ln_f.weight', [E], 'ln'], ['ln_f.bias', [E], 'w']);
+  return list;
+}
+
+/**
+ * Writes config.json and model.safetensors (F32) of a GPT-2 with generated
+ * weights into dir, once (a `.done` stamp marks a complete write); returns
+ * the paths.
+ */
+export function ensureLmWeights({ config = LM_CONFIG, seed = 1, std = 0.02, dir } = {}) {
+  dir ??= path.join(root, 'build', 'cache', 'lm-bench', `gpt2-${config.n_layer}x${config.n_embd}-v${config.vocab_size}-s${seed}`);
+  const files = { dir, config: path.join(dir, 'config.json'), weights: path.join(dir, 'model.safetensors') };
+  const stamp = path.join(dir, '.done');
+  if (fs.existsSync(stamp)) return files;
+  fs.mkdirSync(dir, { recursive: true });
+  const list = gpt2TensorList(config);
+  const header = {};
+  let offset = 0;
+  for (const [name, shape] of list) {
+    const bytes = shape.reduce((a, b) => a * b, 1) * 4;
+    header[name] = { dtype: 'F32', shape, data_offsets: [offset, offset + bytes] };
+    offset += bytes;
+  }
+  header.__metadata__ = { format: 'pt', generator: `attention-lab bench/lm-bench.mjs seed ${seed} std ${std}` };
+  let json = JSON.stringify(header);
+  json += ' '.repeat((8 - ((8 + Buffer.byteLength(json)) % 8)) % 8);
+  const fd = fs.openSync(`${files.weights}.tmp`, 'w');
+  const len = Buffer.alloc(8);
+  len.writeBigUInt64LE(BigInt(Buffer.byteLength(json)));
+  fs.writeSync(fd, len);
+  fs.writeSync(fd, json);
+  const next = normals(seed);
+  for (const [, shape, kind] of list) {
+    const a = new Float32Array(shape.reduce((x, y) => x * y, 1));
+    for (let i = 0; i < a.length; i++) a[i] = (kind === 'ln' ? 1 : 0) + std * next();
+    fs.writeSync(fd, new Uint8Array(a.buffer));
+  }
+  fs.closeSync(fd);
+  fs.renameSync(`${files.weights}.tmp`, files.weights);
+  fs.writeFileSync(files.config, JSON.stringify(config, null, 2) + '\n');
+  fs.writeFileSync(stamp, `${new Date().toISOString()}\n`);
+  return files;
+}
+
+/** The prompt: n seeded ids in [0, V). */
+export function promptIds(n, V, seed = 7) {
+  const next = normals(seed);
+  return Array.from({ length: n }, () => Math.min(V - 1, Math.floor(V * (0.5 + 0.5 * Math.tanh(next())))));
+}
+
+// ---- child: one engine, one thread count --------------------------------------
+
+const now = () => performance.now();
+
+/** Every WebAssembly.Memory the process creates or instantiates (the engines' heaps). */
+function hookWasmMemories() {
+  const mems = new Set();
+  const W = globalThis.WebAssembly;
+  const scan = (inst) => {
+    for (const v of Object.values(inst?.exports ?? {})) if (v instanceof W.Memory) mems.add(v);
+  };
+  const Mem = W.Memory;
+  W.Memory = new Proxy(Mem, { construct(t, args) { const m = Reflect.construct(t, args); mems.add(m); return m; } });
+  const Inst = W.Instance;
+  W.Instance = new Proxy(Inst, { construct(t, args) { const i = Reflect.construct(t, args); scan(i); return i; } });
+  const inst = W.instantiate;
+  W.instantiate = async (...args) => {
+    const r = await inst.apply(W, args);
+    scan(r instanceof Inst ? r : r.instance);
+    return r;
+  };
+  return () => Math.max(0, ...[...mems].map((m) => m.buffer.byteLength));
+}
+
+async function timeRuns(fn, runs, warmup) {
+  for (let i = 0; i < warmup; i++) await fn();
+  const times = [];
+  const cpu = [];
+  for (let i = 0; i < runs; i++) {
+    const c = process.cpuUsage();
+    const a = now();
+    await fn();
+    times.push(now() - a);
+    const d = process.cpuUsage(c);
+    cpu.push((d.user + d.system) / 1000);
+  }
+  // cpu: CPU time of the whole process per call (all its threads).
+  return { median: median(times), min: Math.min(...times), cpuMedian: median(cpu), times };
+}
+
+function argmax(a) {
+  let best = 0;
+  for (let i = 1; i < a.length; i++) if (a[i] > a[best]) best = i;
+  return best;
+}
+
+async function childOurs(spec, files, ids) {
+  const { nodeEnv } = await import('./node-env.mjs');
+  const lab = await nodeEnv.loadOurs('wasm', spec.threads);
+  const config = JSON.parse(fs.readFileSync(files.config, 'utf8'));
+  const t0 = now();
+  let weights = fs.readFileSync(files.weights);
+  const model = await lab.loadModel({ config, weights });
+  weights = null;
+  const loadMs = now() - t0;
+  const where = 'lm-bench';
+  const hooks = typeof model._prefill === 'function' && typeof model._step === 'function';
+  const notes = [];
+  const P = ids.length;
+  const prompt = Int32Array.from(ids);
+  let last;
+  const prefill = hooks
+    ? () => { last = model._prefill(where, prompt, Symbol('bench')); }
+    : async () => { await model.nextTokens(ids, { k: 1 }); };
+  if (!hooks) notes.push('Model._prefill/_step not found: prefill timed through nextTokens (adds its softmax and sort), no decode step');
+  const pre = await timeRuns(prefill, spec.runs, 1);
+  const out = { prefill: hooks ? Array.from(last) : null };
+  let dec = null;
+  if (hooks) {
+    model._prefill(where, prompt, Symbol('bench'));
+    const tok = argmax(last);
+    dec = await timeRuns(() => { last = model._step(where, P, tok); }, spec.decodeRuns, 3);
+    out.decode = Array.from(last);
+  }
+  const gen = [];
+  let genIds;
+  for (let r = 0; r < spec.genRepeats; r++) {
+    const got = [];
+    const a = now();
+    let first = null;
+    for await (const t of model.generate(ids, { maxNewTokens: spec.gen, temperature: 0 })) {
+      got.push(t.id);
+      if (first === null) first = now() - a;
+    }
+    const total = now() - a;
+    gen.push({ total, first, perTokenAfterFirst: (total - first) / Math.max(1, got.length - 1), n: got.length });
+    genIds = got;
+  }
+  out.gen = genIds;
+  const wasm = lab._backend?.memoryBytes?.();
+  model.dispose();
+  return { loadMs, prefill: pre, decode: dec, gen, out, wasmFromLab: wasm, notes, info: { threads: lab.threads } };
+}
+
+async function childOrt(spec, files, ids) {
+  const { nodeEnv } = await import('./node-env.mjs');
+  const { buildGpt2Onnx, readSafetensorsF32, gpt2CacheNames } = await import('./onnx-models.mjs');
+  const ort = await nodeEnv.loadOrt(spec.threads);
+  const config = JSON.parse(fs.readFileSync(files.config, 'utf8'));
+  const variant = spec.attention;
+  const t0 = now();
+  let bytes = buildGpt2Onnx(config, readSafetensorsF32(fs.readFileSync(files.weights)), { past: true, lastOnly: true, attention: variant });
+  const buildMs = now() - t0;
+  const session = await ort.InferenceSession.create(bytes, {
+    executionProviders: ['wasm'], graphOptimizationLevel: 'all', intraOpNumThreads: spec.threads, interOpNumThreads: 1,
+  });
+  const modelBytes = bytes.byteLength;
+  bytes = null;
+  const loadMs = now() - t0;
+  const N = config.n_layer, H = config.n_head, D = config.n_embd / config.n_head;
+  const empty = new ort.Tensor('float32', new Float32Array(0), variant === 'attn' ? [2, 1, H, 0, D] : [1, H, 0, D]);
+  const names = Array.from({ length: N }, (_, l) => gpt2CacheNames(variant, l));
+  const idsT = (a) => new ort.Tensor('int64', BigInt64Array.from(a.map(BigInt)), [1, a.length]);
+  const feedsOf = (input, prev) => {
+    const f = { input_ids: input };
+    for (const nm of names) nm.past.forEach((p, k) => { f[p] = prev ? prev[nm.present[k]] : empty; });
+    return f;
+  };
+  const promptFeeds = feedsOf(idsT(ids), null);
+  let res;
+  const pre = await timeRuns(async () => {
+    res = await session.run(promptFeeds);
+    void res.logits.data;
+  }, spec.runs, 1);
+  const prefilled = res;
+  const out = { prefill: Array.from(prefilled.logits.data) };
+  const tok = argmax(prefilled.logits.data);
+  const stepFeeds = feedsOf(idsT([tok]), prefilled);
+  const dec = await timeRuns(async () => {
+    res = await session.run(stepFeeds);
+    void res.logits.data;
+  }, spec.decodeRuns, 3);
+  out.decode = Array.from(res.logits.data);
+  const gen = [];
+  let genIds;
+  for (let r = 0; r < spec.genRepeats; r++) {
+    const got = [];
+    const a = now();
+    let o = await session.run(promptFeeds);
+    let id = argmax(o.logits.data);
+    got.push(id);
+    const first = now() - a;
+    while (got.length < spec.gen) {
+      o = await session.run(feedsOf(idsT([id]), o));
+      id = argmax(o.logits.data);
+      got.push(id);
+    }
+    const total = now() - a;
+    gen.push({ total, first, perTokenAfterFirst: (total - first) / Math.max(1, got.length - 1), n: got.length });
+    genIds = got;
+  }
+  out.gen = genIds;
+  await session.release();
+  return { loadMs, buildMs, modelBytes, prefill: pre, decode: dec, gen, out, notes: [], info: { ort: ort.env.versions?.web ?? ort.env.versions?.common, attention: variant } };
+}
+
+async function child(spec) {
+  const wasmPeak = hookWasmMemories();
+  const files = spec.files;
+  const ids = spec.ids;
+  const r = spec.engine === 'ours' ? await childOurs(spec, files, ids) : await childOrt(spec, files, ids);
+  const ru = process.resourceUsage();
+  globalThis.gc?.();
+  r.memory = { peakRss: ru.maxRSS * 1024, rssEnd: process.memoryUsage().rss, wasmHeap: wasmPeak() || r.wasmFromLab || 0 };
+  r.cpuMs = (ru.userCPUTime + ru.systemCPUTime) / 1000;
+  fs.writeFileSync(spec.dump, JSON.stringify(r.out));
+  delete r.out;
+  return r;
+}
+
+// ---- driver ----------------------------------------------------------------------
+
+const pinned = (() => {
+  try {
+    execFileSync('taskset', ['-c', '1', 'true'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+})();
+const pinFor = (threads) => (!pinned ? [] : threads > 1 ? ['taskset', '-c', `0-${threads - 1}`] : ['taskset', '-c', '1']);
+
+const fmt = (ms) => (ms >= 100 ? ms.toFixed(0) : ms >= 10 ? ms.toFixed(1) : ms.toFixed(2));
+const mib = (b) => (b / 2 ** 20).toFixed(0);
+const pad = (s, n) => String(s).padEnd(n);
+const lpad = (s, n) => String(s).padStart(n);
+
+export async function runLmBench(argv) {
+  const value = (name, dflt) => argValue(argv, name, dflt);
+  const quick = argv.includes('--quick');
+  const opts = {
+    repeats: Number(value('--repeats', 1)),
+    threads: value('--threads', os.cpus().length >= 2 ? '1,2' : '1').split(',').map(Number),
+    prompt: Number(value('--prompt', 128)),
+    gen: Number(value('--gen', 32)),
+    runs: Number(value('--runs', quick ? 3 : 5)),
+    decodeRuns: Number(value('--decode-runs', quick ? 5 : 15)),
+    genRepeats: Number(value('--gen-repeats', quick ? 1 : 2)),
+    attention: value('--ort-attention', 'attn').split(','),
+    seed: Number(value('--seed', 1)),
+    // smaller models for a quick look (the targets are defined for the default shape)
+    layers: Number(value('--layers', LM_CONFIG.n_layer)),
+    vocab: Number(value('--vocab', LM_CONFIG.vocab_size)),
+  };
+  const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+  const jsonOut = value('--json', path.join(here, 'results', `lm-${stamp}.json`));
+  const tw = now();
+  const files = ensureLmWeights({ seed: opts.seed, config: { ...LM_CONFIG, n_layer: opts.layers, vocab_size: opts.vocab } });
+  const weightsMs = now() - tw;
+  const config = JSON.parse(fs.readFileSync(files.config, 'utf8'));
+  const ids = promptIds(opts.prompt, config.vocab_size);
+  const started = new Date();
+  console.log(`attention-lab LM benchmark — GPT-2-small shape (${config.n_layer} layers, E ${config.n_embd}, H ${config.n_head}, V ${config.vocab_size}, n_positions ${config.n_positions}), generated weights (seed ${opts.seed}, std 0.02)`);
+  console.log(`weights: ${path.relative(process.cwd(), files.weights)} (${mib(fs.statSync(files.weights).size)} MiB${weightsMs > 1000 ? `, written in ${(weightsMs / 1000).toFixed(1)} s` : ', cached'})`);
+  console.log(`${started.toISOString()}; Node ${process.version}; ${os.cpus()[0]?.model} ×${os.cpus().length}; pinned: ${pinned ? '1 thread → core 1, N threads → cores 0…N-1' : 'no (taskset not found)'}; node --no-liftoff`);
+  console.log(`prompt ${opts.prompt} ids; prefill median of ${opts.runs} (+1 warm-up); decode median of ${opts.decodeRuns} (+3); generate ${opts.gen} tokens × ${opts.genRepeats}; ${opts.repeats} repeat(s)`);
+
+  // The web/ snapshot that bench.mjs makes (ATTNLAB_BENCH_WEB) when it runs us; else web/ itself.
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'attnlab-lm-'));
+  const configs = [];
+  for (const threads of opts.threads) {
+    configs.push({ engine: 'ours', threads });
+    for (const attention of opts.attention) configs.push({ engine: 'ort', threads, attention });
+  }
+  const label = (c) => (c.engine === 'ours' ? `ours wasm SIMD, ${c.threads} thr` : `ORT ${c.attention === 'attn' ? 'Attention' : c.attention === 'mha' ? 'MultiHeadAttention' : 'GroupQueryAttention'}, ${c.threads} thr`);
+  const key = (c) => `${c.engine}-${c.attention ?? ''}-t${c.threads}`;
+  const results = new Map(configs.map((c) => [key(c), { c, runs: [] }]));
+  for (let rep = 0; rep < opts.repeats; rep++) {
+    const order = configs.slice(rep % configs.length).concat(configs.slice(0, rep % configs.length));
+    for (const c of order) {
+      const dump = path.join(tmp, `${key(c)}.${rep}.json`);
+      const spec = { ...c, files, ids, gen: opts.gen, runs: opts.runs, decodeRuns: opts.decodeRuns, genRepeats: opts.genRepeats, dump };
+      const cmd = [...pinFor(c.threads), process.execPath, '--no-liftoff', '--expose-gc', fileURLToPath(import.meta.url), '--child', JSON.stringify(spec)];
+      process.stderr.write(`  ${label(c)} (repeat ${rep + 1}/${opts.repeats}) …\n`);
+      const r = spawnSync(cmd[0], cmd.slice(1), { encoding: 'utf8', timeout: 900e3, maxBuffer: 64 << 20, env: process.env });
+      const line = (r.stdout || '').trim().split('\n').reverse().find((l) => l.startsWith('{'));
+      const res = results.get(key(c));
+      if (!line) {
+        res.error = `exit ${r.status}${r.signal ? ` (${r.signal})` : ''}: ${(r.stderr || '').trim().split('\n').slice(-6).join(' | ')}`;
+        continue;
+      }
+      const out = JSON.parse(line);
+      if (out.error) res.error = out.error;
+      else {
+        out.dumped = JSON.parse(fs.readFileSync(dump, 'utf8'));
+        res.runs.push(out);
+      }
+    }
+  }
+  fs.rmSync(tmp, { recursive: true, force: true });
+
+  // Summaries: medians over the repeats' medians.
+  const rows = [];
+  for (const { c, runs, error } of results.values()) {
+    const row = { ...c, label: label(c), error };
+    if (runs.length) {
+      const m = (f) => median(runs.map(f).filter((v) => v !== null && v !== undefined));
+      row.loadMs = m((r) => r.loadMs);
+      row.prefillMs = m((r) => r.prefill.median);
+      row.decodeMs = runs[0].decode ? m((r) => r.decode.median) : null;
+      row.prefillCpuMs = m((r) => r.prefill.cpuMedian);
+      row.decodeCpuMs = runs[0].decode ? m((r) => r.decode.cpuMedian) : null;
+      row.genMs = m((r) => median(r.gen.map((g) => g.total)));
+      row.genTokens = runs[0].gen[0].n;
+      row.tokPerS = (1000 * row.genTokens) / row.genMs;
+      row.genStepMs = m((r) => median(r.gen.map((g) => g.perTokenAfterFirst)));
+      row.peakRss = Math.max(...runs.map((r) => r.memory.peakRss));
+      row.rssEnd = Math.max(...runs.map((r) => r.memory.rssEnd));
+      row.wasmHeap = Math.max(...runs.map((r) => r.memory.wasmHeap));
+      row.notes = runs[0].notes;
+      row.info = runs[0].info;
+      row.samples = runs.map((r) => ({ prefill: r.prefill.times, decode: r.decode?.times, gen: r.gen }));
+      row.out = runs[0].dumped;
+    }
+    rows.push(row);
+  }
+  const ref = rows.find((r) => r.engine === 'ours' && r.threads === 1 && r.out) ?? rows.find((r) => r.out);
+  for (const r of rows) {
+    if (!r.out || r === ref) continue;
+    r.agreement = {
+      prefill: maxAbsDiff(Float32Array.from(r.out.prefill), Float32Array.from(ref.out.prefill)),
+      decode: r.out.decode && ref.out.decode ? maxAbsDiff(Float32Array.from(r.out.decode), Float32Array.from(ref.out.decode)) : null,
+      sameTokens: r.out.gen.length === ref.out.gen.length && r.out.gen.every((t, i) => t === ref.out.gen[i]),
+    };
+  }
+
+  // Table.
+  const lines = [];
+  lines.push('');
+  lines.push(`  ${pad('engine', 34)}${lpad('load s', 8)}${lpad('prefill ms', 12)}${lpad('decode ms', 11)}${lpad('gen tok/s', 11)}${lpad('ms/tok', 8)}${lpad('peak RSS', 10)}${lpad('wasm heap', 11)}  max|Δ| vs ${ref ? ref.label : '—'} (prefill, decode; tokens)`);
+  for (const r of rows) {
+    if (r.error && r.prefillMs === undefined) {
+      lines.push(`  ${pad(r.label, 34)}ERROR ${String(r.error).slice(0, 160)}`);
+      continue;
+    }
+    const ag = r === ref ? 'reference' : r.agreement
+      ? `${r.agreement.prefill.toExponential(1)}, ${r.agreement.decode === null ? '—' : r.agreement.decode.toExponential(1)}; ${r.agreement.sameTokens ? `same ${r.genTokens} tokens` : 'TOKENS DIFFER'}`
+      : '';
+    lines.push(`  ${pad(r.label, 34)}${lpad((r.loadMs / 1000).toFixed(1), 8)}${lpad(fmt(r.prefillMs), 12)}${lpad(r.decodeMs === null ? '—' : fmt(r.decodeMs), 11)}${lpad(r.tokPerS.toFixed(2), 11)}${lpad(fmt(r.genStepMs), 8)}${lpad(mib(r.peakRss) + ' MiB', 10)}${lpad(mib(r.wasmHeap) + ' MiB', 11)}  ${ag}`);
+  }
+  console.log(lines.join('\n'));
+  console.log(`\nprefill: ${opts.prompt} tokens, last-position logits; decode: 1 token after ${opts.prompt} cached, last-position logits; gen tok/s = ${opts.gen} / (prefill + ${opts.gen - 1} steps), greedy; ms/tok: per token after the first.`);
+  console.log('ours: Model._prefill/_step for prefill/decode (what nextTokens/generate run), model.generate for gen (its JS softmax + sort of V per step included); ORT: session.run + logits.data (present tensors copied out too), an arg-max loop for gen.');
+  console.log('peak RSS: the whole process (the weight file read into JS; for ORT also the ONNX bytes built in JS); wasm heap: the engine\'s WebAssembly.Memory at the end (it never shrinks).');
+
+  // Acceptance: ours ÷ the fastest ORT variant, per thread count.
+  const acceptance = [];
+  for (const threads of opts.threads) {
+    const ours = rows.find((r) => r.engine === 'ours' && r.threads === threads && r.prefillMs !== undefined);
+    const orts = rows.filter((r) => r.engine === 'ort' && r.threads === threads && r.prefillMs !== undefined);
+    if (!ours || !orts.length) continue;
+    for (const [what, field] of [['prefill', 'prefillMs'], ['decode', 'decodeMs']]) {
+      if (ours[field] === null) continue;
+      const best = orts.reduce((a, b) => (b[field] < a[field] ? b : a));
+      const ratio = ours[field] / best[field];
+      acceptance.push({ name: `${what} ${what === 'prefill' ? opts.prompt + ' tokens' : `step at ${opts.prompt} cached`}, ${threads} thread${threads > 1 ? 's' : ''}: ours ÷ ${best.label}`, ratio, target: TARGETS[what], ok: ratio <= TARGETS[what], ours: ours[field], ort: best[field] });
+    }
+    const best = orts.reduce((a, b) => (b.tokPerS > a.tokPerS ? b : a));
+    acceptance.push({ name: `generation tok/s, ${threads} thread${threads > 1 ? 's' : ''}: ours ÷ ${best.label} (report)`, ratio: ours.tokPerS / best.tokPerS, report: true, ours: ours.tokPerS, ort: best.tokPerS });
+  }
+  const agreeMax = Math.max(0, ...rows.filter((r) => r.agreement).flatMap((r) => [r.agreement.prefill, r.agreement.decode ?? 0]));
+  console.log('\nTargets of issue 21 (ours ÷ ORT, < 1: ours faster; wall time, same run):');
+  for (const a of acceptance) {
+    console.log(`  ${a.report ? 'INFO' : a.ok ? 'PASS' : 'MISS'}  ${pad(a.name, 72)} ${lpad(a.ratio.toFixed(2) + '×', 7)}  ${a.report ? '' : `target ≤ ${a.target}×  `}(${a.report ? `${a.ours.toFixed(2)} vs ${a.ort.toFixed(2)} tok/s` : `${fmt(a.ours)} vs ${fmt(a.ort)} ms`})${!a.report && !a.ok ? ` — ours needs ≤ ${fmt(a.target * a.ort)} ms` : ''}`);
+  }
+  const agreeOk = agreeMax <= 1e-3 && rows.every((r) => !r.agreement || r.agreement.sameTokens);
+  console.log(`  ${agreeOk ? 'PASS' : 'MISS'}  ${pad('logits agree (max abs, every row vs ours 1 thread; greedy tokens equal)', 72)} ${lpad(agreeMax.toExponential(1), 7)}  target ≤ 1e-3`);
+
+  const report = {
+    date: started.toISOString(), kind: 'lm', options: opts, config, weights: path.relative(root, files.weights), prompt: ids,
+    environment: { node: process.version, cpu: os.cpus()[0]?.model, cores: os.cpus().length, pinned, v8Flags: ['--no-liftoff'] },
+    rows: rows.map(({ out, ...r }) => ({ ...r, genIds: out?.gen })), acceptance, agreementMax: agreeMax,
+  };
+  fs.mkdirSync(path.dirname(jsonOut), { recursive: true });
+  fs.writeFileSync(jsonOut, JSON.stringify(report, null, 2));
+  if (!argv.includes('--json')) fs.copyFileSync(jsonOut, path.join(here, 'results', 'lm-latest.json'));
+  console.log(`\nJSON: ${path.relative(process.cwd(), jsonOut)}  (${((now() - tw) / 1000).toFixed(0)} s)`);
+  return rows.some((r) => r.error) || !agreeOk ? 1 : 0;
+}
+
+const isMain = process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url);
+if (isMain && process.argv[2] === '--child') {
+  try {
+    process.stdout.write(JSON.stringify(await child(JSON.parse(process.argv[3]))) + '\n');
+  } catch (err) {
+    process.stdout.write(JSON.stringify({ error: String(err && err.stack || err) }) + '\n');
+  }
+  process.exit(0);
+} else if (isMain) {
+  process.exit(await runLmBench(process.argv.slice(2)));
+}
