@@ -73,8 +73,16 @@ export class AttentionLabHeatmap extends AttentionLabElement {
     return this._queryTokens;
   }
 
-  /** Labels for both axes (self-attention). */
+  /**
+   * Labels for both axes (self-attention). A string is the `tokens`
+   * attribute: Vue and React 19 set a custom element's properties rather
+   * than its attributes when the property exists (client-side renders).
+   */
   set tokens(list) {
+    if (typeof list === 'string') {
+      this.setAttribute('tokens', list);
+      return;
+    }
     this._queryTokens = list ? Array.from(list, String) : null;
     this._keyTokens = this._queryTokens;
     this.requestRender();

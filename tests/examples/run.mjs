@@ -1,0 +1,180 @@
+// `npm run test:examples`: builds the documentation-site examples (cached by
+// their inputs: scripts/examples-build.mjs) and checks each in headless
+// Chromium (playwright-core + Debian's chromium, as tests/browser):
+//   - every embedded element renders (its screenshot has non-background
+//     pixels; a heatmap's canvas has painted pixels);
+//   - no console error, page error, hydration warning, failed request or
+//     request that leaves the origin, under the site's CSP (tests/examples/sites.mjs);
+//   - one wasm instance on the page;
+//   - the site's dark toggle changes the components' background and repaints the canvas;
+//   - going to another page and back (on the client where the framework has a
+//     client-side router) leaves one element of each kind, working, and still
+//     one wasm instance.
+//
+//   node tests/examples/run.mjs [name ...]      (default: all five)
+// Not part of `npm test` (the builds take minutes): .ci/run runs it after.
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { chromium } from 'playwright-core';
+import { chromiumPath, CHROMIUM_ARGS, REPO_ROOT } from '../browser/harness.mjs';
+import { buildSite, OUT_ROOT } from '../../scripts/examples-build.mjs';
+import { startSiteServer } from './server.mjs';
+import { SITES, EMBEDS } from './sites.mjs';
+import { decodePng, pixelStats } from './png.mjs';
+
+const ARTIFACTS = path.join(REPO_ROOT, 'test-artifacts', 'examples');
+
+// Counts wasm instances made on the page (not in workers).
+const INIT_SCRIPT = () => {
+  window.__alWasm = { calls: 0, instances: 0 };
+  for (const k of ['instantiate', 'instantiateStreaming']) {
+    const f = WebAssembly[k];
+    if (typeof f !== 'function') continue;
+    WebAssembly[k] = function (...args) {
+      window.__alWasm.calls++;
+      const p = f.apply(this, args);
+      p.then((r) => { if (r && r.instance) window.__alWasm.instances++; }, () => {});
+      return p;
+    };
+  }
+};
+
+async function checkElements(page, label) {
+  const out = {};
+  for (const tag of EMBEDS) {
+    const loc = page.locator(tag);
+    await loc.first().waitFor({ state: 'attached', timeout: 15000 });
+    assert.equal(await loc.count(), 1, `${label}: expected one <${tag}>, found ${await loc.count()}`);
+    await loc.scrollIntoViewIfNeeded();
+    await page.waitForFunction((t) => document.querySelector(t)?.dataset.state === 'ready', tag, { timeout: 60000 })
+      .catch(async () => {
+        const state = await loc.evaluate((el) => `${el.dataset.state}: ${el.shadowRoot?.querySelector('.al-error')?.textContent ?? ''}`);
+        throw new Error(`${label}: <${tag}> did not become ready (${state})`);
+      });
+    await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+    const shot = await loc.screenshot();
+    const stats = pixelStats(decodePng(shot));
+    assert.ok(stats.nonBackground > 0.02 && stats.colours > 16, `${label}: <${tag}> looks blank (${(stats.nonBackground * 100).toFixed(1)}% non-background, ${stats.colours} colours)`);
+    out[tag] = stats;
+  }
+  // The heatmap's canvas has painted pixels.
+  const painted = await page.locator('attention-lab-heatmap').evaluate((el) => {
+    const c = el.shadowRoot.querySelector('canvas.al-hm-canvas');
+    const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+    let n = 0;
+    for (let i = 3; i < d.length; i += 4) if (d[i] > 0) n++;
+    return n / (c.width * c.height);
+  });
+  assert.ok(painted > 0.2, `${label}: the heatmap canvas is ${(painted * 100).toFixed(1)}% painted`);
+  return out;
+}
+
+/** The heatmap host's computed background and the mean colour of one of its map canvases' label area. */
+async function themeProbe(page) {
+  return page.locator('attention-lab-heatmap').evaluate((el) => {
+    const c = el.shadowRoot.querySelector('canvas.al-hm-canvas');
+    const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+    // The canvas paints cells and label text on a transparent ground: the
+    // text colour is what follows the theme. Mean RGB of the opaque pixels
+    // that are grey (labels), not viridis cells.
+    let sum = 0, n = 0;
+    for (let i = 0; i < d.length; i += 4) {
+      const [r, g, b, a] = [d[i], d[i + 1], d[i + 2], d[i + 3]];
+      if (a > 200 && Math.abs(r - g) < 12 && Math.abs(g - b) < 12) { sum += (r + g + b) / 3; n++; }
+    }
+    return { background: getComputedStyle(el).backgroundColor, labelGrey: n ? sum / n : null };
+  });
+}
+
+async function testSite(browser, name) {
+  const site = SITES[name];
+  const t0 = Date.now();
+  const built = buildSite(name);
+  const buildS = built.seconds;
+  const server = await startSiteServer({ root: OUT_ROOT, csp: site.csp });
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, serviceWorkers: 'block', colorScheme: 'light' });
+  const problems = [];
+  try {
+    await context.addInitScript(INIT_SCRIPT);
+    await context.route('**/*', (route) => {
+      const u = new URL(route.request().url());
+      if (u.protocol === 'data:' || u.protocol === 'blob:' || u.origin === server.url) return route.continue();
+      problems.push(`request to another origin: ${u.href}`);
+      return route.abort();
+    });
+    const page = await context.newPage();
+    page.on('console', (msg) => {
+      const text = msg.text();
+      if (msg.type() === 'error') problems.push(`console error: ${text}`);
+      else if (/hydrat/i.test(text)) problems.push(`console ${msg.type()}: ${text}`);
+    });
+    page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
+    page.on('response', (r) => {
+      if (r.status() >= 400) problems.push(`HTTP ${r.status()} for ${r.url()}`);
+    });
+
+    await page.goto(server.url + site.page, { waitUntil: 'load' });
+    await checkElements(page, `${name} first load`);
+    const wasm1 = await page.evaluate(() => window.__alWasm);
+    assert.equal(wasm1.instances, 1, `${name}: ${wasm1.instances} wasm instances on the page (${wasm1.calls} instantiate calls)`);
+
+    // Dark toggle.
+    assert.equal(await page.evaluate(site.isDark), false, `${name}: starts light`);
+    const light = await themeProbe(page);
+    await site.toggleDark(page);
+    await page.waitForFunction(site.isDark, null, { timeout: 10000 });
+    await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+    const dark = await themeProbe(page);
+    assert.notEqual(dark.background, light.background, `${name}: the dark toggle left the component background at ${light.background}`);
+    assert.ok(light.labelGrey !== null && dark.labelGrey !== null && dark.labelGrey > light.labelGrey + 40,
+      `${name}: the heatmap's canvas labels were not repainted for the dark theme (mean grey ${light.labelGrey?.toFixed(0)} → ${dark.labelGrey?.toFixed(0)})`);
+    fs.mkdirSync(ARTIFACTS, { recursive: true });
+    await page.screenshot({ path: path.join(ARTIFACTS, `${name}-dark.png`), fullPage: true });
+
+    // Away and back.
+    await page.evaluate(() => { window.__alSamePage = true; });
+    await page.locator(site.away).first().click();
+    await page.waitForURL((u) => u.pathname !== site.page, { timeout: 15000 });
+    await page.waitForFunction(() => document.querySelectorAll('attention-lab-heatmap').length === 0, null, { timeout: 15000 });
+    if (site.clientNav) assert.equal(await page.evaluate(() => window.__alSamePage === true), true, `${name}: navigating away reloaded the page (expected the client-side router)`);
+    await page.locator(site.back).first().click();
+    await page.waitForURL((u) => u.pathname === site.page, { timeout: 15000 });
+    await checkElements(page, `${name} after away and back`);
+    const wasm2 = await page.evaluate(() => ({ ...window.__alWasm, same: window.__alSamePage === true }));
+    if (site.clientNav) assert.equal(wasm2.same, true, `${name}: coming back reloaded the page (expected the client-side router)`);
+    assert.equal(wasm2.instances, 1, `${name}: ${wasm2.instances} wasm instances after away and back`);
+    // Still dark after coming back, and the heatmap still drawn for it.
+    assert.equal(await page.evaluate(site.isDark), true, `${name}: the theme did not persist`);
+    await page.screenshot({ path: path.join(ARTIFACTS, `${name}-back.png`), fullPage: true });
+
+    assert.deepEqual(problems, [], `${name}: problems:\n  ${problems.join('\n  ')}`);
+    return { buildS, built: built.built, testS: (Date.now() - t0) / 1000 - buildS, clientNav: site.clientNav && wasm2.same };
+  } finally {
+    await context.close();
+    await server.close();
+  }
+}
+
+const names = process.argv.slice(2).filter((a) => !a.startsWith('--'));
+const list = names.length ? names : Object.keys(SITES);
+for (const n of list) if (!SITES[n]) throw new Error(`unknown site "${n}": one of ${Object.keys(SITES).join(', ')}`);
+
+const started = Date.now();
+const browser = await chromium.launch({ executablePath: chromiumPath(), headless: true, args: CHROMIUM_ARGS });
+let passed = 0;
+let failed = 0;
+for (const n of list) {
+  try {
+    const r = await testSite(browser, n);
+    passed++;
+    console.log(`  ✓ examples › ${n} (build ${r.built ? `${r.buildS.toFixed(1)} s` : 'cached'}, test ${r.testS.toFixed(1)} s${r.clientNav ? ', client-side navigation' : ''})`);
+  } catch (err) {
+    failed++;
+    console.log(`  ✗ examples › ${n}\n    ${String((err && err.stack) || err).split('\n').slice(0, 12).join('\n    ')}`);
+  }
+}
+await browser.close();
+console.log(`\nexamples tests finished in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+console.log(`${passed} passed, ${failed} failed`);
+process.exit(failed ? 1 : 0);
