@@ -16,7 +16,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { encodeText, evaluate, loadTokenizer, windows } from './lib/lm-eval.mjs';
+import { evaluate, loadTokenizer, stream, windows } from './lib/lm-eval.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const CONTEXT = { zh: 96, en: 128 };
@@ -26,7 +26,7 @@ const BETA_GRID = [0.0001, 0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1];
 
 /** Counts of the token stream of lines: "\n" line "\n" line … (the windows' stream). */
 function fit(lines, tok, V) {
-  const ids = encodeText('\n' + lines.join('\n'), tok);
+  const ids = stream(lines.join('\n') + '\n', tok);
   const uni = new Float64Array(V);
   const big = new Uint32Array(V * V); // [a·V + c] → n(a c): 60 MB for V = 3,874
   for (let i = 0; i < ids.length; i++) {

@@ -12,7 +12,7 @@
 // window counting once (a short poem's window runs on into the next poem, as a model's context
 // would). [UNK] is a class like any other.
 //
-//   import { loadTokenizer, windows, evaluate } from './lib/lm-eval.mjs';
+//   import { loadTokenizer, stream, windows, evaluate } from './lib/lm-eval.mjs';
 //   const tok = loadTokenizer('data/models/zh');
 //   const wins = windows(fs.readFileSync('data/corpora/zh/heldout.txt', 'utf8'), tok, 96);
 //   const { loss, accuracy, tokens } = await evaluate(wins, (ids) => model.nextProbs(ids), tok.vocabSize);
@@ -56,12 +56,21 @@ export function encodeText(text, tokenizer) {
 }
 
 /**
+ * The token stream of a corpus text (lines each ended by "\n"): "\n" line "\n" line …, without
+ * the final newline. The windows are cut from it, and a trainer should sample from the same
+ * stream of train.txt, so that a poem's first character always follows the newline token.
+ */
+export function stream(text, tokenizer) {
+  if (!text.endsWith('\n')) text += '\n';
+  return encodeText('\n' + text.slice(0, -1), tokenizer);
+}
+
+/**
  * The evaluation windows of a corpus text: one per line, starting at the newline before it,
  * context + 1 tokens long (or to the end of the text). Returns Int32Arrays (views of one stream).
  */
 export function windows(text, tokenizer, context) {
-  if (!text.endsWith('\n')) text += '\n';
-  const ids = encodeText('\n' + text.slice(0, -1), tokenizer); // "\n" line "\n" line …, no final "\n"
+  const ids = stream(text, tokenizer);
   const nl = tokenizer.token_to_id('\n');
   const wins = [];
   for (let i = 0; i < ids.length; i++) {
