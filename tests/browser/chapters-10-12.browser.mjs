@@ -333,6 +333,17 @@ export default function (t) {
       await page.waitForFunction(() => document.getElementById('your-model').dataset.ran !== '' || !document.querySelector('#your-model .ym-error').hidden);
       assert.equal(await page.evaluate(() => document.querySelector('#your-model .ym-error').hidden), true, await page.textContent('#your-model .ym-error'));
       assert.match(await page.textContent('#your-model .ym-ran'), /\(keras, E 8, H 2\)/);
+      // GPT-2's weights do not hold n_head either: a marked guess, or its config.json.
+      const gpt2 = path.join(REPO_ROOT, 'tests', 'golden', 'weights', 'hf_gpt2.safetensors');
+      await page.setInputFiles('#ym-file', gpt2);
+      await page.waitForFunction(() => document.getElementById('your-model').dataset.layers === '2');
+      assert.match(await page.textContent('#your-model tr[data-prefix="h.0."] .ym-notes'), /heads guessed \(8, head size 1\): the weights do not say/);
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'al-gpt2-'));
+      fs.writeFileSync(path.join(dir, 'config.json'), JSON.stringify({ model_type: 'gpt2', n_embd: 8, n_head: 2 }));
+      await page.setInputFiles('#ym-file', [gpt2, path.join(dir, 'config.json')]);
+      await page.waitForFunction(() => document.querySelector('#your-model tr[data-prefix="h.0."]')?.dataset.source === 'config');
+      assert.equal(await page.inputValue('#your-model tr[data-prefix="h.0."] .ym-heads'), '2');
+      assert.match(await page.textContent('#your-model tr[data-prefix="h.0."] .ym-notes'), /heads from config\.json: 2/);
       assert.deepEqual(page.problems(), []);
     } finally {
       await page.closeAll();

@@ -251,7 +251,7 @@ export default {
         if (l.rope) notes.push(t('ym.rope'));
         if (l.kdim !== l.embedDim || l.vdim !== l.embedDim) notes.push(`kdim ${l.kdim}, vdim ${l.vdim}`);
         if (d.source === 'guess') notes.push(isLlama ? t('ym.guessLlama', { H: d.heads, D: d.D, kv: d.kvHeads, theta: d.theta }) : t('ym.guessHeads', { H: d.heads, D: d.D }));
-        if (d.source === 'config') notes.push(isLlama ? t('ym.fromConfig', { H: d.heads, kv: d.kvHeads, theta: d.theta }) : `config.json: ${d.heads}`);
+        if (d.source === 'config') notes.push(isLlama ? t('ym.fromConfig', { H: d.heads, kv: d.kvHeads, theta: d.theta }) : t('ym.fromConfigHeads', { H: d.heads }));
         if (isLlama && hfConfig?.ropeScaling) notes.push(t('ym.ropeScaling', { type: hfConfig.ropeScaling }));
         const btn = h('button', { type: 'button', class: 'al-btn ym-run', text: t('ym.run'), disabled: Boolean(l.error), dataset: { k } });
         btn.addEventListener('click', () => {
