@@ -5,13 +5,20 @@
 //   node bench/bench.mjs [--quick] [--browser] [--repeats N] [--budget MS]
 //                        [--filter ID,ID…] [--impl a,b] [--long | --no-long]
 //                        [--no-check] [--json FILE] [--threads N,N… | --no-threads]
-//                        [--only threads] [--baseline REV]
+//                        [--only threads] [--only lm] [--baseline REV]
 //
 // Threads (Node mode): MHA [1,512,768,H12], [1,128,512,H8] and [2,5,512,H8]
 // (causal) get rows for ours and ORT's fused Attention on N threads
 // (`--threads`, default 2 when the machine has 2+ cores), pinned to cores
 // 0…N-1 (`taskset -c 0-(N-1)`), interleaved with the one-thread rows.
 // `--only threads` runs just those rows (ours and ORT, 1 and N threads).
+//
+// --only lm: GPT-2-small-shaped model (generated weights) on ours
+// (lab.loadModel) and on onnxruntime-web (bench/onnx-models.mjs
+// buildGpt2Onnx), 1 and 2 threads: prefill 128, a decode step at 128
+// cached, generation tokens/s, peak memory, logits agreement and the
+// issue 21 targets (bench/lm-bench.mjs; its options: node bench/lm-bench.mjs
+// and bench/README.md).
 //
 // Node mode (default): every (case, implementation) runs in a fresh Node
 // process (bench/impl-*.mjs, bench/ceiling.mjs), pinned to one core with
@@ -63,6 +70,12 @@ if (flag('--help') || flag('-h')) {
   const src = fs.readFileSync(fileURLToPath(import.meta.url), 'utf8').split('\n');
   console.log(src.slice(0, src.findIndex((l) => !l.startsWith('//'))).map((l) => l.slice(3)).join('\n'));
   process.exit(0);
+}
+// --only lm: a whole language model on both engines (bench/lm-bench.mjs, its own table).
+if (value('--only', '') === 'lm') {
+  const { runLmBench } = await import('./lm-bench.mjs');
+  const i = argv.indexOf('--only');
+  process.exit(await runLmBench([...argv.slice(0, i), ...argv.slice(i + 2)]));
 }
 const quick = flag('--quick');
 const browser = flag('--browser');
