@@ -54,8 +54,6 @@ export const SITES = {
 // Files inside an example folder that are generated, not inputs.
 const GENERATED = new Set(['node_modules', '.docusaurus', '.astro', 'dist', 'build', '.cache', 'cache', '__pycache__', 'attention-lab', '.doctrees']);
 
-const DEBIAN_PACKAGES = ['mkdocs', 'mkdocs-material', 'python3-sphinx', 'furo'];
-
 function log(msg) {
   console.log(`examples-build: ${msg}`);
 }
@@ -172,15 +170,18 @@ function hasCommand(cmd) {
   return spawnSync('sh', ['-c', `command -v ${cmd}`], { stdio: 'ignore' }).status === 0;
 }
 
-function pythonHas(module) {
-  return spawnSync('python3', ['-c', `import ${module}`], { stdio: 'ignore' }).status === 0;
+/** Debian package installed (true where there is no dpkg: then only the commands are checked). */
+function debInstalled(pkg) {
+  if (!hasCommand('dpkg-query')) return true;
+  const r = spawnSync('dpkg-query', ['-W', '-f=${Status}', pkg], { encoding: 'utf8' });
+  return r.status === 0 && r.stdout.includes('install ok installed');
 }
 
 /** Debian's mkdocs, mkdocs-material, python3-sphinx and furo, installed when missing (as root). */
 function ensureDebianTools(name) {
-  const ok = () => (name === 'mkdocs' ? hasCommand('mkdocs') && pythonHas('material') : hasCommand('sphinx-build') && pythonHas('furo'));
-  if (ok()) return;
   const pkgs = name === 'mkdocs' ? ['mkdocs', 'mkdocs-material'] : ['python3-sphinx', 'furo'];
+  const ok = () => hasCommand(name === 'mkdocs' ? 'mkdocs' : 'sphinx-build') && pkgs.every(debInstalled);
+  if (ok()) return;
   if (process.getuid?.() !== 0) {
     throw new Error(`${name} needs Debian packages: sudo apt-get update && sudo apt-get install -y --no-install-recommends ${pkgs.join(' ')}`);
   }

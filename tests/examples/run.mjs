@@ -74,14 +74,14 @@ async function checkElements(page, label) {
 async function themeProbe(page) {
   return page.locator('attention-lab-heatmap').evaluate((el) => {
     const c = el.shadowRoot.querySelector('canvas.al-hm-canvas');
-    const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
     // The canvas paints cells and label text on a transparent ground: the
-    // text colour is what follows the theme. Mean RGB of the opaque pixels
-    // that are grey (labels), not viridis cells.
+    // text colour is what follows the theme. Mean grey of the painted pixels
+    // left of the cells (the row labels).
+    const w = Number(c.dataset.plotX);
+    const d = c.getContext('2d').getImageData(0, 0, w, c.height).data;
     let sum = 0, n = 0;
     for (let i = 0; i < d.length; i += 4) {
-      const [r, g, b, a] = [d[i], d[i + 1], d[i + 2], d[i + 3]];
-      if (a > 200 && Math.abs(r - g) < 12 && Math.abs(g - b) < 12) { sum += (r + g + b) / 3; n++; }
+      if (d[i + 3] > 60) { sum += (d[i] + d[i + 1] + d[i + 2]) / 3; n++; }
     }
     return { background: getComputedStyle(el).backgroundColor, labelGrey: n ? sum / n : null };
   });
