@@ -177,6 +177,7 @@ struct TransformerConfigJs {
   double ropeTheta = 10000, typeVocab = 0;
   bool embedNorm = false, mlmHead = false;
   double initStd = 0;
+  bool initWeights = true;
 };
 
 uintptr_t TransformerCreate(const TransformerConfigJs& j) {
@@ -206,6 +207,7 @@ uintptr_t TransformerCreate(const TransformerConfigJs& j) {
   c.embed_norm = j.embedNorm;
   c.mlm_head = j.mlmHead;
   c.init_std = static_cast<float>(j.initStd);
+  c.init_weights = j.initWeights;
   Status s;
   auto t = attnlab::Transformer::Create(c, &s);
   if (!t) {
@@ -442,7 +444,8 @@ EMSCRIPTEN_BINDINGS(attention_lab_train) {
       .field("typeVocab", &TransformerConfigJs::typeVocab)
       .field("embedNorm", &TransformerConfigJs::embedNorm)
       .field("mlmHead", &TransformerConfigJs::mlmHead)
-      .field("initStd", &TransformerConfigJs::initStd);
+      .field("initStd", &TransformerConfigJs::initStd)
+      .field("initWeights", &TransformerConfigJs::initWeights);
   value_object<ModelRunJs>("ModelRunArgs")
       .field("batch", &ModelRunJs::batch)
       .field("length", &ModelRunJs::length)

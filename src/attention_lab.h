@@ -372,6 +372,25 @@ Status AddLayerNorm(int64_t rows, int64_t dim, const float* x,
                     const float* residual, const float* gamma,
                     const float* beta, float eps, float* y);
 
+// A linear layer, as torch.nn.Linear or a Keras Dense:
+//   y[R, N] = x[R, K]·Wᵀ + b   (layout kTorch: weight [N, K], torch's [out, in])
+//   y[R, N] = x[R, K]·W + b    (layout kKeras: weight [K, N], a Keras Dense
+//                               kernel and GPT-2's Conv1D, [in, out])
+// x: [R, K] (R: every leading dim multiplied); bias: [N] or null. The models'
+// projections (Q = X·W_Q, the MLP, the LM head) run through the same
+// driver: a GEMV for a few rows, else the packed GEMM.
+struct LinearArgs {
+  int64_t rows = 0;  // R
+  int64_t in = 0;    // K
+  int64_t out = 0;   // N
+  const float* x = nullptr;
+  const float* weight = nullptr;
+  const float* bias = nullptr;
+  WeightLayout layout = WeightLayout::kTorch;
+  float* y = nullptr;  // [R, N]; must not alias x
+};
+Status Linear(const LinearArgs& args);
+
 // RMSNorm over the last dim (Llama's pre-norm; per-head QK-norm):
 //   y[r, i] = x[r, i] / sqrt(mean_i x[r, i]^2 + eps) · weight[i]
 // x, y: [rows, E] (rows: every leading dim multiplied); weight: [E] (null

@@ -82,6 +82,14 @@ struct RotateSpec {
 };
 void RotateRows(const RotateSpec& spec);
 
+// The driver of Linear (src/linear.cpp), shared with the training ops and
+// the models: y[R, N] = x[R, K]·op(W) + b on the active kernel set, W in
+// torch layout ([N, K], dense false) or [K, N] (dense). `pack`: scratch for
+// the packed W. Returns false when out of memory.
+bool LinearDriver(int64_t rows, int64_t in, int64_t out, const float* x,
+                  const float* w, bool dense, const float* b, float* y,
+                  AlignedBuffer* pack);
+
 // rotaryDim even in [2, D]; base > 1 and finite.
 Status CheckRotaryDim(int64_t rotary_dim, int64_t head_dim);
 Status CheckRopeBase(double base);

@@ -608,6 +608,12 @@ export interface AttentionLab<M extends LabMode = 'either'> {
    * (Llama's pre-norm; the per-head QK-norm of Qwen3, OLMo 2, Gemma 3). Same shape as x.
    */
   rmsNorm(x: TensorLike, options?: RmsNormOptions): Returned<M, Tensor>;
+  /**
+   * A linear layer, as torch.nn.Linear or a Keras Dense: x [..., in] → [..., out],
+   * x·Wᵀ + b with weight [out, in] (layout 'torch', the default) or x·W + b with
+   * weight [in, out] (layout 'keras': a Dense kernel, GPT-2's Conv1D). bias [out] or null.
+   */
+  linear(x: TensorLike, weight: TensorLike, bias?: TensorLike | ArrayLike<number> | null, options?: { layout?: WeightLayout } & CheckFiniteOption): Returned<M, Tensor>;
 }
 
 // ---------------------------------------------------------------------------
@@ -677,6 +683,22 @@ export interface TransformerConfig {
   dropout?: number;
   eps?: number;
   seed?: number;
+  /**
+   * 'gpt2': GPT-2's block, the one lab.loadModel runs for GPT-2 files: pre-LayerNorm
+   * with a final norm, gelu_new, learned positions, causal, the head tied to the
+   * token embedding (no head bias) and GPT-2's init (normal 0.02, residual
+   * projections 0.02/√(2N)); save() then writes Hugging Face files. Default:
+   * the post-LayerNorm block of the training chapter.
+   */
+  architecture?: 'default' | 'gpt2';
+  /** Pre-norm blocks and a final norm (default false; 'gpt2': true). */
+  prenorm?: boolean;
+  /** MLP activation (default 'gelu', erf; 'gpt2': 'gelu_new', the tanh form). */
+  activation?: 'gelu' | 'gelu_new' | 'swiglu';
+  /** The head is the token embedding (default false; 'gpt2': true). */
+  tieEmbeddings?: boolean;
+  /** A bias on the logits (default true; 'gpt2': false). */
+  headBias?: boolean;
 }
 
 export interface TrainerOptions {
@@ -733,7 +755,123 @@ export interface Transformer {
   setWeights(weights: Partial<WeightMap>): void;
   setHeadEnabled(layer: number, head: number, enabled: boolean): void;
   heldBytes(): number;
+  /**
+   * The Hugging Face files of a model with architecture 'gpt2' (GPT2LMHeadModel
+   * names), which lab.loadModel and transformers read. Other architectures throw.
+   */
+  save(options?: { tokenizer?: object; dtype?: 'F32' | 'F16' }): ModelFiles;
   dispose(): void;
+}
+
+// ---- Whole models (docs/models.md) ---------------------------------------------
+
+/** A Blob/File, bytes in memory, or (config and tokenizer) a parsed object, JSON text or a URL string. */
+export type ModelFileSource = Blob | ArrayBuffer | ArrayBufferView;
+
+export interface LoadModelArgs {
+  /** The parsed config.json, its text or bytes, a Blob/File, or a URL string (fetched). */
+  config: object | string | ModelFileSource;
+  /** model.safetensors, or its shards plus model.safetensors.index.json (a File or the parsed object); F32, F16, BF16. */
+  weights: ModelFileSource | Array<ModelFileSource | object>;
+  /** tokenizer.json (parsed, text, bytes, Blob/File or URL string); without it the model takes ids only. */
+  tokenizer?: object | string | ModelFileSource | null;
+  /** Cancels the load; what was allocated is freed. */
+  signal?: AbortSignal;
+  /** Bytes of tensors read so far, of the total. */
+  onProgress?: (progress: { loaded: number; total: number }) => void;
+}
+
+/** Hugging Face files as save() writes them. */
+export interface ModelFiles {
+  'config.json': string;
+  'model.safetensors': Uint8Array;
+  'tokenizer.json'?: string;
+}
+
+export interface ModelConfig {
+  modelType: 'gpt2' | 'llama' | 'bert';
+  numLayers: number;
+  numHeads: number;
+  numKvHeads: number;
+  embedDim: number;
+  vocabSize: number;
+  maxPositions: number;
+  /** As transformers' num_parameters(): tied weights once. */
+  parameters: number;
+  /** Bytes of float32 weights held in wasm memory. */
+  bytes: number;
+}
+
+export interface ModelOutput {
+  ids: number[];
+  /** The token strings (null without a tokenizer). */
+  tokens: string[] | null;
+  /** [1, L, V]; null for an encoder without its head. */
+  logits: Tensor | null;
+  /** One [1, H, L, L] per layer; null with attentions: false. */
+  attentions: Tensor[] | null;
+  /** The last hidden state [1, L, E] (after the final norm); always for bert. */
+  hiddenStates: Tensor | null;
+}
+
+export interface TokenProbability {
+  id: number;
+  token: string | null;
+  prob: number;
+}
+
+export interface GeneratedToken {
+  id: number;
+  token: string | null;
+  /** What this token adds to the decoded text. */
+  text: string;
+}
+
+export interface GenerateOptions {
+  /** default 32 */
+  maxNewTokens?: number;
+  /** >= 0; 0 is greedy (default 1). */
+  temperature?: number;
+  /** 0: off (default). */
+  topK?: number;
+  /** in (0, 1] (default 1). */
+  topP?: number;
+  /** The draws' seed (default 0): the same seed gives the same tokens. */
+  seed?: number;
+  signal?: AbortSignal;
+}
+
+/** A GPT-2, Llama or BERT checkpoint run by the library (lab.loadModel). */
+export interface Model {
+  readonly config: Readonly<ModelConfig>;
+  readonly disposed: boolean;
+  /** Ids with the special tokens the tokenizer's post-processor adds (as transformers' tokenizer(text)). */
+  encode(text: string): number[];
+  decode(ids: ArrayLike<number>, options?: { skipSpecialTokens?: boolean }): string;
+  /** Token strings as the tokenizer spells them ('Ġ', '▁', '##'). */
+  tokens(ids: ArrayLike<number>): string[];
+  forward(input: string | ArrayLike<number>, options?: { attentions?: boolean; hiddenStates?: boolean }): Promise<ModelOutput>;
+  /** The same call, synchronously (the wasm backends). */
+  forwardSync(input: string | ArrayLike<number>, options?: { attentions?: boolean; hiddenStates?: boolean }): ModelOutput;
+  /** The k most likely next tokens (causal models). */
+  nextTokens(input: string | ArrayLike<number>, options?: { k?: number; temperature?: number }): Promise<TokenProbability[]>;
+  /** A masked LM's top predictions at each [MASK] (bert with its MLM head). */
+  fillMask(input: string | ArrayLike<number>, options?: { k?: number }): Promise<Array<{ position: number; predictions: TokenProbability[] }>>;
+  /** Generated tokens, one at a time, over the key/value cache (causal models). */
+  generate(prompt: string | ArrayLike<number>, options?: GenerateOptions): AsyncIterableIterator<GeneratedToken>;
+  /** The Hugging Face files (config.json, model.safetensors in F32 or F16, tokenizer.json). */
+  save(options?: { dtype?: 'F32' | 'F16' }): ModelFiles;
+  dispose(): void;
+}
+
+export interface AttentionLab<M extends LabMode = 'either'> {
+  /**
+   * A Hugging Face checkpoint (model_type gpt2, llama or bert), from its files:
+   * { config, weights, tokenizer } or a FileList / array of Files named as the
+   * folder names them. Nothing is fetched unless a URL string is passed. Runs on
+   * the wasm backends.
+   */
+  loadModel(source: LoadModelArgs | FileList | File[]): Promise<Model>;
 }
 
 export interface TaskOptions {

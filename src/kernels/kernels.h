@@ -111,6 +111,11 @@ void CopyTraceWeights(const AttentionView& view, const float* weights, float* ou
   /* C[M, N] += A[M, K]·B */                                                  \
   void GemmAcc(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,  \
                const PackedB& b, float* c, int64_t ldc);                      \
+  /* y[M, N] = x[M, K]·W[N, K]ᵀ + bias, W rows ldw apart (torch layout, */    \
+  /* unpacked): the GEMV of decoding (small M). */                            \
+  void GemvT(int64_t m, int64_t n, int64_t k, const float* x, int64_t ldx,    \
+             const float* w, int64_t ldw, const float* bias, float* y,        \
+             int64_t ldy);                                                    \
   /* scratch: AttentionScratchFloats(view) floats, 64-byte aligned. */        \
   void AttentionCore(const AttentionView& view, float* scratch);              \
   /* y = LN(x + r)·gamma + beta per row; r, gamma, beta may be null. */       \
@@ -140,6 +145,9 @@ PackedB PackB(int64_t k, int64_t n, const float* src, int64_t sk, int64_t sn,
               float* out);
 void Gemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
           const PackedB& b, const float* bias, float* c, int64_t ldc);
+void GemvT(int64_t m, int64_t n, int64_t k, const float* x, int64_t ldx,
+           const float* w, int64_t ldw, const float* bias, float* y,
+           int64_t ldy);
 void AttentionCore(const AttentionView& view, float* scratch);
 void AddLayerNorm(int64_t rows, int64_t dim, const float* x, const float* r,
                   const float* gamma, const float* beta, float eps, float* y);

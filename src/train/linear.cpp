@@ -8,10 +8,11 @@
 namespace attnlab {
 namespace train {
 
+// The core's Linear driver (src/linear.cpp): a GEMV for a few rows
+// (decoding), else W packed into the workspace and the GEMM.
 bool LinearForward(int64_t rows, int64_t in, int64_t out, const float* x,
                    const float* w, const float* b, float* y, Workspace* ws) {
-  // B(k=i, n=o) = W[o, i]: W read transposed.
-  return MatMul(rows, out, in, x, in, false, w, in, true, b, y, out, false, ws);
+  return internal::LinearDriver(rows, in, out, x, w, false, b, y, &ws->pack);
 }
 
 bool LinearBackward(int64_t rows, int64_t in, int64_t out, const float* x,

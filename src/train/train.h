@@ -156,6 +156,8 @@ struct TransformerConfig {
   bool mlm_head = false;        // BERT's MLM transform before the head
   float init_std = 0.0f;        // > 0: GPT-2's init (normal(0, std), residual
                                 // projections std/√(2N)); 0: the default init
+  bool init_weights = true;     // false: weights start at zero (a checkpoint
+                                // is written over them: MutableParams)
 };
 
 // AdamW (decoupled weight decay, as torch.optim.AdamW) with a linear warmup

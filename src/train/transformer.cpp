@@ -387,6 +387,7 @@ std::unique_ptr<Transformer> Transformer::Create(const TransformerConfig& config
     int64_t n = 1;
     for (int64_t d : info.shape) n *= d;
     if (info.decay) std::fill(im.decay.begin() + info.offset, im.decay.begin() + info.offset + n, 1);
+    if (!config.init_weights) continue;
     const uint32_t seed = Hash32(config.seed * 0x9E3779B9u + static_cast<uint32_t>(i) + 1u);
     float* p = im.P(info.offset);
     const std::string& name = info.name;

@@ -927,3 +927,25 @@ export function rmsNorm(x, weight = null, eps = 1e-5) {
   }
   return { data: y, shape: [...x.shape] };
 }
+
+/**
+ * A linear layer in float64: x [..., in] → [..., out], x·Wᵀ + b (layout
+ * 'torch', weight [out, in]) or x·W + b ('keras', weight [in, out]).
+ */
+export function linear(x, weight, bias = null, layout = 'torch') {
+  const inDim = x.shape[x.shape.length - 1];
+  const outDim = layout === 'torch' ? weight.shape[0] : weight.shape[1];
+  const rows = x.data.length / inDim;
+  const y = new Float64Array(rows * outDim);
+  for (let r = 0; r < rows; r++) {
+    for (let o = 0; o < outDim; o++) {
+      let s = bias ? Number(bias[o]) : 0;
+      for (let i = 0; i < inDim; i++) {
+        const w = layout === 'torch' ? weight.data[o * inDim + i] : weight.data[i * outDim + o];
+        s += Number(x.data[r * inDim + i]) * Number(w);
+      }
+      y[r * outDim + o] = s;
+    }
+  }
+  return { data: y, shape: [...x.shape.slice(0, -1), outDim] };
+}

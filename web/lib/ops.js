@@ -22,7 +22,7 @@
 import { describe, typeError, rangeError, checkInt, checkNumber, checkOptions } from './errors.js';
 import { toTensor, makeTensor, shapeString } from './tensor.js';
 import { then } from './attention-module.js';
-import { checkElements } from './validate.js';
+import { checkElements, checkLayout } from './validate.js';
 import { readRotaryArgs } from './rotary.js';
 import { finiteOption, checkFiniteArgs } from './finite.js';
 
@@ -53,6 +53,17 @@ import { finiteOption, checkFiniteArgs } from './finite.js';
  */
 
 /**
+ * @typedef {object} LinearArgs y [rows, out] = x [rows, in]·op(weight) + bias
+ * @property {number} rows
+ * @property {number} in
+ * @property {number} out
+ * @property {Float32Array} x
+ * @property {Float32Array} weight [out, in] (layout 0, torch) or [in, out] (1, keras)
+ * @property {Float32Array | null} bias [out] or null
+ * @property {number} layout 0 torch, 1 keras (the core's WeightLayout)
+ */
+
+/**
  * Each op's argument bag (`args`) and output fields (`out`): what
  * `backend.op(name, args, outputs)` takes and returns (backend.d.ts).
  * @typedef {object} OpTypes
@@ -61,6 +72,7 @@ import { finiteOption, checkFiniteArgs } from './finite.js';
  * @property {{ args: { maxPosition: number, rotaryDim: number, base: number }, out: 'cos' | 'sin' }} rotaryCache
  * @property {{ args: { heads: number }, out: 'out' }} alibiSlopes
  * @property {{ args: RmsNormArgs, out: 'y' }} rmsNorm
+ * @property {{ args: LinearArgs, out: 'y' }} linear
  */
 
 /**
@@ -178,5 +190,45 @@ export const OPS = {
       return then(backend.op('rmsNorm', { rows: n / dim, dim, x: t.data, weight, eps }, { y: n }), (r) => makeTensor(r.y, t.shape));
     },
     example: () => [{ data: ramp(15), shape: [3, 5] }, { weight: Array.from(ramp(5)) }],
+  },
+
+  /**
+   * A linear layer, as torch.nn.Linear or a Keras Dense: x [..., in] →
+   * x·Wᵀ + b [..., out] with weight [out, in] (layout 'torch'), or x·W + b
+   * with weight [in, out] (layout 'keras': a Dense kernel, GPT-2's Conv1D).
+   * The models' projections (Q = X·W_Q, the MLP, the LM head) are this op.
+   */
+  linear: {
+    keys: ['layout', 'checkFinite'],
+    run({ backend, checkFinite }, x, weight, bias, options) {
+      const where = 'linear';
+      const t = toTensor(where, 'x', x);
+      if (!t.shape.length) throw rangeError(where, 'x must have rank >= 1 ([..., in]), got shape []');
+      const opts = checkOptions(where, 'options', options, this.keys);
+      const layout = checkLayout(where, opts);
+      const w = toTensor(where, 'weight', weight);
+      const inDim = t.shape[t.shape.length - 1];
+      if (w.shape.length !== 2) throw rangeError(where, `weight must be a matrix (${layout === 'torch' ? '[out, in]' : '[in, out]'}), got ${shapeString(w.shape)}`);
+      const [outDim, wIn] = layout === 'torch' ? w.shape : [w.shape[1], w.shape[0]];
+      if (wIn !== inDim) {
+        throw rangeError(where, `weight ${shapeString(w.shape)} does not fit x ${shapeString(t.shape)}: with layout '${layout}' the weight is ${layout === 'torch' ? `[out, in] = [out, ${inDim}]` : `[in, out] = [${inDim}, out]`}`);
+      }
+      /** @type {[string, { data: Float32Array, shape: number[] }][]} */
+      const tensors = [['x', t], ['weight', w]];
+      let b = null;
+      if (bias !== undefined && bias !== null) {
+        const bt = toTensor(where, 'bias', bias);
+        if (bt.shape.length !== 1 || bt.shape[0] !== outDim) throw rangeError(where, `bias must have shape [out] = [${outDim}], got ${shapeString(bt.shape)}`);
+        b = bt.data;
+        tensors.push(['bias', bt]);
+      }
+      if (finiteOption(where, opts, checkFinite)) checkFiniteArgs(where, tensors);
+      const rows = t.data.length / inDim;
+      const n = checkElements(where, 'the output [..., out]', [rows, outDim]);
+      const shape = [...t.shape.slice(0, -1), outDim];
+      return then(backend.op('linear', { rows, in: inDim, out: outDim, x: t.data, weight: w.data, bias: b, layout: layout === 'torch' ? 0 : 1 }, { y: n }),
+        (r) => makeTensor(r.y, shape));
+    },
+    example: () => [{ data: ramp(15), shape: [3, 5] }, { data: ramp(10), shape: [2, 5] }, [0.5, -0.25]],
   },
 };

@@ -35,10 +35,14 @@ function pick(hf, keys, fallback) {
   throw rangeError(WHERE, `config.json has no ${keys.map((k) => JSON.stringify(k)).join(' or ')} (model_type ${JSON.stringify(own(hf, 'model_type'))} needs it)`);
 }
 
-function int(hf, keys, { min = 1, fallback } = {}) {
+// Bounds far above any real model, so that a damaged config.json cannot
+// make the tables loop over 2^53 layers before the size check refuses it.
+const MAX_INT = 2 ** 24;
+
+function int(hf, keys, { min = 1, max = MAX_INT, fallback } = {}) {
   const v = pick(hf, keys, fallback);
-  if (!Number.isSafeInteger(v) || v < min) {
-    throw rangeError(WHERE, `config.json ${JSON.stringify(keys[0])} must be an integer >= ${min}, got ${describe(v)}`);
+  if (!Number.isSafeInteger(v) || v < min || v > max) {
+    throw rangeError(WHERE, `config.json ${JSON.stringify(keys[0])} must be an integer in [${min}, ${max}], got ${describe(v)}`);
   }
   return v;
 }
@@ -76,7 +80,7 @@ export const ARCHITECTURES = {
     ignore: [/^(transformer\.)?h\.\d+\.attn\.(bias|masked_bias)$/, /^lm_head\.weight$/],
     config(hf) {
       const c = {
-        numLayers: int(hf, ['n_layer', 'num_hidden_layers']),
+        numLayers: int(hf, ['n_layer', 'num_hidden_layers'], { max: 256 }),
         numHeads: int(hf, ['n_head', 'num_attention_heads']),
         embedDim: int(hf, ['n_embd', 'hidden_size']),
         vocabSize: int(hf, ['vocab_size'], { min: 2 }),
@@ -130,7 +134,7 @@ export const ARCHITECTURES = {
     ignore: [/^model\.layers\.\d+\.self_attn\.rotary_emb\.inv_freq$/],
     config(hf) {
       const c = {
-        numLayers: int(hf, ['num_hidden_layers']),
+        numLayers: int(hf, ['num_hidden_layers'], { max: 256 }),
         numHeads: int(hf, ['num_attention_heads']),
         embedDim: int(hf, ['hidden_size']),
         ffnDim: int(hf, ['intermediate_size']),
@@ -211,7 +215,7 @@ export const ARCHITECTURES = {
     ignore: [/^(bert\.)?pooler\./, /^(bert\.)?embeddings\.position_ids$/, /^cls\.predictions\.decoder\.weight$/, /^cls\.seq_relationship\./],
     config(hf, names) {
       const c = {
-        numLayers: int(hf, ['num_hidden_layers']),
+        numLayers: int(hf, ['num_hidden_layers'], { max: 256 }),
         numHeads: int(hf, ['num_attention_heads']),
         embedDim: int(hf, ['hidden_size']),
         ffnDim: int(hf, ['intermediate_size']),

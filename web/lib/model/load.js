@@ -180,7 +180,7 @@ export async function loadModel(Module, source) {
   const transformer = new Transformer(Module, {
     vocabSize: c.vocabSize, maxLength, embedDim: c.embedDim, numHeads: c.numHeads, numLayers: c.numLayers,
     ffnDim: c.ffnDim, causal: c.core.causal, positional: c.core.positional, eps: c.eps, ...pick(c.core, ['prenorm', 'activation', 'tieEmbeddings', 'headBias']),
-  }, c.core);
+  }, { ...c.core, initWeights: false });
   try {
     const infos = new Map(transformer._params.map((p) => [p.name, p]));
     const base = Module.transformerParamsPointer(transformer._handle) >>> 2;

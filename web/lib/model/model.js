@@ -11,6 +11,7 @@
 import { rangeError, typeError, describe, checkInt, checkNumber, checkOptions, disposedError } from '../errors.js';
 import { withArena, checkStatus } from '../train/heap.js';
 import { saveModel } from './save.js';
+import { headRoles } from './head-roles.js';
 
 const FORWARD_KEYS = ['attentions', 'hiddenStates'];
 const NEXT_KEYS = ['k', 'temperature'];
@@ -339,12 +340,23 @@ export class Model {
 
   /**
    * The Hugging Face files of the model: { 'config.json': string,
-   * 'model.safetensors': Uint8Array, 'tokenizer.json'?: string } (F32).
+   * 'model.safetensors': Uint8Array, 'tokenizer.json'?: string }, in F32
+   * or (dtype: 'F16') F16.
    */
-  save() {
+  save(options) {
     const where = 'model.save';
     this._live(where);
-    return saveModel(where, this._t, this._info);
+    const o = checkKeys(where, options, ['dtype']);
+    return saveModel(where, this._t, this._info, o.dtype ?? 'F32');
+  }
+
+  /**
+   * Scores every head on `text`: previous-token, self, first-token, induction and (verse)
+   * previous-line, with their chance levels (web/lib/model/head-roles.js).
+   */
+  headRoles(text, options) {
+    this._live('model.headRoles');
+    return headRoles(this, text, options);
   }
 
   /** Frees the weights and the cache; every later call throws. */

@@ -1,7 +1,8 @@
 // Writes a model back as Hugging Face files, the inverse of its architecture
 // table (architectures.js): every table entry's tensor rebuilt from the
 // block graph's weights (Conv1D transposed back, GPT-2's c_attn fused
-// again), under the names transformers' save_pretrained writes, in F32.
+// again), under the names transformers' save_pretrained writes, in F32 or
+// F16 (rounded to nearest even).
 // loadModel reads the result back bit for bit; PyTorch's from_pretrained
 // and tests/reference/hf_models.py read it too.
 import { rangeError } from '../errors.js';
@@ -45,22 +46,22 @@ function fileTensor(entry, w) {
 
 /**
  * { 'config.json', 'model.safetensors', 'tokenizer.json'? } of a model.
- * info: { modelType, hfConfig, c, tokenizerJson }.
+ * info: { modelType, hfConfig, c, tokenizerJson }; dtype 'F32' or 'F16'.
  */
-export function saveModel(where, transformer, info) {
+export function saveModel(where, transformer, info, dtype = 'F32') {
+  if (dtype !== 'F32' && dtype !== 'F16') throw rangeError(where, `dtype must be 'F32' or 'F16', got ${JSON.stringify(dtype)}`);
   const table = ARCHITECTURES[info.modelType];
   const w = transformer.getWeights();
   const tensors = {};
   for (const entry of table.tensors(info.c)) {
     const name = entry.absolute ? entry.file : `${table.savePrefix}${entry.file}`;
-    tensors[name] = { ...fileTensor(entry, w), dtype: 'F32' };
+    tensors[name] = { ...fileTensor(entry, w), dtype };
   }
   const files = {
     'config.json': `${JSON.stringify(info.hfConfig, null, 2)}\n`,
     'model.safetensors': writeSafetensors(tensors, { format: 'pt' }),
   };
   if (info.tokenizerJson) files['tokenizer.json'] = JSON.stringify(info.tokenizerJson);
-  void where;
   return files;
 }
 

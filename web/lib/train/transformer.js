@@ -19,6 +19,7 @@ export const ACTIVATIONS = { gelu: 0, gelu_new: 1, swiglu: 2 };
 const ARCH_DEFAULTS = {
   numKvHeads: 0, prenorm: false, norm: 'layernorm', activation: 'gelu', attnBias: true, ffnBias: true,
   tieEmbeddings: false, headBias: true, hasHead: true, ropeTheta: 10000, typeVocab: 0, embedNorm: false, mlmHead: false, initStd: 0,
+  initWeights: true,
 };
 // architecture: 'gpt2' is GPT-2's block (pre-LayerNorm with a final norm,
 // gelu_new, the head tied to the token embedding, no head bias, learned
@@ -268,18 +269,18 @@ export class Transformer {
    * The Hugging Face files of a model built with architecture 'gpt2':
    * { 'config.json', 'model.safetensors', 'tokenizer.json'? } with GPT-2's
    * names, which lab.loadModel and transformers' GPT2LMHeadModel read.
-   * @param {{ tokenizer?: object }} [options] a parsed tokenizer.json to save beside
+   * @param {{ tokenizer?: object, dtype?: 'F32' | 'F16' }} [options] a parsed tokenizer.json to save beside; the weights' dtype
    */
   save(options) {
     const where = 'model.save';
     this._live(where);
     const o = checkOptions(where, 'options', options);
-    checkKeys(where, 'option', o, new Set(['tokenizer']));
+    checkKeys(where, 'option', o, new Set(['tokenizer', 'dtype']));
     if (this.config.architecture !== 'gpt2') {
       throw typeError(where, `save() writes Hugging Face files for architecture 'gpt2' (GPT2LMHeadModel); this model's architecture is '${this.config.architecture}', which no Hugging Face class matches: use getWeights() and writeSafetensors()`);
     }
     const hfConfig = gpt2Config(this.config);
-    return saveModel(where, this, { modelType: 'gpt2', hfConfig, c: gpt2Normalized(this.config), tokenizerJson: o.tokenizer ?? null });
+    return saveModel(where, this, { modelType: 'gpt2', hfConfig, c: gpt2Normalized(this.config), tokenizerJson: o.tokenizer ?? null }, o.dtype ?? 'F32');
   }
 
   /** Bytes of wasm memory held (weights, optimizer state, activations). */

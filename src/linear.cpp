@@ -1,0 +1,64 @@
+// Linear: y[R, N] = x[R, K]·Wᵀ + b (torch layout) or x·W + b (keras layout).
+// Validation here; the driver below is shared with the training ops
+// (src/train/linear.cpp) and the whole models (src/train/transformer.cpp):
+//   R <= kGemvRows, torch layout: the GEMV over W as it is (decoding; packing
+//              W would cost more than the product)
+//   otherwise: W packed into GEMM panels once per call, then the GEMM
+#include <sstream>
+
+#include "internal.h"
+#include "kernels/kernels.h"
+
+namespace attnlab {
+
+namespace internal {
+namespace {
+constexpr int64_t kGemvRows = 4;
+}  // namespace
+
+bool LinearDriver(int64_t rows, int64_t in, int64_t out, const float* x,
+                  const float* w, bool dense, const float* b, float* y,
+                  AlignedBuffer* pack) {
+  if (rows <= 0 || out <= 0) return true;
+  if (in <= 0) {
+    for (int64_t i = 0; i < rows; ++i) {
+      for (int64_t j = 0; j < out; ++j) y[i * out + j] = b ? b[j] : 0.0f;
+    }
+    return true;
+  }
+  if (rows <= kGemvRows && !dense) {
+    kernels::GemvT(rows, out, in, x, in, w, in, b, y, out);
+    return true;
+  }
+  if (!pack->Reserve(kernels::PackedFloats(in, out))) return false;
+  // B(k, n) = W[n, k] (torch) or W[k, n] (dense).
+  const kernels::PackedB pb = dense ? kernels::PackB(in, out, w, out, 1, pack->data())
+                                    : kernels::PackB(in, out, w, 1, in, pack->data());
+  kernels::Gemm(rows, out, in, x, in, pb, b, y, out);
+  return true;
+}
+}  // namespace internal
+
+Status Linear(const LinearArgs& a) {
+  Status s;
+  if (!(s = internal::CheckDim("rows", a.rows, 1)).ok()) return s;
+  if (!(s = internal::CheckDim("in (x's last dim)", a.in, 1)).ok()) return s;
+  if (!(s = internal::CheckDim("out (the output features)", a.out, 1)).ok()) return s;
+  int64_t n = 0;
+  if (!(s = internal::TensorElements("x [rows, in]", {a.rows, a.in}, &n)).ok()) return s;
+  if (!(s = internal::TensorElements("weight [out, in]", {a.out, a.in}, &n)).ok()) return s;
+  if (!(s = internal::TensorElements("y [rows, out]", {a.rows, a.out}, &n)).ok()) return s;
+  const int layout = static_cast<int>(a.layout);
+  if (layout < 0 || layout > 1) return Status::Invalid("layout must be 'torch' or 'keras'");
+  if (!(s = internal::CheckPointer("x", a.x)).ok()) return s;
+  if (!(s = internal::CheckPointer("weight", a.weight)).ok()) return s;
+  if (!(s = internal::CheckPointer("y", a.y)).ok()) return s;
+  internal::AlignedBuffer pack;
+  if (!internal::LinearDriver(a.rows, a.in, a.out, a.x, a.weight, a.layout == WeightLayout::kKeras,
+                              a.bias, a.y, &pack)) {
+    return Status::OutOfMemory("linear: out of memory for the packed weight (wasm memory is limited to 2 GiB)");
+  }
+  return Status::Ok();
+}
+
+}  // namespace attnlab
