@@ -9,6 +9,7 @@ import { createTasks } from './tasks.js';
 import { Transformer, TrainingStoppedError } from './transformer.js';
 import { sdpaBackward } from './backward.js';
 import { loadModel } from '../model/load.js';
+import { pretrained } from '../pretrained.js';
 
 export { TrainingStoppedError };
 
@@ -19,6 +20,7 @@ export function attachTraining(lab, backend) {
   lab.transformer = (config) => new Transformer(moduleFor('transformer'), config);
   // Whole Hugging Face models run on the same block graph (web/lib/model/).
   lab.loadModel = async (source) => loadModel(moduleFor('loadModel'), source);
+  lab.pretrained = async (name) => pretrained(lab.loadModel, name); // the package's models (data/models/)
   lab.scaledDotProductAttentionBackward = (q, k, v, dOutput, options) =>
     sdpaBackward(moduleFor('scaledDotProductAttentionBackward'), q, k, v, dOutput, options);
   return lab;
