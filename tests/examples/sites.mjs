@@ -41,7 +41,7 @@ export const SITES = {
     away: '.md-nav--primary a[href="../other/"]',
     back: '.md-content a[href="../components/"]',
     clientNav: true,
-    csp: (html) => `default-src 'self'; script-src 'self' ${WASM} ${inlineScriptHashes(html).join(' ')}; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self'; worker-src 'self'`,
+    csp: (html) => `default-src 'self'; script-src 'self' ${WASM} ${inlineScriptHashes(html).join(' ')}; style-src 'self'; img-src 'self' data:; font-src 'self'; worker-src 'self'`,
     isDark: () => document.body.getAttribute('data-md-color-scheme') === 'slate',
     toggleDark: async (page) => page.locator('form[data-md-component="palette"] label:visible').first().click(),
   },
