@@ -17,4 +17,16 @@ const src = fs.readFileSync(path.join(pkgDir, 'dist', 'tokenizers.min.mjs'), 'ut
 const header = `// ${pkg.name} ${pkg.version} (${pkg.license}), copied from its dist/tokenizers.min.mjs by\n// scripts/vendor.mjs; licence: tokenizers.LICENSE beside this file. Do not edit.\n`;
 fs.writeFileSync(path.join(out, 'tokenizers.js'), header + src);
 fs.copyFileSync(path.join(pkgDir, 'LICENSE'), path.join(out, 'tokenizers.LICENSE'));
-fs.writeFileSync(path.join(out, 'tokenizers.d.ts'), `export { Tokenizer } from '${pkg.name}';\n`);
+// The part of its API web/lib uses (its own .d.ts files import without
+// extensions, which NodeNext type checking refuses).
+fs.writeFileSync(path.join(out, 'tokenizers.d.ts'), `// ${pkg.name} ${pkg.version}: the part of its API that web/lib uses.
+export declare class Tokenizer {
+  constructor(tokenizer: object, config: object);
+  encode(text: string, options?: { add_special_tokens?: boolean }): { ids: number[]; tokens: string[] };
+  decode(ids: number[], options?: { skip_special_tokens?: boolean }): string;
+  id_to_token(id: number): string | undefined;
+  token_to_id(token: string): number | undefined;
+  get_vocab(withAddedTokens?: boolean): Map<string, number>;
+  get_added_tokens_decoder(): Map<number, { special: boolean; content: string }>;
+}
+`);

@@ -621,7 +621,7 @@ export interface AttentionLab<M extends LabMode = 'either'> {
 // throw an Error naming the backend to use.
 
 /** Token ids [B, L]: { data: Int32Array | number[], shape }, nested arrays, or one flat sequence. */
-export type TokensLike = { data: ArrayLike<number>; shape: [number, number] } | number[][] | number[];
+export type TokensLike = { data: ArrayLike<number>; shape: readonly number[] } | number[][] | number[];
 export interface IntTensor {
   data: Int32Array;
   shape: number[];
@@ -861,7 +861,40 @@ export interface Model {
   generate(prompt: string | ArrayLike<number>, options?: GenerateOptions): AsyncIterableIterator<GeneratedToken>;
   /** The Hugging Face files (config.json, model.safetensors in F32 or F16, tokenizer.json). */
   save(options?: { dtype?: 'F32' | 'F16' }): ModelFiles;
+  /** Every head's role scores on `text` (at most the model's positions), with their chance levels. */
+  headRoles(text: string | ArrayLike<number>, options?: HeadRolesOptions): HeadRoles;
   dispose(): void;
+}
+
+export interface HeadRolesOptions {
+  /** Length T of the random sequence repeated for the induction score (default min(64, positions / 2)). */
+  inductionLength?: number;
+  /** Random sequences averaged (default 4). */
+  inductionSamples?: number;
+  /** Their seed (default 0). */
+  seed?: number;
+  /** Score the previous line (default: when the text has ，。 lines). */
+  previousLine?: boolean;
+}
+
+/** Mean attention weights: on i − 1, on i, on 0, induction (r r: r_k → r_{k+1}), char j of line n → line n − 1. */
+export interface HeadRoleScores {
+  previousToken: number;
+  self: number;
+  firstToken: number;
+  induction: number;
+  /** Verse only: lines split at ，。！？； within a poem. */
+  previousLine?: number;
+}
+
+export interface HeadRoles {
+  heads: Array<{ layer: number; head: number } & HeadRoleScores>;
+  /** The same means for a head that spreads its weight evenly (1/(i+1) at row i). */
+  chance: HeadRoleScores;
+  /** Tokens of the text. */
+  length: number;
+  /** The sequences of the induction score. */
+  inductionIds: number[][];
 }
 
 export interface AttentionLab<M extends LabMode = 'either'> {
@@ -872,6 +905,8 @@ export interface AttentionLab<M extends LabMode = 'either'> {
    * the wasm backends.
    */
   loadModel(source: LoadModelArgs | FileList | File[]): Promise<Model>;
+  /** The package's character-level GPT-2 (English prose, or Tang poems), read lazily from its own files (docs/models.md). */
+  pretrained(name: 'en' | 'zh'): Promise<Model>;
 }
 
 export interface TaskOptions {

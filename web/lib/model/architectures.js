@@ -39,7 +39,12 @@ function pick(hf, keys, fallback) {
 // make the tables loop over 2^53 layers before the size check refuses it.
 const MAX_INT = 2 ** 24;
 
-function int(hf, keys, { min = 1, max = MAX_INT, fallback } = {}) {
+/**
+ * @param {object} hf
+ * @param {string[]} keys
+ * @param {{ min?: number, max?: number, fallback?: number }} [options]
+ */
+function int(hf, keys, { min = 1, max = MAX_INT, fallback = undefined } = {}) {
   const v = pick(hf, keys, fallback);
   if (!Number.isSafeInteger(v) || v < min || v > max) {
     throw rangeError(WHERE, `config.json ${JSON.stringify(keys[0])} must be an integer in [${min}, ${max}], got ${describe(v)}`);

@@ -42,7 +42,12 @@ export function parseJson(text, what) {
  * its bytes, a Blob/File or a URL string (fetched: the caller chose it).
  * Returns the parsed object.
  */
-export async function readJson(source, what, { signal } = {}) {
+/**
+ * @param {any} source
+ * @param {string} what
+ * @param {{ signal?: AbortSignal }} [options]
+ */
+export async function readJson(source, what, { signal = undefined } = {}) {
   if (typeof source === 'string' && /^\s*\{/.test(source)) return parseJson(source, what);
   if (typeof source === 'string') {
     if (typeof fetch !== 'function') throw typeError(WHERE, `${what} is a string, taken as a URL, but this environment has no fetch()`);

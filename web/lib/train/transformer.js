@@ -68,6 +68,7 @@ function normalizeConfig(config, arch) {
     throw rangeError(where, `architecture must be 'default' or 'gpt2', got ${describe(architecture)}`);
   }
   const c = { ...ARCHITECTURES[architecture], ...c0 };
+  /** @type {any} */
   const out = {
     vocabSize: checkInt(where, 'vocabSize', c.vocabSize, 2, 2 ** 24),
     maxLength: checkInt(where, 'maxLength', c.maxLength, 1, 65536),

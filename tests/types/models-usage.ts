@@ -1,0 +1,30 @@
+// Type check of the whole-model API (web/index.d.ts: loadModel, Model,
+// linear, the gpt2 transformer options and save()).
+import { init, type Model, type ModelOutput, type GeneratedToken, type ModelFiles } from '../../web/index.js';
+
+const lab = await init({ backend: 'wasm' });
+const gpt = lab.transformer({ architecture: 'gpt2', vocabSize: 16, maxLength: 32, embedDim: 32, numHeads: 4, numLayers: 2, seed: 1 });
+const batch = lab.tasks.shift({ batch: 8, length: 16, vocab: 16, seed: 2 });
+const trainer = gpt.trainer({ lr: 3e-3 });
+trainer.step(batch.tokens, batch.targets);
+const files: ModelFiles = gpt.save({ dtype: 'F16' });
+const model: Model = await lab.loadModel({ config: files['config.json'], weights: files['model.safetensors'], onProgress: (p) => p.loaded / p.total });
+const out: ModelOutput = model.forwardSync('text', { attentions: true, hiddenStates: true });
+const heads: number = out.attentions ? out.attentions[0].shape[1] : 0;
+const logits: Float32Array | undefined = out.logits?.data;
+const next = await model.nextTokens([1, 2], { k: 3, temperature: 0.5 });
+const p: number = next[0].prob;
+for await (const t of model.generate('prompt', { maxNewTokens: 4, topK: 5, topP: 0.9, seed: 1, signal: new AbortController().signal })) {
+  const g: GeneratedToken = t;
+  void g.text;
+}
+const masks = await model.fillMask('a [MASK]', { k: 2 });
+void masks[0]?.predictions[0].token;
+const ids: number[] = model.encode('x');
+const text: string = model.decode(ids, { skipSpecialTokens: true });
+const toks: string[] = model.tokens(ids);
+model.dispose();
+const fromFiles: Promise<Model> = lab.loadModel([new File([], 'config.json')]);
+void fromFiles.catch(() => 0);
+const y = lab.linear({ data: new Float32Array(6), shape: [2, 3] }, { data: new Float32Array(12), shape: [4, 3] }, null, { layout: 'torch' });
+void [heads, logits, p, text, toks, y];
