@@ -13,7 +13,19 @@
 //   <attention-lab-model-view src="attentions.safetensors" view="model"></attention-lab-model-view>
 //   el.attention = outputs; el.tokens = ['[CLS]', 'the', 'cat', …];
 //
-// Attributes: src, tokens (space-separated), view ('model' | 'head'), layer
+// A whole model: the `model` property (a Model of lab.loadModel, or the
+// page's WorkerModel of lib/model-client.js) with the `text` attribute, or
+// `src` naming a same-origin folder URL (ending in '/') that holds
+// config.json, tokenizer.json and model.safetensors (or
+// model.safetensors.index.json and its shards), loaded in a Web Worker. The
+// element then runs the model on the text (a sentence field the reader can
+// edit) and draws the same views from its attentions, with the tokens, the
+// next-token panel, Generate and the head roles (lib/model-panels.js).
+//
+//   <attention-lab-model-view src="/models/gpt2/" text="The cat sat on the mat."></attention-lab-model-view>
+//   el.model = await lab.loadModel(files); el.setAttribute('text', 'The cat sat');
+//
+// Attributes: src, text, tokens (space-separated), view ('model' | 'head'), layer
 // (head view; default 0), heads (head view: comma list; default all), batch
 // (default 0), min-weight (head view lines; default 0.01), thumb-size (px,
 // default 56), lang, eager.
@@ -26,6 +38,9 @@ import { translator, normalizeLang } from '../lib/i18n.js';
 import { paletteByName } from '../lib/palette.js';
 import { saveBlob, canvasToBlob, tensorToJSON } from '../lib/export.js';
 import { h, fmt } from '../lib/dom.js';
+import { ModelPanels } from '../lib/model-panels.js';
+import { readableToken, looksByteLevel } from '../lib/token-text.js';
+import { WorkerModel } from '../lib/model-client.js';
 
 const CSS = `
 .al-mv-bar { display: flex; flex-wrap: wrap; gap: 6px 12px; align-items: center; }
@@ -42,13 +57,32 @@ const CSS = `
 .al-mv-table th, .al-mv-table td { border: 1px solid var(--al-border, #d9dde6); padding: 1px 4px; text-align: left; white-space: nowrap; }
 .al-mv-table summary { cursor: pointer; color: var(--al-muted, #5b6475); font-size: 0.8rem; }
 .al-mv-table-scroll { max-width: 100%; max-height: 320px; overflow: auto; }
+.al-mv-text-row { display: flex; gap: 6px; align-items: center; flex-wrap: wrap; margin-bottom: 6px; font-size: 0.85rem; }
+.al-mv-text { flex: 1 1 20em; min-width: 12em; }
+.al-mv-text-row[hidden], .al-mv-panel[hidden], .al-mv-model-top[hidden], .al-mv-model-panels[hidden] { display: none; }
+.al-mv-h { margin: 8px 0 4px; font-size: 0.85rem; }
+.al-mv-tokens { display: flex; flex-wrap: wrap; gap: 3px; list-style: none; margin: 0 0 6px; padding: 0; }
+.al-mv-tok { font: 0.75rem/1.4 var(--al-mono, ui-monospace, monospace); padding: 0 4px; border: 1px solid var(--al-border, #d9dde6); border-radius: 3px; background: var(--al-card, #fff); white-space: pre; }
+.al-mv-next { list-style: none; margin: 0; padding: 0; display: grid; grid-template-columns: max-content minmax(60px, 200px) max-content; gap: 2px 8px; align-items: center; font: 0.75rem/1.3 var(--al-mono, ui-monospace, monospace); }
+.al-mv-next-row { display: contents; }
+.al-mv-next-tok { white-space: pre; }
+.al-mv-bar-track { display: block; height: 8px; background: var(--al-border, #d9dde6); border-radius: 2px; }
+.al-mv-bar-fill { display: block; height: 8px; background: var(--al-accent, #2f5fb3); border-radius: 2px; }
+.al-mv-gen-out { font: 0.85rem/1.5 var(--al-mono, ui-monospace, monospace); white-space: pre-wrap; overflow-wrap: anywhere; }
+.al-mv-gen-tok { background: var(--al-card, #fff); border-bottom: 2px solid var(--al-accent, #2f5fb3); }
+.al-mv-hint, .al-mv-gen-status { color: var(--al-muted, #5b6475); font-size: 0.8rem; }
+.al-mv-roles-table { border-collapse: collapse; font: 0.72rem/1.2 var(--al-mono, ui-monospace, monospace); }
+.al-mv-roles-table th, .al-mv-roles-table td { border: 1px solid var(--al-border, #d9dde6); padding: 1px 4px; text-align: left; }
+.al-mv-roles-table caption { text-align: left; font-size: 0.75rem; color: var(--al-muted, #5b6475); }
+.al-mv-strong { font-weight: 700; }
+.al-mv-max-new, .al-mv-seed { width: 6em; }
 ${HEAD_VIEW_CSS}`;
 
 let sheet = null;
 
 export class AttentionLabModelView extends AttentionLabElement {
   static get observedAttributes() {
-    return ['src', 'tokens', 'view', 'layer', 'heads', 'batch', 'min-weight', 'thumb-size', 'lang'];
+    return ['src', 'text', 'tokens', 'view', 'layer', 'heads', 'batch', 'min-weight', 'thumb-size', 'lang'];
   }
 
   static extraSheets() {
@@ -68,6 +102,59 @@ export class AttentionLabModelView extends AttentionLabElement {
     this._loadedSrc = null;
     this._data = null;
     this._cell = { l: 0, h: 0 };
+    this._model = null;
+    this._ownModel = null; // loaded here from a folder src (disposed with it)
+    this._text = null; // the sentence as the reader edited it
+    this._run = null; // { model, text, ids, tokens, ms }
+  }
+
+  /**
+   * A whole model (lab.loadModel's Model, or a WorkerModel): the element runs
+   * it on the text and draws its attentions, tokens, next tokens and roles.
+   */
+  get model() {
+    return this._model;
+  }
+
+  set model(m) {
+    if (m !== null && m !== undefined && (typeof m !== 'object' || typeof m.forward !== 'function' || !m.config)) {
+      throw new TypeError('<attention-lab-model-view>.model must be a Model of lab.loadModel (with forward and config)');
+    }
+    this._panels?.stop();
+    this._model = m ?? null;
+    this._run = null;
+    this.requestRender();
+  }
+
+  /** The sentence the model runs on (the text attribute until the reader edits it). */
+  get text() {
+    return this._text ?? this.getAttribute('text') ?? '';
+  }
+
+  set text(v) {
+    this._text = v === null || v === undefined ? null : String(v);
+    if (this._textInput) this._textInput.value = this.text;
+    this.requestRender();
+  }
+
+  /** The last whole-model run: { ids, tokens, shown (readable), forwardMs }, and what the panels show. */
+  get modelRun() {
+    return this._run ? { ids: this._run.ids, tokens: this._run.tokens, shown: this._qTokens, forwardMs: this._run.ms, panels: this._panels?.shown ?? null } : null;
+  }
+
+  /** The enlarged map: { layer, head, data (the values drawn) } or null. */
+  get enlarged() {
+    return this._enlarged ?? null;
+  }
+
+  /** Starts Generate (as its button does); resolves when it ends. */
+  generate() {
+    return this._panels?.generate();
+  }
+
+  /** Stops a generation in flight. */
+  stop() {
+    this._panels?.stop();
   }
 
   /** Translator with this element's strings over the shared catalogue. */
@@ -119,6 +206,69 @@ export class AttentionLabModelView extends AttentionLabElement {
     return this.intAttr('batch', 0, 0);
   }
 
+  attributeChangedCallback(name, oldValue, newValue) {
+    if (name === 'text' && oldValue !== newValue) {
+      this._text = null;
+      if (this._textInput) this._textInput.value = newValue ?? '';
+    }
+    super.attributeChangedCallback(name, oldValue, newValue);
+  }
+
+  _onDisconnect() {
+    this._panels?.stop();
+  }
+
+  /** A folder URL (ending in '/'): the model's three files, fetched from the same origin. */
+  async _loadFolder(url) {
+    if (url.origin !== location.origin) throw new RangeError(`<attention-lab-model-view> src="${url.href}": a model folder is read from this page's origin only`);
+    const get = async (name, optional = false) => {
+      const res = await fetch(new URL(name, url).href);
+      if (!res.ok) {
+        if (optional) return null;
+        throw new Error(`${new URL(name, url).pathname}: HTTP ${res.status}`);
+      }
+      return new File([await res.blob()], name);
+    };
+    const config = await get('config.json');
+    const index = await get('model.safetensors.index.json', true);
+    let weights;
+    if (index) {
+      const map = JSON.parse(await index.text()).weight_map ?? {};
+      const shards = [...new Set(Object.values(map))].filter((n) => typeof n === 'string' && /^[\w.-]+\.safetensors$/.test(n));
+      weights = [index, ...(await Promise.all(shards.map((n) => get(n))))];
+    } else {
+      weights = await get('model.safetensors');
+    }
+    const tokenizer = await get('tokenizer.json');
+    this._ownModel?.dispose();
+    this._ownModel = null;
+    const files = { config, weights, tokenizer };
+    let model;
+    if (typeof Worker === 'function') {
+      model = await WorkerModel.load(files, { onProgress: (p) => { this._status.textContent = this.t('mv.loadingModel', { pct: ((100 * p.loaded) / Math.max(1, p.total)).toFixed(0) }); } });
+    } else {
+      model = await (await this.lab()).loadModel(files);
+    }
+    this._ownModel = model;
+    this._model = model;
+    this._run = null;
+  }
+
+  /** Runs the model on the text (once per model and text) and sets the arrays and tokens it draws. */
+  async _runModel() {
+    const model = this._model;
+    const text = this.text;
+    if (this._run?.model === model && this._run.text === text) return;
+    const t0 = performance.now();
+    const r = await model.forward(text, { attentions: true });
+    const ms = model.lastMs ?? performance.now() - t0;
+    const byteLevel = model.byteLevel ?? (model.config.modelType === 'gpt2' || looksByteLevel(r.tokens));
+    this._run = { model, text, ids: r.ids, tokens: r.tokens ?? r.ids.map(String), attentions: r.attentions, ms, byteLevel };
+    this._input = r.attentions.map((a) => ({ data: a.data, shape: a.shape }));
+    this._fileTokens = this._run.tokens.map((tok) => readableToken(tok, byteLevel));
+    this._panelsPending = true;
+  }
+
   _build() {
     const t = this.t;
     this._viewBtns = ['model', 'head'].map((v) => h('button', { type: 'button', class: 'al-btn', dataset: { view: v }, onclick: () => this.setAttribute('view', v) }));
@@ -143,7 +293,17 @@ export class AttentionLabModelView extends AttentionLabElement {
     this._tableBody = h('div', { class: 'al-mv-table-scroll' });
     this._table = h('details', { class: 'al-mv-table' }, this._tableSummary, this._tableBody);
     this._table.addEventListener('toggle', () => this._table.open && this._buildTable());
-    this._body.append(this._bar, this._modelPane, this._headPane, this._table);
+    this._textInput = h('input', { type: 'text', class: 'al-input al-mv-text', value: this.text, maxlength: '4000' });
+    this._textInput.addEventListener('change', () => { this.text = this._textInput.value; });
+    this._textInput.addEventListener('keydown', (e) => {
+      if (e.key === 'Enter') this.text = this._textInput.value;
+    });
+    this._textLabel = h('label', { class: 'al-mv-text-row', hidden: true }, h('span'), this._textInput);
+    this._forwardInfo = h('span', { class: 'al-mv-hint al-mv-forward-info' });
+    this._panels = new ModelPanels({ t, onError: (e) => this._showError(e) });
+    this._panels.top.hidden = true;
+    this._panels.el.hidden = true;
+    this._body.append(this._textLabel, this._panels.top, this._bar, this._modelPane, this._headPane, this._table, this._panels.el);
   }
 
   async _render() {
@@ -155,15 +315,36 @@ export class AttentionLabModelView extends AttentionLabElement {
         throw new RangeError(`<attention-lab-model-view> src="${src}": only http(s) and blob: URLs are fetched`);
       }
       this._status.textContent = t('mv.loading', { src });
+      if (url.pathname.endsWith('/')) {
+        this._loadedSrc = src;
+        await this._loadFolder(url);
+        return this._render();
+      }
       const res = await fetch(url.href);
       if (!res.ok) throw new Error(`${src}: HTTP ${res.status}`);
       this._loadedSrc = src;
       await this.load(new Uint8Array(await res.arrayBuffer()));
       return;
     }
+    const whole = Boolean(this._model);
+    this._textLabel.hidden = !whole;
+    this._panels.top.hidden = !whole;
+    this._panels.el.hidden = !whole;
+    if (whole) {
+      this._textLabel.firstChild.textContent = t('mv.sentence');
+      this._textInput.setAttribute('aria-label', t('mv.sentenceLabel'));
+      if (this._textInput.value !== this.text && this._root.activeElement !== this._textInput) this._textInput.value = this.text;
+      this._panels.t = t;
+      this._panels.relabel();
+      if (this._panelsLang !== t.lang) {
+        this._panelsLang = t.lang;
+        this._panelsPending = true;
+      }
+      await this._runModel();
+    }
     this._data = this._input ? normalizeAttention(this._input, { batch: this._batch() }) : null;
     const d = this._data;
-    this._status.textContent = d ? '' : t('mv.noData');
+    this._status.textContent = d ? (whole ? t('mv.forwardMs', { L: this._run.ids.length, ms: fmt(this._run.ms, 3), type: this._model.config.modelType }) : '') : t('mv.noData');
     this._bar.hidden = !d;
     this._table.hidden = !d;
     if (!d) {
@@ -195,6 +376,22 @@ export class AttentionLabModelView extends AttentionLabElement {
     if (view === 'model') this._renderGrid();
     else this._renderHead();
     if (this._table.open) this._buildTable();
+    if (whole && this._panelsPending) {
+      this._panelsPending = false;
+      const run = this._run;
+      // The panels fill in after the maps are drawn (their calls are queued
+      // behind the forward); data-panels says when they have (tests wait on it).
+      const seq = (this._panelsSeq = (this._panelsSeq ?? 0) + 1);
+      this.dataset.panels = 'pending';
+      this._panels.update(run.model, run.text, run, { byteLevel: run.byteLevel }).then(() => {
+        if (seq !== this._panelsSeq) return;
+        this.dataset.panels = 'ready';
+        this.dispatchEvent(new CustomEvent('al-model-panels', { bubbles: true, composed: true }));
+      }, (e) => {
+        if (seq === this._panelsSeq) this.dataset.panels = 'error';
+        this._showError(e);
+      });
+    }
   }
 
   _renderGrid() {
@@ -277,6 +474,7 @@ export class AttentionLabModelView extends AttentionLabElement {
     const block = d.data.slice((l * d.heads + hh) * per, (l * d.heads + hh + 1) * per);
     this._bigMap.setMessages(t);
     this._bigMap.opts.name = `attention_layer${l}_head${hh}`;
+    this._enlarged = { layer: l, head: hh, data: block };
     this._bigMap.setData({ data: block, rows: d.lq, cols: d.lk, rowLabels: this._qTokens, colLabels: this._kTokens, title: t('mv.enlarged', { l, h: hh }), domain: [0, Math.max(1e-9, ...block)], tensor: { data: block, shape: [d.lq, d.lk] } });
     this._grid.hidden = true;
     this._big.hidden = false;
@@ -354,7 +552,8 @@ export class AttentionLabModelView extends AttentionLabElement {
     let blob;
     let name;
     if (format === 'json') {
-      blob = new Blob([tensorToJSON({ data: d.data, shape: [d.layers, d.heads, d.lq, d.lk] }, { tokens: this._qTokens, keyTokens: this._kTokens })], { type: 'application/json' });
+      const run = this._model && this._run ? { text: this._run.text, ids: this._run.ids, modelTokens: this._run.tokens, modelType: this._model.config.modelType } : {};
+      blob = new Blob([tensorToJSON({ data: d.data, shape: [d.layers, d.heads, d.lq, d.lk] }, { tokens: this._qTokens, keyTokens: this._kTokens, ...run })], { type: 'application/json' });
       name = 'attention.json';
     } else if (format === 'svg') {
       if (this._headPane.hidden) this._renderHead();

@@ -81,6 +81,7 @@ export class HeadView {
     this.left = qTokens.map((tok, i) => {
       const g = h('svg:g', { class: 'al-hv-token al-hv-left', tabindex: i === 0 ? '0' : '-1', role: 'button', dataset: { i } },
         h('svg:rect', { x: PAD, y: y(i) - ROW / 2 + 2, width: wl - 6, height: ROW - 4, rx: 3 }),
+        h('svg:title', { text: tok }),
         h('svg:text', { x: x0 - 4, y: y(i) + 4, 'text-anchor': 'end', text: trunc(tok) }));
       g.setAttribute('aria-label', this._summary(i));
       g.addEventListener('pointerenter', () => this.show(i));
@@ -90,6 +91,7 @@ export class HeadView {
       return g;
     });
     const right = kTokens.map((tok, j) => h('svg:g', { class: 'al-hv-token al-hv-right', 'aria-hidden': 'true' },
+      h('svg:title', { text: tok }),
       h('svg:text', { x: x1 + 4, y: y(j) + 4, 'text-anchor': 'start', text: trunc(tok) })));
     svg.append(h('svg:g', null, this.left), h('svg:g', null, right));
     this.show(-1);

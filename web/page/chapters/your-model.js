@@ -9,11 +9,15 @@
 // run like a checkpoint. A Llama-family layer's heads, key/value heads and
 // RoPE base are not in its weights: they are read from a config.json dropped
 // with the file, or else guessed, said to be guessed, and editable.
+// A whole Hugging Face model folder (config.json + model.safetensors or its
+// shards + tokenizer.json) is listed from its headers and, on Load, run in a
+// Web Worker on the sentence (lib/whole-model.js).
 import { h, fmt } from '../../components/lib/dom.js';
 import { embedBatch } from '../../components/lib/tokens.js';
 import { AttentionLabModelView } from '../../components/elements/model-view-element.js';
 import { openSafetensors, listAttentionLayers, layerTensorNames, readNpz } from '../../lib/io/index.js';
 import { deriveTokens } from '../lib/model.js';
+import { mountWholeModel, isModelFolder, droppedFiles } from '../lib/whole-model.js';
 
 const MAX_TOKENS = 64;
 const MAX_ARRAY_FILE = 256 * 2 ** 20;
@@ -80,6 +84,9 @@ export default {
     defineViewer();
     const input = h('input', { type: 'file', id: 'ym-file', accept: '.safetensors,.npy,.npz,.json', multiple: true, class: 'ym-input' });
     const drop = h('label', { class: 'ym-drop', for: 'ym-file' }, ctx.text('span', 'ym.drop'), input);
+    const folderInput = h('input', { type: 'file', id: 'ym-folder', webkitdirectory: true, multiple: true, class: 'ym-input' });
+    const folderLabel = h('label', { class: 'ym-folder', for: 'ym-folder' }, ctx.text('span', 'ym.folder'), folderInput);
+    const wholeBox = h('div', { class: 'ym-whole' });
     const info = h('p', { class: 'ym-info', role: 'status', 'aria-live': 'polite' });
     const error = h('p', { class: 'ym-error', role: 'alert', hidden: true });
     const tableBox = h('div', { class: 'ym-layers' });
@@ -98,7 +105,8 @@ export default {
     let listedInfo = ''; // the listing line, before configLine()
     const stats = { bytesRead: 0 };
 
-    body.append(ctx.text('p', 'ym.p1'), ctx.text('p', 'ym.privacy', { class: 'ym-privacy' }), drop, info, error, tableBox, ranInfo, viewer, ctx.text('p', 'ym.python'));
+    body.append(ctx.text('p', 'ym.p1'), ctx.text('p', 'ym.pWhole'), ctx.text('p', 'ym.privacy', { class: 'ym-privacy' }), drop, folderLabel, info, error, wholeBox, tableBox, ranInfo, viewer, ctx.text('p', 'ym.python'));
+    const whole = mountWholeModel(ctx, wholeBox, section);
 
     const showError = (e) => {
       error.hidden = !e;
@@ -109,6 +117,21 @@ export default {
     // arrays of the other; a config.json (a JSON object, Hugging Face's model
     // config) gives a Llama layer its heads, key/value heads and rope_theta.
     async function handleFiles(files) {
+      if (isModelFolder(files)) {
+        file = null;
+        opened = null;
+        layers = [];
+        ran = null;
+        tableBox.replaceChildren();
+        ranInfo.textContent = '';
+        viewer.hidden = true;
+        showError(null);
+        section.dataset.layers = '';
+        info.textContent = ctx.t('ym.folderRead', { n: files.length });
+        await whole.show(files);
+        return;
+      }
+      whole.hide();
       let tokens = null;
       let cfg = null;
       const rest = [];
@@ -318,6 +341,9 @@ export default {
     input.addEventListener('change', () => {
       if (input.files?.length) handleFiles([...input.files]);
     });
+    folderInput.addEventListener('change', () => {
+      if (folderInput.files?.length) handleFiles([...folderInput.files]);
+    });
     drop.addEventListener('dragover', (e) => {
       e.preventDefault();
       drop.classList.add('ym-over');
@@ -326,17 +352,24 @@ export default {
     drop.addEventListener('drop', (e) => {
       e.preventDefault();
       drop.classList.remove('ym-over');
-      const files = [...(e.dataTransfer?.files ?? [])];
-      if (files.length) handleFiles(files);
+      droppedFiles(e.dataTransfer).then((files) => {
+        if (files.length) handleFiles(files);
+      }, showError);
     });
 
     return {
-      async update() {
+      async update(_ctx, state) {
+        whole.setText((state ?? ctx.state()).text);
         if (ran) await run();
       },
       setMessages() {
         if (layers.length) renderTable();
+        whole.setMessages();
       },
+      /** The whole-model part (lib/whole-model.js), for tests and scripts. */
+      whole,
+      /** For tests and scripts: handle Files as if they had been dropped together. */
+      handleFiles,
       /** For tests and scripts: handle a File as if it had been dropped. */
       handle,
       /** The last run: { numHeads, numKvHeads, theta, source, x, shape, output } (for tests). */

@@ -1,0 +1,239 @@
+// A Hugging Face model folder on the page: listed from config.json and the
+// safetensors headers alone (nothing else is read), then loaded and run in a
+// Web Worker (model-worker.js). WorkerModel has the calls of the library's
+// Model that the views use (forward, nextTokens, fillMask, headRoles,
+// generate, encode, tokens, dispose), as Promises, so <attention-lab-model-view>
+// draws a Model of this page's thread and one in the worker alike.
+import { splitFolder, openWeights, readJson } from '../../lib/model/files.js';
+import { architectureOf } from '../../lib/model/architectures.js';
+import { HEAP_LIMIT_BYTES } from '../../lib/model/load.js';
+
+const NAMES = /^(config\.json|tokenizer\.json|model\.safetensors\.index\.json|.*\.safetensors)$/;
+
+/** The file name without its folder (webkitRelativePath or a dropped entry's path). */
+const baseName = (f) => String(f?.name ?? '').split('/').pop();
+
+/**
+ * True when the files look like a model folder: a config.json and
+ * model.safetensors or model.safetensors.index.json among them.
+ */
+export function isModelFolder(files) {
+  const names = new Set(Array.from(files, baseName));
+  return names.has('config.json') && (names.has('model.safetensors') || names.has('model.safetensors.index.json'));
+}
+
+/**
+ * The model of a folder's files, from config.json and the safetensors
+ * headers only (the library's own readers: files.js openWeights, the
+ * architecture tables): { files, modelType, numLayers, numHeads, numKvHeads,
+ * embedDim, vocabSize, maxPositions, parameters (elements in the file),
+ * tensors, bytes (on file), dtypes, float32Bytes, heapLimit, fits,
+ * tokenizerBytes, headerBytes (read), ms }.
+ */
+export async function listModel(fileList) {
+  const t0 = performance.now();
+  const list = Array.from(fileList).filter((f) => NAMES.test(baseName(f)));
+  const files = splitFolder(list);
+  let read = 0;
+  const counted = (f) => ({
+    name: f.name,
+    size: f.size,
+    slice(a, b) {
+      read += Math.max(0, Math.min(b ?? f.size, f.size) - (a ?? 0));
+      return f.slice(a, b);
+    },
+    arrayBuffer: () => f.arrayBuffer(),
+    text: () => f.text(),
+  });
+  const hf = await readJson(files.config, 'config.json');
+  const { type, arch } = architectureOf(hf);
+  const weights = await openWeights(Array.isArray(files.weights) ? files.weights.map((f) => (/\.safetensors$/.test(baseName(f)) ? counted(f) : f)) : counted(files.weights));
+  const c = arch.config(hf, new Set(weights.tensors.keys()));
+  let parameters = 0;
+  for (const e of weights.tensors.values()) parameters += e.count;
+  return {
+    files,
+    modelType: type,
+    numLayers: c.numLayers,
+    numHeads: c.numHeads,
+    numKvHeads: c.numKvHeads,
+    embedDim: c.embedDim,
+    vocabSize: c.vocabSize,
+    maxPositions: c.maxPositions,
+    parameters,
+    tensors: weights.tensors.size,
+    bytes: weights.bytes,
+    shards: weights.files,
+    dtypes: weights.dtypes,
+    float32Bytes: parameters * 4,
+    heapLimit: HEAP_LIMIT_BYTES,
+    fits: parameters * 4 < HEAP_LIMIT_BYTES,
+    tokenizerBytes: files.tokenizer ? files.tokenizer.size : null,
+    headerBytes: read,
+    ms: performance.now() - t0,
+  };
+}
+
+function rebuild(error) {
+  const Cls = { RangeError, TypeError }[error?.name] ?? Error;
+  const e = new Cls(error?.message ?? 'worker error');
+  if (!(error?.name in { RangeError: 1, TypeError: 1, Error: 1 })) e.name = error?.name ?? 'Error';
+  return e;
+}
+
+function abortError() {
+  const e = new Error('loading was cancelled');
+  e.name = 'AbortError';
+  return e;
+}
+
+/** A Model loaded and run in a Web Worker (see the file comment). */
+export class WorkerModel {
+  constructor(worker) {
+    this._w = worker;
+    this._seq = 1;
+    this._wait = new Map();
+    this._onProgress = null;
+    this.config = null;
+    this.disposed = false;
+    /** Milliseconds the worker spent on the last answered call. */
+    this.lastMs = null;
+    worker.onmessage = (ev) => this._message(ev.data);
+    worker.onerror = (ev) => {
+      ev.preventDefault?.();
+      this._failAll(new Error(`the model worker failed: ${ev.message || 'error'}`));
+    };
+  }
+
+  /**
+   * Loads { config, weights, tokenizer } (Files, as listModel's `files`) in a
+   * new worker. onProgress({ loaded, total }) as the tensors stream in;
+   * signal cancels (the worker is ended if it does not stop at once).
+   */
+  static async load(files, { onProgress, signal, backend } = {}) {
+    if (typeof Worker !== 'function') throw new Error('this browser has no Web Worker');
+    const w = new Worker(new URL('./model-worker.js', import.meta.url), { type: 'module' });
+    const m = new WorkerModel(w);
+    m._onProgress = onProgress ?? null;
+    const onAbort = () => {
+      w.postMessage({ type: 'abort' });
+      // A read in flight finishes first; end the worker if it takes long.
+      setTimeout(() => {
+        if (!m.config) {
+          m._failAll(abortError());
+          w.terminate();
+        }
+      }, 1500);
+    };
+    if (signal?.aborted) {
+      w.terminate();
+      throw abortError();
+    }
+    signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      const info = await m._call({ type: 'load', files, backend });
+      m.config = Object.freeze(info.config);
+      m.byteLevel = info.byteLevel;
+      m.hasHeadRoles = info.hasHeadRoles;
+      m.loadMs = info.loadMs;
+      return m;
+    } catch (e) {
+      w.terminate();
+      m.disposed = true;
+      throw signal?.aborted ? abortError() : e;
+    } finally {
+      signal?.removeEventListener('abort', onAbort);
+      m._onProgress = null;
+    }
+  }
+
+  _message(msg) {
+    if (msg.type === 'progress') {
+      this._onProgress?.({ loaded: msg.loaded, total: msg.total });
+      return;
+    }
+    const p = this._wait.get(msg.id);
+    if (!p) return;
+    this._wait.delete(msg.id);
+    this.lastMs = msg.ms;
+    if (msg.ok) p.resolve(msg.value);
+    else p.reject(rebuild(msg.error));
+  }
+
+  _failAll(e) {
+    for (const p of this._wait.values()) p.reject(e);
+    this._wait.clear();
+  }
+
+  _call(msg) {
+    if (this.disposed) return Promise.reject(new Error('this model was disposed'));
+    const id = this._seq++;
+    return new Promise((resolve, reject) => {
+      this._wait.set(id, { resolve, reject });
+      this._w.postMessage({ ...msg, id });
+    });
+  }
+
+  _method(method, ...args) {
+    return this._call({ type: 'call', method, args });
+  }
+
+  /** { ids, tokens, attentions: [{ data, shape [1, H, L, L] }] } (no logits). */
+  forward(input) {
+    return this._method('forward', input);
+  }
+
+  nextTokens(input, options) {
+    return this._method('nextTokens', input, options);
+  }
+
+  fillMask(input, options) {
+    return this._method('fillMask', input, options);
+  }
+
+  headRoles(input, options) {
+    return this._method('headRoles', input, options);
+  }
+
+  encode(text) {
+    return this._method('encode', text);
+  }
+
+  tokens(ids) {
+    return this._method('tokens', ids);
+  }
+
+  /** model.generate in the worker, pulled one token per next(). signal: stops pulling. */
+  generate(prompt, options = {}) {
+    const { signal, ...rest } = options;
+    const self = this;
+    let gid = null;
+    let finished = false;
+    const stop = async () => {
+      finished = true;
+      if (gid !== null && !self.disposed) await self._call({ type: 'gen-return', gid });
+      return { done: true, value: undefined };
+    };
+    return {
+      [Symbol.asyncIterator]() {
+        return this;
+      },
+      async next() {
+        if (finished) return { done: true, value: undefined };
+        if (signal?.aborted) return stop();
+        if (gid === null) gid = await self._call({ type: 'gen-start', args: [prompt, rest] });
+        const r = await self._call({ type: 'gen-next', gid });
+        if (r.done) finished = true;
+        return r;
+      },
+      return: stop,
+    };
+  }
+
+  dispose() {
+    if (this.disposed) return;
+    this.disposed = true;
+    this._failAll(new Error('this model was disposed'));
+    this._w.terminate();
+  }
+}

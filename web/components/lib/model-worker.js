@@ -1,0 +1,161 @@
+// The model Web Worker of <attention-lab-model-view> and the page's "Your
+// model": a whole checkpoint loaded with lab.loadModel and run here, off the
+// page's thread, so that the page keeps drawing while a forward runs.
+// Module worker; it imports the library's public entry only.
+//
+// Messages in (each with an id; the answer is { id, ok, value | error, ms }):
+//   { type: 'load', files: { config, weights, tokenizer } }  (Files; progress:
+//       { type: 'progress', loaded, total } while the tensors stream in)
+//   { type: 'abort' }                      aborts the load in flight (no answer)
+//   { type: 'call', method, args }         forward | nextTokens | fillMask |
+//       headRoles | encode | decode | tokens on the loaded model
+//   { type: 'gen-start', args } → gid; { type: 'gen-next', gid } → { done,
+//       value }; { type: 'gen-return', gid }: model.generate pulled one token
+//       at a time by the page (the page asks for the next token once it has
+//       drawn the last one, and Stop is simply not asking again)
+//   { type: 'dispose' }
+// Results that hold arrays (attentions) are transferred, not copied; logits
+// stay here (a [1, L, V] array is megabytes, and the views need none).
+import { init } from '../../index.js';
+
+let labPromise = null;
+let model = null;
+let loadAbort = null;
+const gens = new Map();
+let nextGid = 1;
+
+function lab(backend) {
+  labPromise ??= init({ backend: backend ?? 'wasm', threads: 1 });
+  return labPromise;
+}
+
+/** A result whose buffers are moved to the page rather than copied. */
+class WithTransfer {
+  constructor(value, transfer) {
+    this.value = value;
+    this.transfer = transfer;
+  }
+}
+
+function errorOf(e) {
+  return { name: e?.name ?? 'Error', message: e?.message ?? String(e) };
+}
+
+function needModel() {
+  if (!model) throw new Error('no model is loaded in the worker');
+  return model;
+}
+
+/** Whether tokenizer.json's pieces are GPT-2's byte-level symbols (ByteLevel decoder or pre-tokenizer). */
+async function byteLevelOf(file) {
+  if (!file || typeof file.text !== 'function') return false;
+  try {
+    const j = JSON.parse(await file.text());
+    const types = [];
+    const walk = (o) => {
+      if (!o || typeof o !== 'object') return;
+      if (typeof o.type === 'string') types.push(o.type);
+      for (const k of ['pretokenizers', 'decoders']) if (Array.isArray(o[k])) o[k].forEach(walk);
+    };
+    walk(j.decoder);
+    walk(j.pre_tokenizer);
+    return types.includes('ByteLevel');
+  } catch {
+    return false;
+  }
+}
+
+async function handle(m) {
+  switch (m.type) {
+    case 'load': {
+      const l = await lab(m.backend);
+      model?.dispose();
+      model = null;
+      loadAbort = new AbortController();
+      const t0 = performance.now();
+      const loaded = await l.loadModel({
+        ...m.files,
+        signal: loadAbort.signal,
+        onProgress: (p) => self.postMessage({ type: 'progress', loaded: p.loaded, total: p.total }),
+      });
+      loadAbort = null;
+      model = loaded;
+      const loadMs = performance.now() - t0;
+      return {
+        config: { ...model.config },
+        byteLevel: await byteLevelOf(m.files.tokenizer),
+        hasHeadRoles: typeof model.headRoles === 'function',
+        hasTokenizer: Boolean(m.files.tokenizer),
+        loadMs,
+      };
+    }
+    case 'call': {
+      const md = needModel();
+      const args = m.args ?? [];
+      if (m.method === 'forward') {
+        const r = md.forwardSync(args[0], { attentions: true });
+        const attentions = r.attentions.map((a) => ({ data: a.data, shape: a.shape }));
+        return new WithTransfer({ ids: r.ids, tokens: r.tokens, attentions }, attentions.map((a) => a.data.buffer));
+      }
+      if (m.method === 'headRoles') {
+        if (typeof md.headRoles !== 'function') throw new TypeError('model.headRoles is not available in this version of the library');
+        return md.headRoles(...args);
+      }
+      if (!['nextTokens', 'fillMask', 'encode', 'decode', 'tokens'].includes(m.method)) throw new TypeError(`unknown method ${JSON.stringify(m.method)}`);
+      return await md[m.method](...args);
+    }
+    case 'gen-start': {
+      const md = needModel();
+      const it = md.generate(...(m.args ?? []));
+      const gid = nextGid++;
+      gens.set(gid, it);
+      return gid;
+    }
+    case 'gen-next': {
+      const it = gens.get(m.gid);
+      if (!it) return { done: true, value: undefined };
+      const r = await it.next();
+      if (r.done) gens.delete(m.gid);
+      return { done: r.done, value: r.value };
+    }
+    case 'gen-return': {
+      const it = gens.get(m.gid);
+      gens.delete(m.gid);
+      if (it) await it.return();
+      return { done: true };
+    }
+    case 'dispose':
+      for (const it of gens.values()) await it.return();
+      gens.clear();
+      model?.dispose();
+      model = null;
+      return true;
+    default:
+      throw new TypeError(`unknown message type ${JSON.stringify(m.type)}`);
+  }
+}
+
+// One message at a time, in order (a forward and a generation step never
+// interleave on the model's cache); 'abort' jumps the queue.
+let queue = Promise.resolve();
+self.onmessage = (ev) => {
+  const m = ev.data;
+  if (m?.type === 'abort') {
+    loadAbort?.abort();
+    return;
+  }
+  queue = queue.then(async () => {
+    const t0 = performance.now();
+    try {
+      let value = await handle(m);
+      let transfer = [];
+      if (value instanceof WithTransfer) {
+        transfer = value.transfer;
+        value = value.value;
+      }
+      self.postMessage({ id: m.id, ok: true, value, ms: performance.now() - t0 }, transfer);
+    } catch (e) {
+      self.postMessage({ id: m.id, ok: false, error: errorOf(e), ms: performance.now() - t0 });
+    }
+  });
+};

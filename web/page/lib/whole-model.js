@@ -1,0 +1,227 @@
+// "Your model", whole: a Hugging Face model folder (config.json,
+// model.safetensors or shards + index, tokenizer.json) dropped or chosen on
+// the page. It is listed from config.json and the safetensors headers alone
+// (components/lib/model-client.js listModel: nothing else is read); Load
+// streams the weights into a Web Worker (WorkerModel: lab.loadModel there,
+// with a progress bar and Cancel), and <attention-lab-model-view> runs the
+// model on the page's sentence: tokens, all layers × heads, the head view,
+// next tokens, Generate and the head roles. Files never leave the computer.
+import { h } from '../../components/lib/dom.js';
+import { listModel, isModelFolder, WorkerModel } from '../../components/lib/model-client.js';
+
+export { isModelFolder };
+
+const mib = (n) => (n / 2 ** 20).toFixed(n < 2 ** 20 ? 3 : 1);
+
+/**
+ * The files of a drop: DataTransfer items read as entries (a dropped folder
+ * is walked, its files named by their path), else the plain file list.
+ * Must be called inside the drop event (items are only readable there).
+ */
+export function droppedFiles(dataTransfer) {
+  const items = [...(dataTransfer?.items ?? [])];
+  const entries = items.map((it) => (it.kind === 'file' && typeof it.webkitGetAsEntry === 'function' ? it.webkitGetAsEntry() : null));
+  const plain = [...(dataTransfer?.files ?? [])];
+  if (!entries.length || entries.some((e) => !e) || !entries.some((e) => e.isDirectory)) return Promise.resolve(plain);
+  const out = [];
+  const fileOf = (entry) => new Promise((resolve, reject) => entry.file(resolve, reject));
+  const readAll = (dir) => new Promise((resolve, reject) => {
+    const reader = dir.createReader();
+    const all = [];
+    const next = () => reader.readEntries((batch) => {
+      if (!batch.length) resolve(all);
+      else {
+        all.push(...batch);
+        next();
+      }
+    }, reject);
+    next();
+  });
+  const walk = async (entry, depth) => {
+    if (entry.isFile) out.push(await fileOf(entry));
+    else if (entry.isDirectory && depth < 2) for (const e of await readAll(entry)) await walk(e, depth + 1);
+  };
+  return (async () => {
+    for (const e of entries) await walk(e, 0);
+    return out;
+  })();
+}
+
+/**
+ * Mounts the whole-model part of "Your model" into `box`. Returns
+ * { show(files), setText(text), setMessages(), hide(), listing, model,
+ * progressEvents, load(), cancel() }.
+ */
+export function mountWholeModel(ctx, box, section) {
+  const listBox = h('div', { class: 'ym-model-list' });
+  const loadBtn = h('button', { type: 'button', class: 'al-btn ym-load' });
+  const cancelBtn = h('button', { type: 'button', class: 'al-btn ym-cancel', hidden: true });
+  const progress = h('progress', { class: 'ym-progress', max: '1', value: '0', hidden: true });
+  const progressText = h('span', { class: 'ym-progress-text', 'aria-live': 'polite' });
+  const loadInfo = h('p', { class: 'ym-load-info', role: 'status', 'aria-live': 'polite' });
+  const error = h('p', { class: 'ym-error ym-model-error', role: 'alert', hidden: true });
+  const viewer = document.createElement('attention-lab-model-view');
+  viewer.id = 'ym-model-view';
+  viewer.setAttribute('eager', '');
+  viewer.setAttribute('view', 'model');
+  viewer.hidden = true;
+  box.append(listBox, h('div', { class: 'ym-load-row' }, loadBtn, cancelBtn, progress, progressText), loadInfo, error, viewer);
+  box.hidden = true;
+
+  let listing = null;
+  let model = null;
+  let abort = null;
+  let listError = null;
+  const state = { progressEvents: [], loadMs: null };
+
+  const showError = (e) => {
+    error.hidden = !e;
+    error.textContent = e ? `${e.name ? `${e.name}: ` : ''}${e.message ?? e}` : '';
+  };
+
+  function renderListing() {
+    const t = ctx.t;
+    if (!listing) {
+      listBox.replaceChildren();
+      return;
+    }
+    const L = listing;
+    const rows = [
+      ['ym.m.type', L.modelType],
+      ['ym.m.layers', String(L.numLayers)],
+      ['ym.m.heads', String(L.numHeads)],
+      ['ym.m.kvHeads', String(L.numKvHeads)],
+      ['ym.m.embed', String(L.embedDim)],
+      ['ym.m.vocab', String(L.vocabSize)],
+      ['ym.m.positions', String(L.maxPositions)],
+      ['ym.m.parameters', L.parameters.toLocaleString('en-US')],
+      ['ym.m.bytes', t('ym.m.bytesValue', { mb: mib(L.bytes), bytes: L.bytes.toLocaleString('en-US'), n: L.shards.length })],
+      ['ym.m.dtype', L.dtypes.join(', ')],
+      ['ym.m.memory', t(L.fits ? 'ym.m.memoryValue' : 'ym.m.tooLarge', { mb: mib(L.float32Bytes), limit: mib(L.heapLimit) })],
+      ['ym.m.tokenizer', L.tokenizerBytes === null ? t('ym.m.noTokenizer') : t('ym.m.tokenizerValue', { mb: mib(L.tokenizerBytes) })],
+    ];
+    listBox.replaceChildren(h('table', { class: 'ym-table ym-model-table' },
+      h('caption', { text: t('ym.m.caption', { ms: L.ms.toFixed(0), read: (L.headerBytes / 1024).toFixed(1) }) }),
+      h('tbody', null, rows.map(([k, v]) => h('tr', { dataset: { key: k.slice(5) } }, h('th', { scope: 'row', text: t(k) }), h('td', { text: v }))))));
+    loadBtn.textContent = t('ym.m.load');
+    cancelBtn.textContent = t('ym.m.cancel');
+    loadBtn.disabled = Boolean(abort) || !L.files.tokenizer;
+    progress.setAttribute('aria-label', t('ym.m.progressLabel'));
+  }
+
+  async function show(files) {
+    const t0 = performance.now();
+    cancel();
+    disposeModel();
+    box.hidden = false;
+    showError(null);
+    loadInfo.textContent = '';
+    progress.hidden = true;
+    progressText.textContent = '';
+    listing = null;
+    listError = null;
+    section.dataset.model = 'listing';
+    try {
+      listing = await listModel(files);
+      section.dataset.listMs = (performance.now() - t0).toFixed(1);
+      section.dataset.model = 'listed';
+      renderListing();
+      if (!listing.files.tokenizer) showError(new Error(ctx.t('ym.m.needTokenizer')));
+    } catch (e) {
+      listError = e;
+      section.dataset.model = 'error';
+      listBox.replaceChildren();
+      showError(e);
+    }
+  }
+
+  function disposeModel() {
+    viewer.model = null;
+    viewer.hidden = true;
+    model?.dispose();
+    model = null;
+  }
+
+  async function load() {
+    if (!listing || abort) return;
+    const t = ctx.t;
+    disposeModel();
+    showError(null);
+    abort = new AbortController();
+    state.progressEvents = [];
+    const t0 = performance.now();
+    section.dataset.model = 'loading';
+    loadBtn.disabled = true;
+    cancelBtn.hidden = false;
+    progress.hidden = false;
+    progress.value = 0;
+    progressText.textContent = '';
+    loadInfo.textContent = t('ym.m.loading');
+    try {
+      model = await WorkerModel.load(listing.files, {
+        signal: abort.signal,
+        onProgress: (p) => {
+          state.progressEvents.push({ loaded: p.loaded, total: p.total, ms: performance.now() - t0 });
+          progress.max = Math.max(1, p.total);
+          progress.value = p.loaded;
+          progressText.textContent = t('ym.m.progress', { loaded: mib(p.loaded), total: mib(p.total), pct: ((100 * p.loaded) / Math.max(1, p.total)).toFixed(0) });
+        },
+      });
+      state.loadMs = performance.now() - t0;
+      section.dataset.model = 'loaded';
+      section.dataset.loadMs = state.loadMs.toFixed(0);
+      loadInfo.textContent = t('ym.m.loaded', { ms: state.loadMs.toFixed(0), type: model.config.modelType, params: model.config.parameters.toLocaleString('en-US'), mb: mib(model.config.bytes) });
+      viewer.hidden = false;
+      viewer.setAttribute('text', ctx.state().text);
+      viewer.model = model;
+    } catch (e) {
+      model = null;
+      const cancelled = e?.name === 'AbortError';
+      section.dataset.model = cancelled ? 'cancelled' : 'error';
+      loadInfo.textContent = cancelled ? t('ym.m.cancelled') : '';
+      if (!cancelled) showError(e);
+    } finally {
+      abort = null;
+      cancelBtn.hidden = true;
+      progress.hidden = section.dataset.model !== 'loaded';
+      renderListing();
+    }
+  }
+
+  function cancel() {
+    abort?.abort();
+  }
+
+  loadBtn.addEventListener('click', () => load());
+  cancelBtn.addEventListener('click', () => cancel());
+
+  return {
+    show,
+    load,
+    cancel,
+    hide() {
+      cancel();
+      disposeModel();
+      listing = null;
+      box.hidden = true;
+      section.dataset.model = '';
+    },
+    setText(text) {
+      if (model && viewer.getAttribute('text') !== text) viewer.setAttribute('text', text);
+    },
+    setMessages() {
+      renderListing();
+      if (listError) showError(listError);
+    },
+    viewer,
+    get listing() {
+      return listing;
+    },
+    get model() {
+      return model;
+    },
+    get progressEvents() {
+      return state.progressEvents;
+    },
+  };
+}
