@@ -4,7 +4,8 @@
 //   - every embedded element renders (its screenshot has non-background
 //     pixels; a heatmap's canvas has painted pixels);
 //   - no console error, page error, hydration warning, failed request or
-//     request that leaves the origin, under the site's CSP (tests/examples/sites.mjs);
+//     request that leaves the origin, under the site's CSP (tests/examples/sites.mjs),
+//     and no inline script of ours (those the CSP allows are the framework's);
 //   - one wasm instance on the page;
 //   - the site's dark toggle changes the components' background and repaints the canvas;
 //   - going to another page and back (on the client where the framework has a
@@ -113,6 +114,12 @@ async function testSite(browser, name) {
     page.on('response', (r) => {
       if (r.status() >= 400) problems.push(`HTTP ${r.status()} for ${r.url()}`);
     });
+
+    // No inline script of ours: the inline scripts the CSP allows by hash are the framework's.
+    const html = await (await fetch(server.url + site.page)).text();
+    for (const m of html.matchAll(/<script\b([^>]*)>([\s\S]*?)<\/script>/gi)) {
+      if (!/\bsrc\s*=/.test(m[1])) assert.doesNotMatch(m[2], /defineAll|attention-lab\/components|attention_lab_|["']attention-lab-[a-z-]+["']/, `${name}: an inline script loads or defines the elements: ${m[2].slice(0, 120)}`);
+    }
 
     await page.goto(server.url + site.page, { waitUntil: 'load' });
     await checkElements(page, `${name} first load`);
