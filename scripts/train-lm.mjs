@@ -11,6 +11,9 @@
 //   … --set key=value[,key=value]          → overrides recipe fields (for trials; --out needed)
 //   … --max-seconds S                      → stops after S seconds (for trials)
 //   … --quick                              → skips the final full evaluation (for trials)
+//   … --checkpoints DIR                    → also writes DIR/step-<t>/ (the F16 files and the losses) at
+//                                            every held-out evaluation: the schedule ends at the
+//                                            recipe's horizon, so step t's files are a t-step run's
 //   … --threads N                          → default 2 (the results are the same bits for any N)
 //
 // It prints the held-out loss (a fixed subset of the held-out windows) every evalEvery steps, and at
@@ -23,7 +26,7 @@ import { init } from '../web/node.js';
 import { RECIPES, ROOT, train, evaluateModel, sha256 } from './lib/train-lm.mjs';
 
 function parseArgs(argv) {
-  const a = { lang: null, check: 0, out: null, set: {}, maxSeconds: 0, threads: 2, quick: false, log: null };
+  const a = { lang: null, check: 0, out: null, set: {}, maxSeconds: 0, threads: 2, quick: false, log: null, checkpoints: null };
   for (let i = 0; i < argv.length; i++) {
     const k = argv[i];
     const v = () => argv[++i];
@@ -34,6 +37,7 @@ function parseArgs(argv) {
     else if (k === '--threads') a.threads = Number(v());
     else if (k === '--quick') a.quick = true;
     else if (k === '--log') a.log = v();
+    else if (k === '--checkpoints') a.checkpoints = v();
     else if (k === '--set') {
       for (const kv of v().split(',')) {
         const [key, val] = kv.split('=');
@@ -79,7 +83,21 @@ if (args.check) {
 
 const t0 = performance.now();
 const cpu0 = process.cpuUsage();
-const run = train({ lab, lang: args.lang, recipe: args.set, log: say, maxSeconds: args.maxSeconds });
+let checkpoint;
+if (args.checkpoints) {
+  const dir = path.resolve(args.checkpoints);
+  fs.mkdirSync(dir, { recursive: true });
+  fs.writeFileSync(path.join(dir, 'run.json'), `${JSON.stringify({ lang: args.lang, set: args.set, threads: args.threads, ...head, wasmSha256, started: new Date().toISOString() })}\n`);
+  checkpoint = (t, files, history) => {
+    const d = path.join(dir, `step-${t}`);
+    fs.mkdirSync(d, { recursive: true });
+    fs.writeFileSync(path.join(d, 'config.json'), files['config.json']);
+    fs.writeFileSync(path.join(d, 'model.safetensors'), files['model.safetensors']);
+    const cpu = process.cpuUsage(cpu0);
+    fs.writeFileSync(path.join(d, 'history.json'), `${JSON.stringify({ step: t, seconds: (performance.now() - t0) / 1000, cpuSeconds: (cpu.user + cpu.system) / 1e6, ...history })}\n`);
+  };
+}
+const run = train({ lab, lang: args.lang, recipe: args.set, log: say, maxSeconds: args.maxSeconds, checkpoint });
 const outDir = args.out ? path.resolve(args.out) : path.join(ROOT, 'data', 'models', args.lang);
 fs.mkdirSync(outDir, { recursive: true });
 fs.writeFileSync(path.join(outDir, 'config.json'), run.files['config.json']);

@@ -24,12 +24,12 @@ export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '
 export const RECIPES = {
   en: {
     context: 128, embedDim: 128, numLayers: 4, numHeads: 4, ffnDim: 512, dropout: 0,
-    batch: 16, steps: 1500, lr: 5e-3, minLr: 5e-4, warmup: 100, weightDecay: 0.01, betas: [0.9, 0.99], clip: 1,
+    batch: 16, steps: 1000, horizon: 1000, lr: 5e-3, minLr: 5e-4, warmup: 100, weightDecay: 0.01, betas: [0.9, 0.99], clip: 1,
     boundary: 0.5, seed: 22, evalEvery: 100, evalWindows: 128,
   },
   zh: {
     context: 96, embedDim: 128, numLayers: 4, numHeads: 4, ffnDim: 512, dropout: 0,
-    batch: 16, steps: 2000, lr: 5e-3, minLr: 5e-4, warmup: 100, weightDecay: 0.01, betas: [0.9, 0.99], clip: 1,
+    batch: 16, steps: 1600, horizon: 1600, lr: 5e-3, minLr: 5e-4, warmup: 100, weightDecay: 0.01, betas: [0.9, 0.99], clip: 1,
     boundary: 0.5, seed: 22, evalEvery: 100, evalWindows: 128,
   },
 };
@@ -52,10 +52,14 @@ export function rng(seed) {
   };
 }
 
-/** The lr of step t (1-based): linear warmup to lr, then cosine to minLr at step `steps`. */
+/**
+ * The lr of step t (1-based): linear warmup to lr, then cosine to minLr at step `horizon` (default:
+ * the step budget). The schedule does not depend on the budget when horizon is given, so the
+ * weights after k steps of a longer run are those of a run with steps = k.
+ */
 export function lrAt(r, t) {
   if (r.warmup > 0 && t <= r.warmup) return (r.lr * t) / r.warmup;
-  const span = Math.max(1, r.steps - r.warmup);
+  const span = Math.max(1, (r.horizon ?? r.steps) - r.warmup);
   const q = Math.min(1, (t - r.warmup) / span);
   return r.minLr + 0.5 * (r.lr - r.minLr) * (1 + Math.cos(Math.PI * q));
 }
@@ -120,7 +124,9 @@ function readCorpus(lang, split) {
 /**
  * Trains a recipe. options: { lab, lang, recipe (overrides of RECIPES[lang]), trainText (default
  * train.txt), heldoutText, log (a function of one line; default none), maxSeconds (stop early:
- * for measuring only), stopAfter (stop after this step: the first steps of the run) }. Returns { model, files (F16 HF files), history, recipe, seconds, steps }.
+ * for measuring only), stopAfter (stop after this step: the first steps of the run), checkpoint
+ * (called as checkpoint(step, files, history) after each held-out evaluation, files the F16 HF files
+ * of that step) }. Returns { model, files (F16 HF files), history, recipe, seconds, steps }.
  */
 export function train(options) {
   const { lab, lang } = options;
@@ -146,12 +152,22 @@ export function train(options) {
     if (status !== 0) throw new Error(`train-lm: transformerConfigureOptimizer returned ${status}`);
   };
 
+  const save = () => {
+    const files = model.save({ dtype: 'F16' });
+    // '\n' (id 1) starts and ends every poem and paragraph (docs/models.md, Tokenizers).
+    const config = JSON.parse(files['config.json']);
+    config.bos_token_id = tok.newlineId;
+    config.eos_token_id = tok.newlineId;
+    config.torch_dtype = 'float16';
+    files['config.json'] = `${JSON.stringify(config, null, 2)}\n`;
+    return files;
+  };
   const history = { loss: [], heldout: [] };
   const t0 = performance.now();
   let window = 0;
   let windowN = 0;
   let steps = 0;
-  log(`${lang}: ${model.parameterCount.toLocaleString('en-US')} parameters (F16 ${(model.parameterCount * 2 / 1048576).toFixed(2)} MiB), V ${V}, context ${r.context}, E ${r.embedDim}, ${r.numLayers} layers × ${r.numHeads} heads, batch ${r.batch}, ${r.steps} steps, lr ${r.lr} → ${r.minLr} (warmup ${r.warmup}, cosine), wd ${r.weightDecay}, dropout ${r.dropout}, seed ${r.seed}; ${ids.length.toLocaleString('en-US')} training tokens`);
+  log(`${lang}: ${model.parameterCount.toLocaleString('en-US')} parameters (F16 ${(model.parameterCount * 2 / 1048576).toFixed(2)} MiB), V ${V}, context ${r.context}, E ${r.embedDim}, ${r.numLayers} layers × ${r.numHeads} heads, batch ${r.batch}, ${r.steps} steps, lr ${r.lr} → ${r.minLr} (warmup ${r.warmup}, cosine to step ${r.horizon ?? r.steps}), wd ${r.weightDecay}, dropout ${r.dropout}, seed ${r.seed}; ${ids.length.toLocaleString('en-US')} training tokens`);
   const h0 = meanLoss(trainer, held);
   history.heldout.push([0, h0]);
   log(`step     0  heldout ${h0.toFixed(4)}`);
@@ -171,17 +187,12 @@ export function train(options) {
       log(`step ${String(t).padStart(5)}  train ${(window / windowN).toFixed(4)}  heldout ${h.toFixed(4)}  lr ${s.lr.toExponential(2)}  |g| ${s.gradNorm.toFixed(2)}  ${sec.toFixed(0)} s (${(1000 * sec / t).toFixed(0)} ms/step)`);
       window = 0;
       windowN = 0;
+      if (options.checkpoint && t !== r.steps) options.checkpoint(t, save(), history);
     }
     if (over) break;
   }
   const seconds = (performance.now() - t0) / 1000;
-  const files = model.save({ dtype: 'F16' });
-  // '\n' (id 1) starts and ends every poem and paragraph (docs/models.md, Tokenizers).
-  const config = JSON.parse(files['config.json']);
-  config.bos_token_id = tok.newlineId;
-  config.eos_token_id = tok.newlineId;
-  config.torch_dtype = 'float16';
-  files['config.json'] = `${JSON.stringify(config, null, 2)}\n`;
+  const files = save();
   return { model, files, history, recipe: r, seconds, steps };
 }
 

@@ -24,7 +24,7 @@ const FILES = {
   }),
 };
 
-const isNodeFile = (url) => url.protocol === 'file:' && typeof process !== 'undefined' && !!process.versions?.node;
+const isNodeFile = (url) => url.protocol === 'file:' && !!(/** @type {any} */ (globalThis).process?.versions?.node);
 
 async function readBytes(url) {
   if (isNodeFile(url)) {

@@ -18,7 +18,7 @@
 import { rangeError, typeError, describe, checkInt, checkOptions } from '../errors.js';
 
 const KEYS = ['inductionLength', 'inductionSamples', 'seed', 'previousLine'];
-const LINE_END = new Set(['，', '。', '！', '？', '；', ',', '.']);
+const LINE_END = new Set(['，', '。', '！', '？', '；']);
 
 /** xorshift32 (seeded): the random sequences of the induction score. */
 function xorshift(seed) {
