@@ -16,7 +16,7 @@
 // heatmap when the hovered/locked cell changes (detail {i, j, locked, value} or
 // null); 'al-step' / 'al-select' from a shape flow.
 
-import type { AttentionLab } from '../index.js';
+import type { AttentionLab, Model, ModelConfig, TokenProbability, GeneratedToken, GenerateOptions } from '../index.js';
 
 /** A dense float32 tensor. */
 export interface Tensor {
@@ -147,8 +147,111 @@ export declare class AttentionLabModelView extends AttentionLabElement {
   load(source: Blob | ArrayBuffer | Uint8Array): Promise<{ layers: number; heads: number; lq: number; lk: number; data: Float32Array } | null>;
   /** Model view: shows layer l, head h enlarged. */
   enlarge(layer: number, head: number): void;
-  /** Saves and returns the model grid (png), the head view (svg) or the arrays and tokens (json). */
+  /** Saves and returns the model grid (png), the head view (svg) or the arrays and tokens (json; with a model also text, ids, modelTokens, modelType). */
   export(format: 'png' | 'svg' | 'json'): Promise<Blob | null>;
+  /**
+   * A whole model (lab.loadModel's Model, or a WorkerModel): the element runs
+   * it on `text` and draws its attentions, the tokens, the next-token panel
+   * (causal models), Generate, the [MASK] predictions (bert) and the head
+   * roles. The `src` attribute may instead name a same-origin folder URL
+   * ending in '/' (config.json, tokenizer.json, model.safetensors or
+   * model.safetensors.index.json + shards), loaded in a Web Worker.
+   */
+  get model(): ModelViewModel | null;
+  set model(value: ModelViewModel | null);
+  /** The sentence the model runs on (the `text` attribute until the reader edits the field). */
+  get text(): string;
+  set text(value: string | null);
+  /** The last whole-model run and what the panels show (null before one). */
+  readonly modelRun: ModelViewRun | null;
+  /** The enlarged map of the model view: the values drawn. */
+  readonly enlarged: { layer: number; head: number; data: Float32Array } | null;
+  /** Starts Generate (as its button does); resolves when it ends or stops. */
+  generate(): Promise<void> | undefined;
+  /** Stops a generation in flight. */
+  stop(): void;
+}
+
+/** What <attention-lab-model-view>'s `model` property takes: a Model, or a WorkerModel. */
+export type ModelViewModel = Model | WorkerModel;
+
+export interface HeadRoleRow {
+  layer: number;
+  head: number;
+  previousToken: number;
+  self: number;
+  firstToken: number;
+  induction: number;
+  /** The role scored most above its chance level. */
+  role: 'previousToken' | 'self' | 'firstToken' | 'induction';
+}
+
+export interface ModelViewRun {
+  ids: number[];
+  /** The token strings as the tokenizer spells them. */
+  tokens: string[];
+  /** The same, shown readably (byte-level pieces decoded, a leading space as ␣). */
+  shown: string[];
+  /** Milliseconds of the forward (in the worker for a WorkerModel). */
+  forwardMs: number;
+  panels: {
+    tokens: Array<{ id: number; token: string; shown: string }> | null;
+    next: { temperature: number; list: TokenProbability[] } | null;
+    generated: { ids: number[]; tokens: string[]; text: string; seed: number; temperature: number; maxNewTokens: number; state: 'running' | 'done' | 'stopped'; ms?: number } | null;
+    mask: Array<{ position: number; predictions: TokenProbability[] }> | null;
+    roles: { rows: HeadRoleRow[]; chance: Record<'previousToken' | 'self' | 'firstToken' | 'induction', number> } | null;
+  } | null;
+}
+
+/** A model folder listed from config.json and the safetensors headers only (listModel). */
+export interface ModelListing {
+  files: { config: File; weights: File | File[]; tokenizer?: File };
+  modelType: string;
+  numLayers: number;
+  numHeads: number;
+  numKvHeads: number;
+  embedDim: number;
+  vocabSize: number;
+  maxPositions: number;
+  /** Elements of the tensors in the file(s). */
+  parameters: number;
+  tensors: number;
+  /** Bytes on file. */
+  bytes: number;
+  shards: string[];
+  dtypes: string[];
+  float32Bytes: number;
+  heapLimit: number;
+  fits: boolean;
+  tokenizerBytes: number | null;
+  /** Bytes read to list it (the headers). */
+  headerBytes: number;
+  ms: number;
+}
+
+/** True when the files hold config.json and model.safetensors or model.safetensors.index.json. */
+export declare function isModelFolder(files: Iterable<File> | FileList): boolean;
+/** Lists a model folder's Files from config.json and the safetensors headers (no weight is read). */
+export declare function listModel(files: Iterable<File> | FileList): Promise<ModelListing>;
+
+/** A Model loaded and run in a Web Worker: the calls the model view uses, as Promises. */
+export declare class WorkerModel {
+  static load(files: ModelListing['files'], options?: { onProgress?: (p: { loaded: number; total: number }) => void; signal?: AbortSignal; backend?: 'wasm' | 'wasm-scalar' }): Promise<WorkerModel>;
+  readonly config: Readonly<ModelConfig>;
+  readonly disposed: boolean;
+  /** Milliseconds the worker spent on the last answered call. */
+  readonly lastMs: number | null;
+  /** Whether the tokenizer's pieces are byte-level (GPT-2's Ġ). */
+  readonly byteLevel: boolean;
+  readonly loadMs: number;
+  forward(input: string | ArrayLike<number>): Promise<{ ids: number[]; tokens: string[] | null; attentions: Array<{ data: Float32Array; shape: number[] }> }>;
+  nextTokens(input: string | ArrayLike<number>, options?: { k?: number; temperature?: number }): Promise<TokenProbability[]>;
+  fillMask(input: string | ArrayLike<number>, options?: { k?: number }): Promise<Array<{ position: number; predictions: TokenProbability[] }>>;
+  headRoles(input: string | ArrayLike<number>, options?: Record<string, unknown>): Promise<{ heads: Array<Omit<HeadRoleRow, 'role'>>; chance: Record<string, number> }>;
+  encode(text: string): Promise<number[]>;
+  tokens(ids: ArrayLike<number>): Promise<string[]>;
+  generate(prompt: string | ArrayLike<number>, options?: GenerateOptions): AsyncIterableIterator<GeneratedToken>;
+  dispose(): void;
 }
 
 /** One report of <attention-lab-trainer>: metrics and each layer's maps [H, L, L]. */

@@ -29,6 +29,7 @@ export { ShapeFlow } from './lib/shape-flow.js';
 export { viridis, diverging } from './lib/palette.js';
 export { tokenize, embedToken } from './lib/tokens.js';
 export { translator } from './lib/i18n.js';
+export { WorkerModel, listModel, isModelFolder } from './lib/model-client.js';
 
 /** Tag name → element class. */
 export const ELEMENTS = Object.freeze({

@@ -16,8 +16,8 @@
 // A whole model: the `model` property (a Model of lab.loadModel, or the
 // page's WorkerModel of lib/model-client.js) with the `text` attribute, or
 // `src` naming a same-origin folder URL (ending in '/') that holds
-// config.json, tokenizer.json and model.safetensors (or
-// model.safetensors.index.json and its shards), loaded in a Web Worker. The
+// config.json, tokenizer.json and model.safetensors (or, when that answers
+// 404, model.safetensors.index.json and its shards), loaded in a Web Worker. The
 // element then runs the model on the text (a sentence field the reader can
 // edit) and draws the same views from its attentions, with the tokens, the
 // next-token panel, Generate and the head roles (lib/model-panels.js).
@@ -230,14 +230,13 @@ export class AttentionLabModelView extends AttentionLabElement {
       return new File([await res.blob()], name);
     };
     const config = await get('config.json');
-    const index = await get('model.safetensors.index.json', true);
-    let weights;
+    // One model.safetensors (the common case), else the shards of the index.
+    let weights = await get('model.safetensors', true);
+    const index = weights ? null : await get('model.safetensors.index.json');
     if (index) {
       const map = JSON.parse(await index.text()).weight_map ?? {};
       const shards = [...new Set(Object.values(map))].filter((n) => typeof n === 'string' && /^[\w.-]+\.safetensors$/.test(n));
       weights = [index, ...(await Promise.all(shards.map((n) => get(n))))];
-    } else {
-      weights = await get('model.safetensors');
     }
     const tokenizer = await get('tokenizer.json');
     this._ownModel?.dispose();
