@@ -212,6 +212,7 @@ export function mountWholeModel(ctx, box, section) {
     setMessages() {
       renderListing();
       if (listError) showError(listError);
+      if (model) viewer.requestRender(); // the element reads the page's lang when it renders
     },
     viewer,
     get listing() {
