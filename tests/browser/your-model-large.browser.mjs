@@ -38,6 +38,8 @@ async function open(h, hash = '') {
   await page.waitForFunction(() => document.documentElement.dataset.ready === 'true', null, { timeout: 60000 });
   await page.evaluate(() => document.getElementById('your-model').scrollIntoView());
   await page.waitForFunction(() => document.getElementById('your-model').dataset.state === 'ok', null, { timeout: 60000 });
+  // Every chapter rendered: the frame gaps measured below are the model's, not the other chapters' first renders.
+  await page.evaluate(() => window.__attentionLab.settled());
   return { page, requests };
 }
 
@@ -87,6 +89,20 @@ export default function (t) {
       const headerRead = await page.evaluate(() => window.__attentionLab.runners.find((r) => r.id === 'your-model').inst.whole.listing.headerBytes);
       assert.ok(headerRead < 64 * 1024, `only the header is read to list it: ${headerRead} bytes`);
 
+      // Cancel: a load in flight stops, nothing is kept, and Load works again.
+      await page.click('#your-model .ym-load');
+      await page.waitForFunction(() => window.__attentionLab.runners.find((r) => r.id === 'your-model').inst.whole.progressEvents.length >= 3, null, { timeout: 60000 });
+      const tc = Date.now();
+      await page.click('#your-model .ym-cancel');
+      await page.waitForFunction(() => document.getElementById('your-model').dataset.model !== 'loading', null, { timeout: 30000 });
+      const cancelMs = Date.now() - tc;
+      assert.equal(await page.getAttribute('#your-model', 'data-model'), 'cancelled');
+      assert.match(await page.textContent('#your-model .ym-load-info'), /^Loading cancelled/);
+      const partial = await page.evaluate(() => { const e = window.__attentionLab.runners.find((r) => r.id === 'your-model').inst.whole.progressEvents; return e[e.length - 1]; });
+      assert.ok(partial.loaded < partial.total, 'cancelled before the end');
+      assert.equal(await page.isEnabled('#your-model .ym-load'), true);
+      console.log(`    cancel: stopped ${cancelMs} ms after the click, at ${(partial.loaded / 2 ** 20).toFixed(1)} of ${(partial.total / 2 ** 20).toFixed(1)} MiB`);
+
       // Load: progress events from 0 to the whole file's tensor bytes; frames meanwhile.
       await page.evaluate(START_FRAMES);
       const tl = Date.now();
@@ -128,7 +144,7 @@ export default function (t) {
       assert.equal(panels.next, 10);
       const result = {
         file: { parameters: 124439808, bytes: fileBytes, dtype: 'F16' },
-        listMs, listWallMs: wallList, headerBytes: headerRead,
+        listMs, listWallMs: wallList, headerBytes: headerRead, cancelMs,
         load: { wallMs: loadWall, events: ev.length, total, frames: loadFrames },
         forward: { tokens: run.L, workerMs: run.ms, wallMs: fwdWall, frames: fwdFrames },
         panelsWallMs: panelsWall, roles: panels.roles,

@@ -178,6 +178,14 @@ async function checkCausal(h, name, text) {
     } else {
       assert.equal(roles, null);
     }
+    // Keyboard: Generate from the keyboard (Tab to the button, Enter).
+    await page.fill('#ym-model-view .al-mv-max-new', '3');
+    await page.focus('#ym-model-view .al-mv-seed');
+    await page.keyboard.press('Tab');
+    assert.equal(await page.evaluate(() => document.getElementById('ym-model-view').shadowRoot.activeElement?.className), 'al-btn al-mv-generate');
+    await page.keyboard.press('Enter');
+    await page.waitForFunction(() => document.getElementById('ym-model-view').modelRun.panels.generated?.state === 'done' && document.getElementById('ym-model-view').modelRun.panels.generated.maxNewTokens === 3);
+    assert.deepEqual(await unnamedControls(page), [], 'every control has an accessible name');
     await page.locator('#your-model').screenshot({ path: path.join(ARTIFACTS, `your-model-whole-${name}.png`) });
     console.log(`    ${name}: ${L} tokens, attentions max |Δ| vs Node ${worst.toExponential(1)}, generate ${gen.ids.length} tokens = Node, Stop after ${stopped.ids.length} of ${refLong.length}`);
     assertLocal(requests, h);
@@ -186,6 +194,24 @@ async function checkCausal(h, name, text) {
     node.dispose();
     await page.closeAll();
   }
+}
+
+/** Controls of "Your model" (light DOM and the model view's shadow root) that have no accessible name. */
+export function unnamedControls(page) {
+  return page.evaluate(() => {
+    const out = [];
+    const named = (el, root) => (el.getAttribute('aria-label') || '').trim() || (el.labels && [...el.labels].some((l) => l.textContent.trim())) || (el.id && root.querySelector(`label[for="${el.id}"]`)?.textContent.trim()) || (el.localName === 'button' && el.textContent.trim());
+    const scan = (root) => {
+      for (const el of root.querySelectorAll('button, input, select, textarea, progress, [role="grid"], [tabindex="0"]')) {
+        if (el.closest('[hidden]') || el.type === 'hidden') continue;
+        if (!named(el, root)) out.push(`<${el.localName} class="${el.className}">`);
+      }
+    };
+    scan(document.getElementById('your-model'));
+    const v = document.getElementById('ym-model-view');
+    if (v?.shadowRoot) scan(v.shadowRoot);
+    return out;
+  });
 }
 
 /** Every request went to this origin, and only GETs of the page's own files under /web/ (no upload, no chosen file). */
@@ -235,6 +261,14 @@ export default function (t) {
       await setSentence(page, 'the dog is walking');
       await ranOn(page, 'the dog is walking');
       assert.match(await page.textContent('#ym-model-view .al-mv-mask'), /Type \[MASK\] in the sentence/);
+      // 简体中文: the listing and the model view follow the page language.
+      await page.selectOption('#lang', 'zh');
+      await page.evaluate(() => window.__attentionLab.settled());
+      await page.waitForFunction(() => /[\u4e00-\u9fff]/.test(document.querySelector('#your-model .ym-model-table caption').textContent));
+      await page.waitForFunction(() => document.getElementById('ym-model-view').shadowRoot.querySelector('.al-mv-mask-panel h4').textContent.includes('掩码'));
+      assert.match(await page.textContent('#your-model .ym-load'), /加载/);
+      assert.match(await page.textContent('#your-model .ym-model-table tr[data-key="layers"] th'), /层数/);
+      assert.deepEqual(await unnamedControls(page), [], 'every control has an accessible name (zh)');
       assertLocal(requests);
       assert.deepEqual(page.problems(), []);
     } finally {
