@@ -93,8 +93,14 @@ function run(cmd, args, opts = {}) {
   return (Date.now() - t0) / 1000;
 }
 
-/** Packs the package into build/examples-pkg/attention-lab.tgz (rewritten only when its bytes change). */
+let packedSha = null;
+
+/**
+ * Packs the package into build/examples-pkg/attention-lab.tgz (rewritten
+ * only when its bytes change), once per process. Returns its SHA-256.
+ */
 export function ensureTarball() {
+  if (packedSha && fs.existsSync(PKG_TARBALL)) return packedSha;
   for (const f of ['attention_lab_simd.wasm', 'attention_lab_scalar.wasm', 'attention_lab_threads.wasm']) {
     if (!fs.existsSync(path.join(ROOT, 'web', 'dist', f))) throw new Error(`web/dist/${f} is missing: build the wasm first (npm run build)`);
   }
@@ -110,7 +116,8 @@ export function ensureTarball() {
   } finally {
     fs.rmSync(tmp, { recursive: true, force: true });
   }
-  return fileHash(PKG_TARBALL);
+  packedSha = fileHash(PKG_TARBALL);
+  return packedSha;
 }
 
 /** The tarball's package.json. */
