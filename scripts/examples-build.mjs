@@ -117,7 +117,35 @@ export function ensureTarball() {
     fs.rmSync(tmp, { recursive: true, force: true });
   }
   packedSha = fileHash(PKG_TARBALL);
+  for (const m of missingAssets()) log(`warning: the package's ${m.from} refers to ${m.target}, which the package does not contain (webpack, so Docusaurus, fails on it; Vite leaves the URL as it is)`);
   return packedSha;
+}
+
+/** `new URL('…', import.meta.url)` targets of the tarball's JS files that the tarball lacks. */
+function missingAssets() {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'attention-lab-pkg-'));
+  try {
+    execFileSync('tar', ['-xzf', PKG_TARBALL, '-C', dir]);
+    const root = path.join(dir, 'package');
+    const out = [];
+    const walk = (d) => {
+      for (const e of fs.readdirSync(d, { withFileTypes: true })) {
+        const p = path.join(d, e.name);
+        if (e.isDirectory()) walk(p);
+        else if (/\.m?js$/.test(e.name)) {
+          const text = fs.readFileSync(p, 'utf8');
+          for (const m of text.matchAll(/new URL\(\s*['"](\.{1,2}\/[^'"?#]+)[^'"]*['"]\s*,\s*import\.meta\.url\s*\)/g)) {
+            const target = path.resolve(path.dirname(p), m[1]);
+            if (!fs.existsSync(target)) out.push({ from: path.relative(root, p), target: path.relative(root, target) });
+          }
+        }
+      }
+    };
+    walk(path.join(root, 'web'));
+    return out;
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 /** The tarball's package.json. */
