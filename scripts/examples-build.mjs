@@ -48,7 +48,7 @@ export const SITES = {
   docusaurus: { kind: 'npm', build: ['npx', '--no-install', 'docusaurus', 'build', '--out-dir', '../../build/examples/docusaurus'] },
   starlight: { kind: 'npm', build: ['npx', '--no-install', 'astro', 'build'] },
   mkdocs: { kind: 'python', copyTo: 'docs/assets/attention-lab', build: ['mkdocs', 'build', '--strict', '--site-dir', '../../build/examples/mkdocs'] },
-  sphinx: { kind: 'python', copyTo: 'source/_static/attention-lab', build: ['sphinx-build', '-W', '-q', '-b', 'html', 'source', '../../build/examples/sphinx'] },
+  sphinx: { kind: 'python', copyTo: 'source/_static/attention-lab', build: ['sphinx-build', '-W', '-q', '-b', 'html', '-d', '../../build/examples-doctrees/sphinx', 'source', '../../build/examples/sphinx'] },
 };
 
 // Files inside an example folder that are generated, not inputs.
