@@ -44,14 +44,24 @@ async function open(h, hash = '') {
 }
 
 // In the page: every animation frame's time, until __stopFrames().
+// Long tasks (> 50 ms) of the page's main thread are recorded beside them.
 const START_FRAMES = () => {
   window.__frames = [];
+  const long = [];
+  let obs = null;
+  try {
+    obs = new PerformanceObserver((list) => long.push(...list.getEntries().map((e) => Math.round(e.duration))));
+    obs.observe({ type: 'longtask' });
+  } catch {
+    // no longtask entries in this browser
+  }
   let on = true;
   window.__stopFrames = () => {
     on = false;
+    obs?.disconnect();
     const f = window.__frames;
     const gaps = f.slice(1).map((x, i) => x - f[i]);
-    return { frames: f.length, maxGap: Math.max(0, ...gaps), over50: gaps.filter((g) => g > 50).length, over100: gaps.filter((g) => g > 100).length };
+    return { frames: f.length, maxGap: Math.max(0, ...gaps), over50: gaps.filter((g) => g > 50).length, over100: gaps.filter((g) => g > 100).length, longTasks: long };
   };
   const loop = (ts) => {
     window.__frames.push(ts);
@@ -128,9 +138,10 @@ export default function (t) {
         const v = document.getElementById('ym-model-view');
         return v._run?.text === x && v.dataset.state === 'ready';
       }, TEXT, { timeout: 300000 });
+      await page.evaluate(() => document.getElementById('ym-model-view').thumbsPainted);
       const fwdWall = Date.now() - tf;
       const fwdFrames = await page.evaluate(() => window.__stopFrames());
-      const run = await page.evaluate(() => { const r = document.getElementById('ym-model-view').modelRun; return { L: r.ids.length, ms: r.forwardMs, thumbs: document.getElementById('ym-model-view').shadowRoot.querySelectorAll('.al-mv-thumb').length }; });
+      const run = await page.evaluate(() => { const r = document.getElementById('ym-model-view').modelRun; return { L: r.ids.length, ms: r.forwardMs, drawMs: document.getElementById('ym-model-view').lastDrawMs, thumbs: document.getElementById('ym-model-view').shadowRoot.querySelectorAll('.al-mv-thumb').length }; });
       assert.equal(run.L, 32);
       assert.equal(run.thumbs, 144);
       // The page kept drawing: no frame gap as long as the forward itself.
@@ -151,8 +162,8 @@ export default function (t) {
       };
       fs.writeFileSync(path.join(ARTIFACTS, 'your-model-large.json'), JSON.stringify(result, null, 2));
       console.log(`    listed in ${listMs.toFixed(0)} ms (page; ${wallList} ms from setInputFiles), ${headerRead} header bytes read`);
-      console.log(`    load: ${loadWall} ms, ${ev.length} progress events to ${(total / 2 ** 20).toFixed(1)} MiB; page frames: max gap ${loadFrames.maxGap.toFixed(0)} ms, ${loadFrames.over50} gaps > 50 ms of ${loadFrames.frames}`);
-      console.log(`    first forward, 32 tokens: ${run.ms.toFixed(0)} ms in the worker (${fwdWall} ms until drawn); page frames: max gap ${fwdFrames.maxGap.toFixed(0)} ms, ${fwdFrames.over50} gaps > 50 ms of ${fwdFrames.frames}`);
+      console.log(`    load: ${loadWall} ms, ${ev.length} progress events to ${(total / 2 ** 20).toFixed(1)} MiB; page frames: max gap ${loadFrames.maxGap.toFixed(0)} ms, ${loadFrames.over50} gaps > 50 ms of ${loadFrames.frames}; main-thread long tasks [${loadFrames.longTasks.join(', ')}] ms; load average ${os.loadavg()[0].toFixed(1)} on ${os.cpus().length} cores`);
+      console.log(`    first forward, 32 tokens: ${run.ms.toFixed(0)} ms in the worker (${fwdWall} ms until drawn; the grid built in ${run.drawMs.toFixed(0)} ms, its 144 canvases painted over the next frames); page frames: max gap ${fwdFrames.maxGap.toFixed(0)} ms, ${fwdFrames.over50} gaps > 50 ms of ${fwdFrames.frames}; main-thread long tasks [${fwdFrames.longTasks.join(', ')}] ms`);
       console.log(`    next tokens + head roles (${panels.roles ?? 'n/a'} heads): ${panelsWall} ms more in the worker`);
       await page.locator('#your-model').screenshot({ path: path.join(ARTIFACTS, 'your-model-large.png') });
       // Only GETs of the page's own files (under /web/): the chosen folder is never fetched.

@@ -372,8 +372,11 @@ export class AttentionLabModelView extends AttentionLabElement {
     this._headPane.hidden = view !== 'head';
     this._layerLabel.hidden = view !== 'head';
     this._headBtns.hidden = view !== 'head';
+    const tr = performance.now();
     if (view === 'model') this._renderGrid();
     else this._renderHead();
+    /** Milliseconds the last model or head view took to draw (on the page's thread). */
+    this.lastDrawMs = performance.now() - tr;
     if (this._table.open) this._buildTable();
     if (whole && this._panelsPending) {
       this._panelsPending = false;
@@ -405,6 +408,7 @@ export class AttentionLabModelView extends AttentionLabElement {
     for (let hh = 0; hh < d.heads; hh++) cells.push(h('span', { class: 'al-mv-axis', role: 'columnheader', text: t('mv.headN', { h: hh }) }));
     const rows = [h('div', { role: 'row', class: 'al-mv-row' }, cells)];
     this._thumbs = [];
+    const paints = [];
     for (let l = 0; l < d.layers; l++) {
       const row = [h('span', { class: 'al-mv-axis', role: 'rowheader', text: t('mv.layerN', { l }) })];
       for (let hh = 0; hh < d.heads; hh++) {
@@ -413,14 +417,15 @@ export class AttentionLabModelView extends AttentionLabElement {
         canvas.style.setProperty('width', `${size}px`);
         canvas.style.setProperty('height', `${Math.max(8, Math.round(size * d.lq / d.lk))}px`);
         const s = strongest(d.data, off, d.lq, d.lk);
-        const ctx = canvas.getContext('2d');
-        if (ctx) {
+        paints.push(() => {
+          const ctx = canvas.getContext('2d');
+          if (!ctx) return;
           const img = ctx.createImageData(d.lk, d.lq);
           const px = new Uint32Array(img.data.buffer);
           const k = s.value > 0 ? 255 / s.value : 0;
           for (let q = 0; q < per; q++) px[q] = lut[Math.max(0, Math.min(255, Math.round(d.data[off + q] * k))) | 0];
           ctx.putImageData(img, 0, 0);
-        }
+        });
         const btn = h('button', {
           type: 'button', class: 'al-mv-thumb', role: 'gridcell', tabindex: l === this._cell.l && hh === this._cell.h ? '0' : '-1',
           'aria-label': t('mv.thumb', { l, h: hh, value: fmt(s.value, 3), from: this._qTokens[s.i], to: this._kTokens[s.j] }),
@@ -434,7 +439,30 @@ export class AttentionLabModelView extends AttentionLabElement {
     // Rows are laid out by the parent grid (display: contents).
     for (const r of rows) r.style.setProperty('display', 'contents');
     this._grid.replaceChildren(...rows);
+    this._paintThumbs(paints);
     if (this._bigMap && !this._big.hidden) this.enlarge(this._cell.l, this._cell.h, false);
+  }
+
+  /**
+   * Paints the thumbnails a few at a time, about 8 ms of each animation frame
+   * (a 12 × 12 grid is 144 canvases), so a large model's grid never holds the
+   * page's thread for long. `thumbsPainted` resolves when all are painted.
+   */
+  _paintThumbs(paints) {
+    const gen = (this._paintGen = (this._paintGen ?? 0) + 1);
+    let done;
+    this.thumbsPainted = new Promise((r) => { done = r; });
+    const raf = typeof requestAnimationFrame === 'function' ? requestAnimationFrame : (f) => setTimeout(f, 16);
+    let i = 0;
+    const step = () => {
+      if (gen !== this._paintGen) return done();
+      const t0 = performance.now();
+      while (i < paints.length && (i === 0 || performance.now() - t0 < 8)) paints[i++]();
+      if (i < paints.length) raf(step);
+      else done();
+    };
+    // The first ones at once (small models: all of them).
+    step();
   }
 
   _gridKey(e) {
@@ -566,6 +594,7 @@ export class AttentionLabModelView extends AttentionLabElement {
       c.height = d.layers * (cell + gap) + gap;
       const ctx = c.getContext('2d');
       ctx.imageSmoothingEnabled = false;
+      await this.thumbsPainted;
       for (const b of this._thumbs ?? []) {
         ctx.drawImage(b.firstChild, gap + Number(b.dataset.head) * (cell + gap), gap + Number(b.dataset.layer) * (cell + gap), cell, cell);
       }

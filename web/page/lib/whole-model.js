@@ -142,6 +142,15 @@ export function mountWholeModel(ctx, box, section) {
     model = null;
   }
 
+  let last = null;
+  let drawQueued = false;
+  function drawProgress(p) {
+    if (!p) return;
+    progress.max = Math.max(1, p.total);
+    progress.value = p.loaded;
+    progressText.textContent = ctx.t('ym.m.progress', { loaded: mib(p.loaded), total: mib(p.total), pct: ((100 * p.loaded) / Math.max(1, p.total)).toFixed(0) });
+  }
+
   async function load() {
     if (!listing || abort) return;
     const t = ctx.t;
@@ -162,12 +171,19 @@ export function mountWholeModel(ctx, box, section) {
         signal: abort.signal,
         onProgress: (p) => {
           state.progressEvents.push({ loaded: p.loaded, total: p.total, ms: performance.now() - t0 });
-          progress.max = Math.max(1, p.total);
-          progress.value = p.loaded;
-          progressText.textContent = t('ym.m.progress', { loaded: mib(p.loaded), total: mib(p.total), pct: ((100 * p.loaded) / Math.max(1, p.total)).toFixed(0) });
+          last = p;
+          // Drawn at most once a frame (a chunk arrives every few milliseconds).
+          if (!drawQueued) {
+            drawQueued = true;
+            requestAnimationFrame(() => {
+              drawQueued = false;
+              drawProgress(last);
+            });
+          }
         },
       });
       state.loadMs = performance.now() - t0;
+      drawProgress(last);
       section.dataset.model = 'loaded';
       section.dataset.loadMs = state.loadMs.toFixed(0);
       loadInfo.textContent = t('ym.m.loaded', { ms: state.loadMs.toFixed(0), type: model.config.modelType, params: model.config.parameters.toLocaleString('en-US'), mb: mib(model.config.bytes) });
