@@ -230,6 +230,42 @@ export default function (t) {
   t.test('gpt2 folder: listed, loaded in a worker; maps, next tokens, seeded Generate and Stop = the library in Node', (h) => checkCausal(h, 'gpt2', 'The cat sat on the mat.'), { timeout: 180000 });
   t.test('llama folder (GQA 4/2): the same checks', (h) => checkCausal(h, 'llama', 'The dog is on the log.'), { timeout: 180000 });
 
+  t.test('several files dropped on the drop zone (DataTransfer): llama-sharded listed with its two BF16 shards and run', async (h) => {
+    const dir = path.join(MODELS, 'llama-sharded');
+    const names = fs.readdirSync(dir).filter((n) => n !== 'expected.json');
+    const files = names.map((n) => ({ name: n, b64: fs.readFileSync(path.join(dir, n)).toString('base64') }));
+    const node = await nodeModel(path.join(MODELS, 'llama'));
+    const { page, requests } = await openYourModel(h);
+    try {
+      await page.evaluate((list) => {
+        const dt = new DataTransfer();
+        for (const f of list) dt.items.add(new File([Uint8Array.from(atob(f.b64), (c) => c.charCodeAt(0))], f.name));
+        const zone = document.querySelector('#your-model .ym-drop');
+        zone.dispatchEvent(new DragEvent('dragover', { dataTransfer: dt, bubbles: true, cancelable: true }));
+        zone.dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));
+      }, files);
+      await page.waitForFunction(() => ['listed', 'error'].includes(document.getElementById('your-model').dataset.model));
+      const listed = await listingOf(page);
+      assert.equal(listed.type, 'llama');
+      assert.equal(listed.dtype, 'BF16');
+      assert.match(listed.bytes, /in 2 safetensors file\(s\)$/);
+      assert.equal(listed.kvHeads, '2');
+      await loadIt(page);
+      const text = 'The dog is on the log.';
+      await page.waitForFunction(() => document.getElementById('ym-model-view').modelRun);
+      await setSentence(page, text);
+      await ranOn(page, text);
+      const ref = node.forwardSync(text, { attentions: true });
+      const shown = await page.evaluate(() => Array.from(document.getElementById('ym-model-view').data.data));
+      near(shown, ref.attentions.flatMap((a) => Array.from(a.data)), 1e-6, 'llama-sharded (BF16) vs llama (F32) in Node');
+      assertLocal(requests);
+      assert.deepEqual(page.problems(), []);
+    } finally {
+      node.dispose();
+      await page.closeAll();
+    }
+  }, { timeout: 180000 });
+
   t.test('bert folder: the [MASK] view = model.fillMask, thumbnails and a map = forward', async (h) => {
     const dir = path.join(MODELS, 'bert');
     const node = await nodeModel(dir);
