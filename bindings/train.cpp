@@ -177,7 +177,7 @@ struct TransformerConfigJs {
   double ropeTheta = 10000, typeVocab = 0;
   bool embedNorm = false, mlmHead = false;
   double initStd = 0;
-  bool initWeights = true;
+  bool initWeights = true, packedWeights = false;
 };
 
 uintptr_t TransformerCreate(const TransformerConfigJs& j) {
@@ -208,6 +208,7 @@ uintptr_t TransformerCreate(const TransformerConfigJs& j) {
   c.mlm_head = j.mlmHead;
   c.init_std = static_cast<float>(j.initStd);
   c.init_weights = j.initWeights;
+  c.packed_weights = j.packedWeights;
   Status s;
   auto t = attnlab::Transformer::Create(c, &s);
   if (!t) {
@@ -238,9 +239,18 @@ std::string TransformerParamInfo(uintptr_t h) {
   return os.str();
 }
 
-void TransformerGetParams(uintptr_t h, uintptr_t out) {
-  const auto* t = T(h);
-  std::copy(t->Params(), t->Params() + t->ParamCount(), Ptr<float>(out));
+void TransformerGetParams(uintptr_t h, uintptr_t out) { T(h)->CopyParams(Ptr<float>(out)); }
+
+// One chunk of a checkpoint tensor (web/lib/model/load.js).
+struct WriteParamJs {
+  double index = 0, first = 0, rows = 0, ld = 0;
+  uintptr_t src = 0;
+  bool transposed = false;
+};
+int TransformerWriteParam(uintptr_t h, const WriteParamJs& j) {
+  return Report(T(h)->WriteParam(static_cast<int64_t>(j.index), static_cast<int64_t>(j.first),
+                                 static_cast<int64_t>(j.rows), Ptr<const float>(j.src),
+                                 static_cast<int64_t>(j.ld), j.transposed));
 }
 void TransformerGetGradients(uintptr_t h, uintptr_t out) {
   const auto* t = T(h);
@@ -445,7 +455,15 @@ EMSCRIPTEN_BINDINGS(attention_lab_train) {
       .field("embedNorm", &TransformerConfigJs::embedNorm)
       .field("mlmHead", &TransformerConfigJs::mlmHead)
       .field("initStd", &TransformerConfigJs::initStd)
-      .field("initWeights", &TransformerConfigJs::initWeights);
+      .field("initWeights", &TransformerConfigJs::initWeights)
+      .field("packedWeights", &TransformerConfigJs::packedWeights);
+  value_object<WriteParamJs>("WriteParamArgs")
+      .field("index", &WriteParamJs::index)
+      .field("first", &WriteParamJs::first)
+      .field("rows", &WriteParamJs::rows)
+      .field("ld", &WriteParamJs::ld)
+      .field("src", &WriteParamJs::src)
+      .field("transposed", &WriteParamJs::transposed);
   value_object<ModelRunJs>("ModelRunArgs")
       .field("batch", &ModelRunJs::batch)
       .field("length", &ModelRunJs::length)
@@ -495,6 +513,7 @@ EMSCRIPTEN_BINDINGS(attention_lab_train) {
   function("transformerForward", &TransformerForward);
   function("transformerParamsPointer", &TransformerParamsPointer);
   function("transformerCheckParams", &TransformerCheckParams);
+  function("transformerWriteParam", &TransformerWriteParam);
   function("transformerCached", &TransformerCached);
   function("transformerRun", &TransformerRun);
   function("transformerConfigureOptimizer", &TransformerConfigureOptimizer);

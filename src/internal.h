@@ -90,6 +90,11 @@ bool LinearDriver(int64_t rows, int64_t in, int64_t out, const float* x,
                   const float* w, bool dense, const float* b, float* y,
                   AlignedBuffer* pack);
 
+// The same over a weight packed once (kernels::PackB of W as B [K, N]):
+// GemvPacked for up to 4 rows, else the GEMM, with no packing per call.
+void LinearPackedDriver(int64_t rows, int64_t in, int64_t out, const float* x,
+                        const kernels::PackedB& w, const float* b, float* y);
+
 // rotaryDim even in [2, D]; base > 1 and finite.
 Status CheckRotaryDim(int64_t rotary_dim, int64_t head_dim);
 Status CheckRopeBase(double base);

@@ -37,6 +37,15 @@ bool LinearDriver(int64_t rows, int64_t in, int64_t out, const float* x,
   kernels::Gemm(rows, out, in, x, in, pb, b, y, out);
   return true;
 }
+void LinearPackedDriver(int64_t rows, int64_t in, int64_t out, const float* x,
+                        const kernels::PackedB& w, const float* b, float* y) {
+  if (rows <= 0 || out <= 0) return;
+  if (rows <= kGemvRows) {
+    kernels::GemvPacked(rows, out, in, x, in, w, b, y, out);
+    return;
+  }
+  kernels::Gemm(rows, out, in, x, in, w, b, y, out);
+}
 }  // namespace internal
 
 Status Linear(const LinearArgs& a) {

@@ -49,6 +49,15 @@ void GemvT(int64_t m, int64_t n, int64_t k, const float* x, int64_t ldx,
            int64_t ldy) {
   ATTNLAB_DISPATCH(GemvT(m, n, k, x, ldx, w, ldw, bias, y, ldy));
 }
+void GemvPacked(int64_t m, int64_t n, int64_t k, const float* x, int64_t ldx,
+                const PackedB& b, const float* bias, float* y, int64_t ldy) {
+  ATTNLAB_DISPATCH(GemvPacked(m, n, k, x, ldx, b, bias, y, ldy));
+}
+void GeluTanh(int64_t n, const float* x, float* y) { ATTNLAB_DISPATCH(GeluTanh(n, x, y)); }
+void Gelu(int64_t n, const float* x, float* y) { ATTNLAB_DISPATCH(Gelu(n, x, y)); }
+void SwiGlu(int64_t n, const float* gate, const float* up, float* y) {
+  ATTNLAB_DISPATCH(SwiGlu(n, gate, up, y));
+}
 void AttentionCore(const AttentionView& view, float* scratch) {
   ATTNLAB_DISPATCH(AttentionCore(view, scratch));
 }

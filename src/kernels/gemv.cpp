@@ -13,6 +13,7 @@
 // Scalar: the plain dot product per output, in k order.
 // Threads: outputs split into chunks of whole 4-row blocks.
 #include <algorithm>
+#include <cstdint>
 
 #include "kernels/kernels.h"
 #include "kernels/simd.h"
@@ -31,6 +32,18 @@ void GemvT(int64_t m, int64_t n, int64_t k, const float* x, int64_t ldx,
       const float* xr = x + i * ldx;
       float s = 0.0f;
       for (int64_t p = 0; p < k; ++p) s += xr[p] * wr[p];
+      y[i * ldy + j] = s + (bias ? bias[j] : 0.0f);
+    }
+  }
+}
+void GemvPacked(int64_t m, int64_t n, int64_t k, const float* x, int64_t ldx,
+                const PackedB& b, const float* bias, float* y, int64_t ldy) {
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      const float* col = b.data + (j / b.nr) * b.panel_stride + j % b.nr;
+      const float* xr = x + i * ldx;
+      float s = 0.0f;
+      for (int64_t p = 0; p < k; ++p) s += xr[p] * col[p * b.nr];
       y[i * ldy + j] = s + (bias ? bias[j] : 0.0f);
     }
   }
@@ -125,6 +138,90 @@ void GemvT(int64_t m, int64_t n, int64_t k, const float* x, int64_t ldx,
   const int64_t tasks = (n + kRowsPerTask - 1) / kRowsPerTask;
   auto task = [=](int64_t t, int) {
     GemvBlock(m, t * kRowsPerTask, std::min(n, (t + 1) * kRowsPerTask), k, x, ldx, w, ldw, bias, y, ldy);
+  };
+  internal::ParallelFor(tasks, task);
+}
+
+namespace {
+// Panels p0..p1 of a packed B (nr = 2·kWidth columns each) for the m <= 4
+// rows of x, one row at a time. Four panels share each broadcast of x[k]
+// (8 accumulators + the broadcast + the loads fit the ~13 v128 registers),
+// so a broadcast feeds 8 vector multiply-adds, as many weights per x load
+// as GemvT's 4-row blocks; a remainder of panels goes one at a time.
+void StorePanel(const Batch& lo, const Batch& hi, int64_t j0, int64_t cols, const float* bias,
+                float* yrow) {
+  alignas(64) float out[2 * kWidth];
+  lo.store_aligned(out);
+  hi.store_aligned(out + kWidth);
+  for (int64_t c = 0; c < cols; ++c) yrow[j0 + c] = out[c] + (bias ? bias[j0 + c] : 0.0f);
+}
+
+void GemvPanels(int64_t m, int64_t n, int64_t k, const float* x, int64_t ldx,
+                const PackedB& b, const float* bias, float* y, int64_t ldy,
+                int64_t p0, int64_t p1) {
+  const int64_t nr = b.nr, ps = b.panel_stride;
+  auto cols = [&](int64_t p) { return std::min<int64_t>(nr, n - p * nr); };
+  for (int64_t i = 0; i < m; ++i) {
+    const float* xr = x + i * ldx;
+    float* yr = y + i * ldy;
+    int64_t p = p0;
+    for (; p + 4 <= p1; p += 4) {
+      const float* q0 = b.data + p * ps;
+      const float* q1 = q0 + ps;
+      const float* q2 = q1 + ps;
+      const float* q3 = q2 + ps;
+      Batch a0(0.0f), a1(0.0f), c0(0.0f), c1(0.0f), d0(0.0f), d1(0.0f), e0(0.0f), e1(0.0f);
+      for (int64_t q = 0; q < k; ++q) {
+        const Batch xv(xr[q]);
+        const int64_t o = q * nr;
+        a0 += xv * Batch::load_aligned(q0 + o);
+        a1 += xv * Batch::load_aligned(q0 + o + kWidth);
+        c0 += xv * Batch::load_aligned(q1 + o);
+        c1 += xv * Batch::load_aligned(q1 + o + kWidth);
+        d0 += xv * Batch::load_aligned(q2 + o);
+        d1 += xv * Batch::load_aligned(q2 + o + kWidth);
+        e0 += xv * Batch::load_aligned(q3 + o);
+        e1 += xv * Batch::load_aligned(q3 + o + kWidth);
+      }
+      StorePanel(a0, a1, p * nr, cols(p), bias, yr);
+      StorePanel(c0, c1, (p + 1) * nr, cols(p + 1), bias, yr);
+      StorePanel(d0, d1, (p + 2) * nr, cols(p + 2), bias, yr);
+      StorePanel(e0, e1, (p + 3) * nr, cols(p + 3), bias, yr);
+    }
+    for (; p < p1; ++p) {
+      const float* q0 = b.data + p * ps;
+      Batch a0(0.0f), a1(0.0f);
+      for (int64_t q = 0; q < k; ++q) {
+        const Batch xv(xr[q]);
+        a0 += xv * Batch::load_aligned(q0 + q * nr);
+        a1 += xv * Batch::load_aligned(q0 + q * nr + kWidth);
+      }
+      StorePanel(a0, a1, p * nr, cols(p), bias, yr);
+    }
+  }
+}
+}  // namespace
+
+// Decoding over weights packed once for the GEMM (PackB): the panels are
+// streamed once, in order. Falls back to the generic loop for a packing of
+// another width.
+void GemvPacked(int64_t m, int64_t n, int64_t k, const float* x, int64_t ldx,
+                const PackedB& b, const float* bias, float* y, int64_t ldy) {
+  if (b.nr != 2 * kWidth || reinterpret_cast<uintptr_t>(b.data) % (sizeof(float) * kWidth) != 0 ||
+      (b.panel_stride * static_cast<int64_t>(sizeof(float))) % static_cast<int64_t>(sizeof(float) * kWidth) != 0) {
+    scalar::GemvPacked(m, n, k, x, ldx, b, bias, y, ldy);
+    return;
+  }
+  const int64_t panels = (n + b.nr - 1) / b.nr;
+  const int threads = internal::ThreadsFor(m * n * k, kMinParallelGemv);
+  if (threads == 1) {
+    GemvPanels(m, n, k, x, ldx, b, bias, y, ldy, 0, panels);
+    return;
+  }
+  const int64_t per = std::max<int64_t>(4, kRowsPerTask / b.nr);
+  const int64_t tasks = (panels + per - 1) / per;
+  auto task = [=](int64_t t, int) {
+    GemvPanels(m, n, k, x, ldx, b, bias, y, ldy, t * per, std::min(panels, (t + 1) * per));
   };
   internal::ParallelFor(tasks, task);
 }

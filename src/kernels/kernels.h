@@ -116,6 +116,14 @@ void CopyTraceWeights(const AttentionView& view, const float* weights, float* ou
   void GemvT(int64_t m, int64_t n, int64_t k, const float* x, int64_t ldx,    \
              const float* w, int64_t ldw, const float* bias, float* y,        \
              int64_t ldy);                                                    \
+  /* y[M, N] = x[M, K]·B + bias over a packed B (weights packed once). */     \
+  void GemvPacked(int64_t m, int64_t n, int64_t k, const float* x,            \
+                  int64_t ldx, const PackedB& b, const float* bias, float* y, \
+                  int64_t ldy);                                               \
+  /* The MLP activations (activation.cpp): gelu_new, erf GELU, SwiGLU. */     \
+  void GeluTanh(int64_t n, const float* x, float* y);                         \
+  void Gelu(int64_t n, const float* x, float* y);                             \
+  void SwiGlu(int64_t n, const float* gate, const float* up, float* y);       \
   /* scratch: AttentionScratchFloats(view) floats, 64-byte aligned. */        \
   void AttentionCore(const AttentionView& view, float* scratch);              \
   /* y = LN(x + r)·gamma + beta per row; r, gamma, beta may be null. */       \
@@ -148,6 +156,11 @@ void Gemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
 void GemvT(int64_t m, int64_t n, int64_t k, const float* x, int64_t ldx,
            const float* w, int64_t ldw, const float* bias, float* y,
            int64_t ldy);
+void GemvPacked(int64_t m, int64_t n, int64_t k, const float* x, int64_t ldx,
+                const PackedB& b, const float* bias, float* y, int64_t ldy);
+void GeluTanh(int64_t n, const float* x, float* y);
+void Gelu(int64_t n, const float* x, float* y);
+void SwiGlu(int64_t n, const float* gate, const float* up, float* y);
 void AttentionCore(const AttentionView& view, float* scratch);
 void AddLayerNorm(int64_t rows, int64_t dim, const float* x, const float* r,
                   const float* gamma, const float* beta, float eps, float* y);

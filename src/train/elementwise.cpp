@@ -1,6 +1,6 @@
 // Element-wise layers, forward and backward:
 //   GELU       y = x·Φ(x) = x/2·(1 + erf(x/√2));  dx = dy·(Φ(x) + x·φ(x))
-//              (erf to 1.5e-7 absolute, see NormalCdfPdf)
+//              (the backward's erf to 1.5e-7 absolute, see NormalCdfPdf)
 //   dropout    the core's inverted dropout (attention_lab.h); it is linear,
 //              so the backward applies the same mask and 1/(1-p) to dy
 //   gelu_new   GPT-2's tanh form; SwiGLU  y = SiLU(gate)·up (Llama's MLP)
@@ -33,13 +33,9 @@ inline void NormalCdfPdf(float x, float* cdf, float* pdf) {
 }
 }  // namespace
 
-void GeluForward(int64_t n, const float* x, float* y) {
-  for (int64_t i = 0; i < n; ++i) {
-    float cdf, pdf;
-    NormalCdfPdf(x[i], &cdf, &pdf);
-    y[i] = x[i] * cdf;
-  }
-}
+// The forwards are the core's activation kernels (src/kernels/activation.cpp,
+// SIMD on the active kernel set): one definition for training and models.
+void GeluForward(int64_t n, const float* x, float* y) { kernels::Gelu(n, x, y); }
 
 void GeluBackward(int64_t n, const float* x, const float* dy, float* dx) {
   for (int64_t i = 0; i < n; ++i) {
@@ -54,12 +50,7 @@ constexpr float kSqrt2OverPi = 0.79788456080286536f;
 constexpr float kGeluCubic = 0.044715f;
 }  // namespace
 
-void GeluTanhForward(int64_t n, const float* x, float* y) {
-  for (int64_t i = 0; i < n; ++i) {
-    const float v = x[i];
-    y[i] = 0.5f * v * (1.0f + std::tanh(kSqrt2OverPi * (v + kGeluCubic * v * v * v)));
-  }
-}
+void GeluTanhForward(int64_t n, const float* x, float* y) { kernels::GeluTanh(n, x, y); }
 
 // d/dx = 0.5(1 + t) + 0.5x(1 − t²)·√(2/π)(1 + 3·0.044715x²), t = tanh(u).
 void GeluTanhBackward(int64_t n, const float* x, const float* dy, float* dx) {
@@ -72,10 +63,7 @@ void GeluTanhBackward(int64_t n, const float* x, const float* dy, float* dx) {
 }
 
 void SwiGluForward(int64_t n, const float* gate, const float* up, float* y) {
-  for (int64_t i = 0; i < n; ++i) {
-    const float g = gate[i];
-    y[i] = g / (1.0f + std::exp(-g)) * up[i];
-  }
+  kernels::SwiGlu(n, gate, up, y);
 }
 
 // dgate = dy·up·σ(g)(1 + g(1 − σ(g))), dup = dy·SiLU(g).

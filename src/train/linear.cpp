@@ -15,6 +15,11 @@ bool LinearForward(int64_t rows, int64_t in, int64_t out, const float* x,
   return internal::LinearDriver(rows, in, out, x, w, false, b, y, &ws->pack);
 }
 
+void LinearForwardPacked(int64_t rows, int64_t in, int64_t out, const float* x,
+                         const kernels::PackedB& w, const float* b, float* y) {
+  internal::LinearPackedDriver(rows, in, out, x, w, b, y);
+}
+
 bool LinearBackward(int64_t rows, int64_t in, int64_t out, const float* x,
                     const float* w, const float* dy, float* dx,
                     bool accumulate_dx, float* dw, float* db, Workspace* ws) {

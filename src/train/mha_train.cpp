@@ -96,9 +96,18 @@ bool MhaForward(const MhaShape& s, const MhaParams& p, const float* query,
   }
   using W = WeightId;
   auto w = [&](W id) { return p.w[static_cast<int>(id)]; };
-  if (!LinearForward(rq, e, e, query, w(W::kWq), w(W::kBq), act->q.data(), ws) ||
-      !LinearForward(rk, s.kdim, ekv, key, w(W::kWk), w(W::kBk), act->k.data(), ws) ||
-      !LinearForward(rk, s.vdim, ekv, value, w(W::kWv), w(W::kBv), act->v.data(), ws)) {
+  // A projection through the packed weight when there is one.
+  auto proj = [&](int64_t rows, int64_t in, int64_t out, const float* x, W wid, W bid, float* y) {
+    const kernels::PackedB* pw = s.packed ? s.packed[static_cast<int>(wid)] : nullptr;
+    if (pw != nullptr) {
+      LinearForwardPacked(rows, in, out, x, *pw, w(bid), y);
+      return true;
+    }
+    return LinearForward(rows, in, out, x, w(wid), w(bid), y, ws);
+  };
+  if (!proj(rq, e, e, query, W::kWq, W::kBq, act->q.data()) ||
+      !proj(rk, s.kdim, ekv, key, W::kWk, W::kBk, act->k.data()) ||
+      !proj(rk, s.vdim, ekv, value, W::kWv, W::kBv, act->v.data())) {
     return false;
   }
   if (s.rope != nullptr) {
@@ -117,7 +126,7 @@ bool MhaForward(const MhaShape& s, const MhaParams& p, const float* query,
   if (!ws->tile.Reserve(kernels::AttentionScratchFloats(v))) return false;
   kernels::AttentionCore(v, ws->tile.data());
   ZeroDisabledHeads(s, head_enabled, act->ctx.data());
-  return LinearForward(rq, e, e, act->ctx.data(), w(W::kWo), w(W::kBo), output, ws);
+  return proj(rq, e, e, act->ctx.data(), W::kWo, W::kBo, output);
 }
 
 bool MhaBackward(const MhaShape& s, const MhaParams& p, const float* query,

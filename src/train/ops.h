@@ -38,6 +38,9 @@ bool MatMul(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
 // y[R, out] = x[R, in]·Wᵀ + b, W [out, in] (torch), b may be null.
 bool LinearForward(int64_t rows, int64_t in, int64_t out, const float* x,
                    const float* w, const float* b, float* y, Workspace* ws);
+// The same over a weight packed once (inference models).
+void LinearForwardPacked(int64_t rows, int64_t in, int64_t out, const float* x,
+                         const kernels::PackedB& w, const float* b, float* y);
 // dx (written, or += when accumulate_dx; null: skipped), dw +=, db += (null:
 // skipped).
 bool LinearBackward(int64_t rows, int64_t in, int64_t out, const float* x,
@@ -79,6 +82,9 @@ struct MhaShape {
   int64_t pos0 = 0;
   float* k_cache = nullptr;  // null: no cache (K, V from all lk key rows)
   float* v_cache = nullptr;
+  // Inference: the projection weights packed once, by WeightId (null
+  // entries, or a null array: MhaParams' torch-layout weights).
+  const kernels::PackedB* const* packed = nullptr;
 };
 // head_enabled: null, or [H] flags (0: the head's context is zeroed).
 bool MhaForward(const MhaShape& s, const MhaParams& p, const float* query,

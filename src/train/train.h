@@ -158,6 +158,10 @@ struct TransformerConfig {
                                 // projections std/√(2N)); 0: the default init
   bool init_weights = true;     // false: weights start at zero (a checkpoint
                                 // is written over them: MutableParams)
+  bool packed_weights = false;  // inference only (no Step): the projection
+                                // weights are held packed for the GEMM, once,
+                                // instead of packed on every call; they are
+                                // written with WriteParam, read with CopyParams
 };
 
 // AdamW (decoupled weight decay, as torch.optim.AdamW) with a linear warmup
@@ -217,8 +221,18 @@ class Transformer {
   Status SetParams(const float* data);
   // The parameter vector to fill in place (loading a checkpoint without a
   // second copy); CheckParams() then checks that every value is finite.
+  // Params() and MutableParams() are the flat layout only without
+  // packed_weights; CopyParams works for both.
   float* MutableParams();
   Status CheckParams() const;
+  // All parameters in the flat layout of params() (ParamCount() floats).
+  void CopyParams(float* out) const;
+  // Writes rows [first, first + rows) of parameter `index` (its shape as
+  // [R, C], a vector as [1, n]) from src (rows × C, rows ld apart); with
+  // `transposed`, src holds rows [first, first + rows) of the transposed
+  // [C, R] matrix instead (Conv1D / Keras [in, out] weights).
+  Status WriteParam(int64_t index, int64_t first, int64_t rows, const float* src,
+                    int64_t ld, bool transposed);
 
   // Heads switched off (ablated) contribute zeros to their layer's context.
   Status SetHeadEnabled(int64_t layer, int64_t head, bool enabled);

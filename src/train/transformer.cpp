@@ -46,6 +46,7 @@ struct BlockParams {
   // Offsets into the flat vector; -1 where the config has no such tensor.
   int64_t norm1_w = -1, norm1_b = -1, w1 = -1, b1 = -1, wg = -1, w2 = -1, b2 = -1,
           norm2_w = -1, norm2_b = -1, attn_off[8] = {-1, -1, -1, -1, -1, -1, -1, -1};
+  const kernels::PackedB* pk[8] = {};  // packed attention projections (inference)
 };
 
 struct BlockActs {
@@ -58,11 +59,35 @@ struct BlockActs {
 struct LayerCache {
   AlignedBuffer k, v;
 };
+
+// A projection weight held packed for the GEMM (packed_weights): W [out, in]
+// as B [in, out] in panels (kernels::PackB), packed once.
+struct PackedWeight {
+  AlignedBuffer buf;
+  kernels::PackedB pb;
+  int64_t out = 0, in = 0;
+};
+
+bool IsProjection(const std::string& name) {
+  static const char* kSuffixes[] = {".attn.wq", ".attn.wk", ".attn.wv", ".attn.wo", ".ffn.w1",
+                                    ".ffn.wg", ".ffn.w2", "mlm.dense.weight", "head.weight"};
+  for (const char* suffix : kSuffixes) {
+    const size_t n = std::strlen(suffix);
+    if (name.size() >= n && name.compare(name.size() - n, std::string::npos, suffix) == 0) return true;
+  }
+  return false;
+}
 }  // namespace
 
 struct Transformer::Impl {
   TransformerConfig config;
   std::vector<ParamInfo> infos;
+  // Where each parameter lives: a float offset into `params`, or (packed
+  // projections) -(2 + j) for packed[j]. The block offsets below hold the
+  // same codes, so P() of a packed weight is null and Pk() finds it.
+  std::vector<int64_t> storage;
+  std::vector<std::unique_ptr<PackedWeight>> packed;
+  int64_t stored = 0;  // floats in `params`
   AlignedBuffer params, grads, m, v;
   bool training_buffers = false;
   std::vector<uint8_t> decay;
@@ -89,6 +114,7 @@ struct Transformer::Impl {
   int64_t step = 0;
   uint64_t dropout_calls = 0;
 
+  // Registers a parameter; returns its storage code (see `storage`).
   int64_t Add(const std::string& name, std::vector<int64_t> shape, bool dec) {
     int64_t n = 1;
     for (int64_t d : shape) n *= d;
@@ -97,13 +123,35 @@ struct Transformer::Impl {
     info.shape = std::move(shape);
     info.offset = count;
     info.decay = dec;
+    int64_t code = stored;
+    if (config.packed_weights && info.shape.size() == 2 && IsProjection(name)) {
+      auto w = std::make_unique<PackedWeight>();
+      w->out = info.shape[0];
+      w->in = info.shape[1];
+      code = -2 - static_cast<int64_t>(packed.size());
+      packed.push_back(std::move(w));
+    } else {
+      stored += n;
+    }
+    storage.push_back(code);
     infos.push_back(info);
     count += n;
-    return info.offset;
+    return code;
   }
 
   float* P(int64_t off) { return off < 0 ? nullptr : params.data() + off; }
   float* G(int64_t off) { return off < 0 ? nullptr : grads.data() + off; }
+  const kernels::PackedB* Pk(int64_t off) {
+    return off <= -2 ? &packed[static_cast<size_t>(-2 - off)]->pb : nullptr;
+  }
+  // y = x·Wᵀ + b through the packed weight when there is one.
+  bool Lin(int64_t rows, int64_t in, int64_t out, const float* x, int64_t w, int64_t b, float* y) {
+    if (const kernels::PackedB* pk = Pk(w)) {
+      train::LinearForwardPacked(rows, in, out, x, *pk, P(b), y);
+      return true;
+    }
+    return train::LinearForward(rows, in, out, x, P(w), P(b), y, &ws);
+  }
 
   int64_t KvWidth() const {
     const int64_t hkv = config.num_kv_heads > 0 ? config.num_kv_heads : config.num_heads;
@@ -181,16 +229,16 @@ struct Transformer::Impl {
   // The MLP of one block: f2 = W2·act(W1·in + b1) + b2.
   bool Mlp(int64_t rows, const BlockParams& bp, BlockActs& a, const float* in) {
     const int64_t e = config.embed_dim, f = config.ffn_dim;
-    if (!train::LinearForward(rows, e, f, in, P(bp.w1), P(bp.b1), a.f1.data(), &ws)) return false;
+    if (!Lin(rows, e, f, in, bp.w1, bp.b1, a.f1.data())) return false;
     switch (config.activation) {
       case Activation::kGelu: train::GeluForward(rows * f, a.f1.data(), a.g.data()); break;
       case Activation::kGeluTanh: train::GeluTanhForward(rows * f, a.f1.data(), a.g.data()); break;
       case Activation::kSwiGlu:
-        if (!train::LinearForward(rows, e, f, in, P(bp.wg), nullptr, a.fg.data(), &ws)) return false;
+        if (!Lin(rows, e, f, in, bp.wg, -1, a.fg.data())) return false;
         train::SwiGluForward(rows * f, a.fg.data(), a.f1.data(), a.g.data());
         break;
     }
-    return train::LinearForward(rows, f, e, a.g.data(), P(bp.w2), P(bp.b2), a.f2.data(), &ws);
+    return Lin(rows, f, e, a.g.data(), bp.w2, bp.b2, a.f2.data());
   }
   // dout: ∂/∂f2 (read); din: ∂/∂in (written).
   bool MlpBackward(int64_t rows, BlockParams& bp, BlockActs& a, const float* in,
@@ -232,6 +280,7 @@ struct Transformer::Impl {
   // logits [rows, V] of the head input rows first..first+rows−1.
   bool Logits(int64_t first, int64_t rows, float* out) {
     const int64_t e = config.embed_dim;
+    if (!config.tie_embeddings) return Lin(rows, e, config.vocab_size, HeadInput() + first * e, head_w, head_b, out);
     return train::LinearForward(rows, e, config.vocab_size, HeadInput() + first * e, HeadWeight(),
                                 P(head_b), out, &ws);
   }
@@ -369,9 +418,19 @@ std::unique_ptr<Transformer> Transformer::Create(const TransformerConfig& config
   if (config.has_head && config.head_bias) im.head_b = im.Add("head.bias", {vocab}, false);
 
   int64_t bytes = 0;
-  if (!internal::CheckedMul(im.count, 4, &bytes) || bytes > kMaxCallBytes ||
-      !im.params.Reserve(im.count) ||
-      !internal::CanAllocate(im.count + nl * config.num_heads + config.max_length * e * 4)) {
+  bool packed_ok = true;
+  for (auto& w : im.packed) {
+    const int64_t n = kernels::PackedFloats(w->in, w->out);
+    if (!w->buf.Reserve(n)) {
+      packed_ok = false;
+      break;
+    }
+    std::fill(w->buf.data(), w->buf.data() + n, 0.0f);
+    w->pb = kernels::PackedB{w->buf.data(), kernels::GemmNr(w->out), w->in * kernels::GemmNr(w->out)};
+  }
+  if (!packed_ok || !internal::CheckedMul(im.count, 4, &bytes) || bytes > kMaxCallBytes ||
+      !im.params.Reserve(std::max<int64_t>(im.stored, 1)) ||
+      !internal::CanAllocate(im.stored + nl * config.num_heads + config.max_length * e * 4)) {
     std::ostringstream os;
     os << "transformer: out of memory for the parameters (" << im.count << " floats, "
        << (im.count * 4.0) / (1 << 20) << " MiB)";
@@ -379,7 +438,7 @@ std::unique_ptr<Transformer> Transformer::Create(const TransformerConfig& config
     return nullptr;
   }
   im.decay.assign(static_cast<size_t>(im.count), 0);
-  std::fill(im.params.data(), im.params.data() + im.count, 0.0f);
+  std::fill(im.params.data(), im.params.data() + im.stored, 0.0f);
   const float gpt2_std = config.init_std;
   const float residual_std = gpt2_std / std::sqrt(2.0f * static_cast<float>(nl));
   for (size_t i = 0; i < im.infos.size(); ++i) {
@@ -389,7 +448,8 @@ std::unique_ptr<Transformer> Transformer::Create(const TransformerConfig& config
     if (info.decay) std::fill(im.decay.begin() + info.offset, im.decay.begin() + info.offset + n, 1);
     if (!config.init_weights) continue;
     const uint32_t seed = Hash32(config.seed * 0x9E3779B9u + static_cast<uint32_t>(i) + 1u);
-    float* p = im.P(info.offset);
+    float* p = im.P(im.storage[i]);
+    if (p == nullptr) continue;  // packed (a loaded model: written by WriteParam)
     const std::string& name = info.name;
     const bool embedding = name == "embed.weight" || name == "pos.weight" || name == "type.weight";
     if (EndsWith(name, "norm1.weight") || EndsWith(name, "norm2.weight") || EndsWith(name, "norm.weight")) {
@@ -410,7 +470,10 @@ std::unique_ptr<Transformer> Transformer::Create(const TransformerConfig& config
     }  // biases and LayerNorm beta start at zero
   }
   for (auto& b : im.blocks) {
-    for (int i = 0; i < 8; ++i) b.attn.w[i] = im.P(b.attn_off[i]);
+    for (int i = 0; i < 8; ++i) {
+      b.attn.w[i] = im.P(b.attn_off[i]);
+      b.pk[i] = im.Pk(b.attn_off[i]);
+    }
   }
   if (config.positional == Positional::kSinusoidal) {
     im.sinusoid.resize(static_cast<size_t>(config.max_length * e));
@@ -442,17 +505,113 @@ const float* Transformer::Gradients() const {
   return impl_->training_buffers ? impl_->grads.data() : nullptr;
 }
 
-Status Transformer::CheckParams() const {
-  const float* p = impl_->params.data();
-  for (int64_t i = 0; i < impl_->count; ++i) {
-    if (!std::isfinite(p[i])) {
-      const ParamInfo* owner = &impl_->infos[0];
-      for (const ParamInfo& info : impl_->infos) {
-        if (info.offset <= i) owner = &info;
+namespace {
+int64_t Elements(const ParamInfo& info) {
+  int64_t n = 1;
+  for (int64_t d : info.shape) n *= d;
+  return n;
+}
+// [R, C] of a parameter (a vector is [1, n]).
+void RowsCols(const ParamInfo& info, int64_t* r, int64_t* c) {
+  *r = info.shape.size() == 2 ? info.shape[0] : 1;
+  *c = info.shape.size() == 2 ? info.shape[1] : Elements(info);
+}
+}  // namespace
+
+void Transformer::CopyParams(float* out) const {
+  const Impl& im = *impl_;
+  for (size_t i = 0; i < im.infos.size(); ++i) {
+    const ParamInfo& info = im.infos[i];
+    const int64_t code = im.storage[i];
+    float* dst = out + info.offset;
+    if (code >= 0) {
+      std::memcpy(dst, im.params.data() + code, static_cast<size_t>(Elements(info)) * sizeof(float));
+      continue;
+    }
+    const PackedWeight& w = *im.packed[static_cast<size_t>(-2 - code)];
+    const kernels::PackedB& b = w.pb;
+    for (int64_t o = 0; o < w.out; ++o) {
+      const float* col = b.data + (o / b.nr) * b.panel_stride + o % b.nr;
+      for (int64_t k = 0; k < w.in; ++k) dst[o * w.in + k] = col[k * b.nr];
+    }
+  }
+}
+
+Status Transformer::WriteParam(int64_t index, int64_t first, int64_t rows, const float* src,
+                               int64_t ld, bool transposed) {
+  Impl& im = *impl_;
+  if (index < 0 || index >= static_cast<int64_t>(im.infos.size())) {
+    return Status::Invalid("writeParam: no parameter " + std::to_string(index));
+  }
+  const ParamInfo& info = im.infos[static_cast<size_t>(index)];
+  int64_t r = 0, c = 0;
+  RowsCols(info, &r, &c);
+  const int64_t lim = transposed ? c : r, width = transposed ? r : c;
+  if (first < 0 || rows < 0 || first + rows > lim || ld < width || (rows > 0 && src == nullptr)) {
+    std::ostringstream os;
+    os << "writeParam: rows [" << first << ", " << first + rows << ") of " << info.name
+       << " do not fit its " << lim << " rows of " << width << " (ld " << ld << ")";
+    return Status::Invalid(os.str());
+  }
+  const int64_t code = im.storage[static_cast<size_t>(index)];
+  im.cached = 0;
+  if (code >= 0) {
+    float* dst = im.params.data() + code;
+    for (int64_t i = 0; i < rows; ++i) {
+      const float* row = src + i * ld;
+      if (!transposed) {
+        std::memcpy(dst + (first + i) * c, row, static_cast<size_t>(c) * sizeof(float));
+      } else {
+        for (int64_t j = 0; j < r; ++j) dst[j * c + first + i] = row[j];  // W[j][first + i]
       }
+    }
+    return Status::Ok();
+  }
+  // Packed: W [out, in] is B [k = in, n = out], B(k, n) at
+  // data[(n / nr)·stride + k·nr + n % nr].
+  const kernels::PackedB& b = im.packed[static_cast<size_t>(-2 - code)]->pb;
+  float* data = const_cast<float*>(b.data);
+  for (int64_t i = 0; i < rows; ++i) {
+    const float* row = src + i * ld;
+    if (!transposed) {
+      const int64_t n = first + i;  // a row of W: column n of B
+      float* col = data + (n / b.nr) * b.panel_stride + n % b.nr;
+      for (int64_t k = 0; k < c; ++k) col[k * b.nr] = row[k];
+    } else {
+      const int64_t k = first + i;  // a row of B
+      for (int64_t n = 0; n < r; ++n) data[(n / b.nr) * b.panel_stride + k * b.nr + n % b.nr] = row[n];
+    }
+  }
+  return Status::Ok();
+}
+
+Status Transformer::CheckParams() const {
+  const Impl& im = *impl_;
+  for (size_t i = 0; i < im.infos.size(); ++i) {
+    const ParamInfo& info = im.infos[i];
+    const int64_t code = im.storage[i];
+    int64_t bad = -1;
+    float value = 0.0f;
+    if (code >= 0) {
+      const float* p = im.params.data() + code;
+      for (int64_t j = 0, n = Elements(info); j < n && bad < 0; ++j) {
+        if (!std::isfinite(p[j])) bad = j, value = p[j];
+      }
+    } else {
+      const PackedWeight& w = *im.packed[static_cast<size_t>(-2 - code)];
+      for (int64_t o = 0; o < w.out && bad < 0; ++o) {
+        const float* col = w.pb.data + (o / w.pb.nr) * w.pb.panel_stride + o % w.pb.nr;
+        for (int64_t k = 0; k < w.in; ++k) {
+          if (!std::isfinite(col[k * w.pb.nr])) {
+            bad = o * w.in + k, value = col[k * w.pb.nr];
+            break;
+          }
+        }
+      }
+    }
+    if (bad >= 0) {
       std::ostringstream os;
-      os << "weights must be finite: " << owner->name << " element " << i - owner->offset
-         << " is " << p[i];
+      os << "weights must be finite: " << info.name << " element " << bad << " is " << value;
       return Status::Invalid(os.str());
     }
   }
@@ -469,7 +628,16 @@ Status Transformer::SetParams(const float* data) {
       return Status::Invalid(os.str());
     }
   }
-  std::memcpy(impl_->params.data(), data, static_cast<size_t>(impl_->count) * sizeof(float));
+  if (!impl_->config.packed_weights) {
+    std::memcpy(impl_->params.data(), data, static_cast<size_t>(impl_->count) * sizeof(float));
+  } else {
+    for (size_t i = 0; i < impl_->infos.size(); ++i) {
+      const ParamInfo& info = impl_->infos[i];
+      int64_t r = 0, c = 0;
+      RowsCols(info, &r, &c);
+      (void)WriteParam(static_cast<int64_t>(i), 0, r, data + info.offset, c, false);
+    }
+  }
   impl_->cached = 0;
   return Status::Ok();
 }
@@ -509,6 +677,9 @@ Status Transformer::ConfigureOptimizer(const AdamWConfig& c) {
   if (c.warmup < 0) return bad("warmup", static_cast<double>(c.warmup), "an integer >= 0");
   if (!(std::isfinite(c.clip) && c.clip >= 0.0f)) return bad("clip", c.clip, "a finite number >= 0 (0: no clipping)");
   if (!impl_->config.has_head) return Status::Invalid("trainer: a model without a head cannot be trained");
+  if (impl_->config.packed_weights) {
+    return Status::Invalid("trainer: a loaded model runs only (its weights are packed for inference); train a lab.transformer, or load its weights into one with setWeights");
+  }
   if (!impl_->EnsureTrainingBuffers()) {
     return Status::OutOfMemory("trainer: out of memory for the gradients and AdamW moments (3 × the weights)");
   }
@@ -528,6 +699,7 @@ int64_t Transformer::HeldBytes() const {
     if (im.cache) b += im.cache[l].k.bytes() + im.cache[l].v.bytes();
   }
   b += im.e0.bytes() + im.xf.bytes() + im.t1.bytes() + im.t2.bytes() + im.t3.bytes();
+  for (const auto& w : im.packed) b += w->buf.bytes();
   b += im.logits.bytes() + im.dlogits.bytes() + im.dx.bytes() + im.dh.bytes() +
        im.dtmp.bytes() + im.dn.bytes() + im.dg.bytes() + im.dg2.bytes();
   b += im.ws.pack.bytes() + im.ws.pack2.bytes() + im.ws.trans.bytes() + im.ws.tile.bytes() +
@@ -574,6 +746,7 @@ bool Transformer::Impl::Forward(int64_t batch, int64_t length,
       shape.k_cache = cache[l].k.data();
       shape.v_cache = cache[l].v.data();
     }
+    shape.packed = config.packed_weights ? bp.pk : nullptr;
     float* weights = attention ? attention + l * batch * c.num_heads * length * lk : nullptr;
     const float* attn_in = xin;
     if (c.prenorm) {
@@ -606,7 +779,7 @@ bool Transformer::Impl::Forward(int64_t batch, int64_t length,
   }
   if (c.prenorm) Norm(rows, x[c.num_layers].data(), nullptr, final_norm_w, final_norm_b, xf.data());
   if (c.mlm_head) {
-    if (!train::LinearForward(rows, e, e, Hidden(), P(mlm_w), P(mlm_b), t1.data(), &ws)) return false;
+    if (!Lin(rows, e, e, Hidden(), mlm_w, mlm_b, t1.data())) return false;
     train::GeluForward(rows * e, t1.data(), t2.data());
     train::ResidualLayerNormForward(rows, e, t2.data(), nullptr, P(mlm_norm_w), P(mlm_norm_b), c.eps, t3.data());
   }
@@ -868,6 +1041,7 @@ Status Transformer::Step(int64_t batch, int64_t length, const int32_t* tokens,
   if (!(s = CheckTokens("step", "targets", im.config, batch, length, targets)).ok()) return s;
   if (!(s = CheckMask("step", batch * length, loss_mask)).ok()) return s;
   if (!im.config.has_head) return Status::Invalid("step: a model without a head cannot be trained");
+  if (im.config.packed_weights) return Status::Invalid("step: a loaded model runs only (its weights are packed for inference)");
   if (!im.EnsureTrainingBuffers()) {
     return Status::OutOfMemory("step: out of memory for the gradients and AdamW moments (3 × the weights)");
   }

@@ -8,6 +8,7 @@
 #include <random>
 #include <vector>
 
+#include "internal.h"
 #include "kernels/kernels.h"
 
 namespace {
@@ -37,6 +38,37 @@ TEST(GemvT, MatchesADoubleReferenceOnBothKernelSets) {
                     << (scalar ? "scalar" : "simd") << " m=" << m << " n=" << n << " k=" << kk << " (" << i << "," << j << ")";
               }
               for (int64_t j = n; j < ldy; ++j) ASSERT_EQ(y[i * ldy + j], 7.0f) << "wrote past the row";
+            }
+          }
+        }
+      }
+    }
+    k::UseScalarKernels(before);
+  }
+}
+
+TEST(GemvPacked, MatchesADoubleReferenceOverPackedWeights) {
+  std::mt19937 g(5);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  for (bool scalar : {false, true}) {
+    const bool before = k::UseScalarKernels(scalar);
+    for (int64_t m : {1, 2, 4}) {
+      for (int64_t n : {1, 7, 16, 33}) {
+        for (int64_t kk : {1, 2, 3, 64, 97}) {
+          std::vector<float> x(m * kk), w(n * kk), b(n), y(m * n);
+          for (auto& v : x) v = u(g);
+          for (auto& v : w) v = u(g);
+          for (auto& v : b) v = u(g);
+          attnlab::internal::AlignedBuffer buf;
+          ASSERT_TRUE(buf.Reserve(k::PackedFloats(kk, n)));
+          const k::PackedB pb = k::PackB(kk, n, w.data(), 1, kk, buf.data());  // B(k, n) = W[n, k]
+          k::GemvPacked(m, n, kk, x.data(), kk, pb, b.data(), y.data(), n);
+          for (int64_t i = 0; i < m; ++i) {
+            for (int64_t j = 0; j < n; ++j) {
+              double s = b[j];
+              for (int64_t p = 0; p < kk; ++p) s += static_cast<double>(x[i * kk + p]) * w[j * kk + p];
+              ASSERT_NEAR(y[i * n + j], s, 1e-5 * (1.0 + std::sqrt(static_cast<double>(kk))))
+                  << (scalar ? "scalar" : "simd") << " m=" << m << " n=" << n << " k=" << kk;
             }
           }
         }

@@ -197,6 +197,54 @@ TEST_P(ModelTest, CachedDecodingEqualsOneForward) {
   EXPECT_FALSE(t->Extend(0, L + 3, std::vector<int32_t>(L + 3, 0).data(), true, nullptr, nullptr, nullptr).ok());
 }
 
+TEST_P(ModelTest, PackedWeightsGiveTheSameModel) {
+  // A loaded model holds its projections packed once (packed_weights): the
+  // same logits, cache and weights as the plain model it was written from,
+  // row by row or transposed (Conv1D files) through WriteParam.
+  TransformerConfig c = GetParam().config;
+  Status s;
+  auto plain = attnlab::Transformer::Create(c, &s);
+  ASSERT_TRUE(s.ok()) << s.message;
+  std::vector<float> p0 = Normal(plain->ParamCount(), 13, 0.4f);
+  ASSERT_TRUE(plain->SetParams(p0.data()).ok());
+  c.packed_weights = true;
+  c.init_weights = false;
+  auto packed = attnlab::Transformer::Create(c, &s);
+  ASSERT_TRUE(s.ok()) << s.message;
+  ASSERT_EQ(packed->ParamCount(), plain->ParamCount());
+  const auto& infos = packed->params();
+  for (size_t i = 0; i < infos.size(); ++i) {
+    const auto& info = infos[i];
+    const int64_t r = info.shape.size() == 2 ? info.shape[0] : 1;
+    const int64_t cols = info.shape.size() == 2 ? info.shape[1] : info.shape[0];
+    const float* w = p0.data() + info.offset;
+    if (i % 2 == 0) {
+      // row by row, in two chunks
+      ASSERT_TRUE(packed->WriteParam(static_cast<int64_t>(i), 0, r / 2, w, cols, false).ok());
+      ASSERT_TRUE(packed->WriteParam(static_cast<int64_t>(i), r / 2, r - r / 2, w + (r / 2) * cols, cols, false).ok());
+    } else {
+      std::vector<float> t(static_cast<size_t>(r * cols));
+      for (int64_t a = 0; a < r; ++a) for (int64_t b = 0; b < cols; ++b) t[b * r + a] = w[a * cols + b];
+      ASSERT_TRUE(packed->WriteParam(static_cast<int64_t>(i), 0, cols, t.data(), r, true).ok());
+    }
+  }
+  ASSERT_TRUE(packed->CheckParams().ok());
+  std::vector<float> back(static_cast<size_t>(packed->ParamCount()));
+  packed->CopyParams(back.data());
+  EXPECT_EQ(back, p0);
+  const int64_t L = 6, V = c.vocab_size;
+  std::vector<int32_t> tok(L);
+  for (int64_t i = 0; i < L; ++i) tok[i] = static_cast<int32_t>((i * 3 + 1) % V);
+  for (int64_t rows : {int64_t{1}, L}) {
+    std::vector<float> a(rows * V), b(rows * V);
+    ASSERT_TRUE(plain->Forward(1, rows, tok.data(), a.data(), nullptr).ok());
+    ASSERT_TRUE(packed->Forward(1, rows, tok.data(), b.data(), nullptr).ok());
+    for (int64_t i = 0; i < rows * V; ++i) EXPECT_NEAR(a[i], b[i], 1e-5f) << rows << ":" << i;
+  }
+  EXPECT_FALSE(packed->ConfigureOptimizer(attnlab::AdamWConfig()).ok());
+  EXPECT_FALSE(packed->WriteParam(0, 0, c.vocab_size + 1, p0.data(), c.embed_dim, false).ok());
+}
+
 INSTANTIATE_TEST_SUITE_P(Architectures, ModelTest, ::testing::ValuesIn(Archs()),
                          [](const auto& info) { return std::string(info.param.name); });
 

@@ -6,10 +6,11 @@
 //      the table (missing, unexpected, wrong shape), the size against the
 //      wasm heap (refused before any tensor is read)
 //   3. tokenizer.json checked against vocab_size
-//   4. the block graph allocated once (web/lib/train/transformer.js), then
-//      each tensor streamed from the file into its place in wasm memory, a
-//      few MB at a time, F16/BF16 converted as they are copied: peak memory
-//      is the float32 weights plus one chunk
+//   4. the block graph allocated once (web/lib/train/transformer.js), its
+//      projections packed for the GEMM (packedWeights: no packing per call),
+//      then each tensor streamed from the file into its place, a few MB at a
+//      time through one staging buffer, F16/BF16 converted as they are
+//      copied: peak memory is the float32 weights plus one chunk
 // Any failure disposes what was allocated: the heap is back at its baseline.
 import { rangeError, typeError, describe, checkOptions } from '../errors.js';
 import { decode } from '../io/dtypes.js';
@@ -86,15 +87,23 @@ function plan(table, c, entries) {
   return steps;
 }
 
-/** Streams one file tensor into the block graph's weights at `base` (a float index into HEAPF32). */
-async function place(Module, step, offsets, signal, progress) {
+/**
+ * Streams one file tensor into the block graph (Transformer::WriteParam, which
+ * also packs the projections for the GEMM), a chunk of rows at a time through
+ * `staging` (CHUNK_BYTES in wasm memory).
+ */
+async function place(Module, handle, step, params, staging, signal, progress) {
   const { entry, t } = step;
   const shape = entry.shape;
   const rows = shape.length === 1 ? 1 : shape[0];
   const rowElems = shape.length === 1 ? shape[0] : entry.count / rows;
   const elemBytes = (entry.end - entry.begin) / entry.count;
-  const rowsPerChunk = Math.max(1, Math.floor(CHUNK_BYTES / (rowElems * elemBytes)));
+  const rowsPerChunk = Math.max(1, Math.floor(CHUNK_BYTES / Math.max(rowElems * elemBytes, rowElems * 4)));
   const what = `tensor ${JSON.stringify(entry.name)}`;
+  const write = (index, first, count, src, ld, transposed) => {
+    const code = Module.transformerWriteParam(handle, { index, first, rows: count, ld, src, transposed });
+    if (code !== 0) throw new Error(`${WHERE}: internal: ${Module.trainLastError()}`);
+  };
   for (let r0 = 0; r0 < rows; r0 += rowsPerChunk) {
     if (signal?.aborted) throw abortError(signal);
     const r1 = Math.min(rows, r0 + rowsPerChunk);
@@ -102,30 +111,21 @@ async function place(Module, step, offsets, signal, progress) {
     const b = entry.begin + r1 * rowElems * elemBytes;
     const bytes = await entry.source.read(a, b);
     const data = decode(WHERE, what, entry.dtype, bytes, (r1 - r0) * rowElems);
-    const heap = Module.HEAPF32; // read afresh: nothing grows memory here, but be safe
+    Module.HEAPF32.set(data, staging >>> 2); // read afresh: memory may have grown
+    const n = r1 - r0;
     if (t.op === 'copy') {
-      heap.set(data, offsets[0] + r0 * rowElems);
+      write(params[0], r0, n, staging, rowElems, false);
     } else if (t.op === 'transpose') {
-      // file [in, out] rows i → block graph [out, in]: element (o, i)
-      const base = offsets[0];
-      for (let i = r0; i < r1; i++) {
-        const src = (i - r0) * rowElems;
-        for (let o = 0; o < rowElems; o++) heap[base + o * rows + i] = data[src + o];
-      }
+      // file [in, out]: its rows are rows of the transposed weight
+      write(params[0], r0, n, staging, rowElems, true);
     } else if (shape.length === 1) {
       // split [3E] → three [E]
       const e = rowElems / t.to.length;
-      for (let k = 0; k < t.to.length; k++) heap.set(data.subarray(k * e, (k + 1) * e), offsets[k]);
+      for (let k = 0; k < t.to.length; k++) write(params[k], 0, 1, staging + 4 * k * e, e, false);
     } else {
-      // split [E, 3E] (Conv1D) → three [E, E] in [out, in]
-      const e = rows;
-      for (let i = r0; i < r1; i++) {
-        const src = (i - r0) * rowElems;
-        for (let k = 0; k < t.to.length; k++) {
-          const base = offsets[k];
-          for (let o = 0; o < e; o++) heap[base + o * e + i] = data[src + k * e + o];
-        }
-      }
+      // split [E, 3E] (Conv1D) → three [E, E]: column block k of each file row
+      const e = rowElems / t.to.length;
+      for (let k = 0; k < t.to.length; k++) write(params[k], r0, n, staging + 4 * k * e, rowElems, true);
     }
     progress(b - a);
     // Let the page breathe between chunks.
@@ -180,10 +180,14 @@ export async function loadModel(Module, source) {
   const transformer = new Transformer(Module, {
     vocabSize: c.vocabSize, maxLength, embedDim: c.embedDim, numHeads: c.numHeads, numLayers: c.numLayers,
     ffnDim: c.ffnDim, causal: c.core.causal, positional: c.core.positional, eps: c.eps, ...pick(c.core, ['prenorm', 'activation', 'tieEmbeddings', 'headBias']),
-  }, { ...c.core, initWeights: false });
+  }, { ...c.core, initWeights: false, packedWeights: true });
+  let staging = 0;
   try {
-    const infos = new Map(transformer._params.map((p) => [p.name, p]));
-    const base = Module.transformerParamsPointer(transformer._handle) >>> 2;
+    const index = new Map(transformer._params.map((p, i) => [p.name, i]));
+    let largestRow = 0;
+    for (const st of steps) largestRow = Math.max(largestRow, st.entry.shape.length === 1 ? st.entry.count : st.entry.count / st.entry.shape[0]);
+    staging = Module._malloc(Math.max(CHUNK_BYTES, 4 * largestRow));
+    if (!staging) throw rangeError(WHERE, 'out of wasm memory for the loading buffer');
     let loaded = 0;
     const total = steps.reduce((n, s) => n + (s.entry.end - s.entry.begin), 0);
     const progress = (bytes) => {
@@ -192,18 +196,19 @@ export async function loadModel(Module, source) {
     };
     onProgress?.({ loaded: 0, total });
     for (const step of steps) {
-      const offsets = step.t.to.map((name) => {
-        const info = infos.get(name);
-        if (!info) throw new Error(`${WHERE}: internal: the block graph has no ${name}`);
-        return base + info.offset;
+      const params = step.t.to.map((name) => {
+        if (!index.has(name)) throw new Error(`${WHERE}: internal: the block graph has no ${name}`);
+        return index.get(name);
       });
-      await place(Module, step, offsets, signal, progress);
+      await place(Module, transformer._handle, step, params, staging, signal, progress);
     }
     const code = Module.transformerCheckParams(transformer._handle);
     if (code !== 0) throw rangeError(WHERE, Module.trainLastError());
   } catch (err) {
     transformer.dispose();
     throw err;
+  } finally {
+    if (staging) Module._free(staging);
   }
   return new Model(Module, transformer, tokenizer, { modelType: type, hfConfig, c, tokenizerJson, files: weights.files, dtypes: weights.dtypes });
 }
