@@ -57,10 +57,10 @@ export function checkStatus(Module, where, code) {
 }
 
 /** The wasm module behind a backend, or a clear error on backends without one. */
-export function wasmModuleOf(backend, where) {
+export function wasmModuleOf(backend, where, what = 'training') {
   const Module = backend.wasmModule;
   if (!Module || typeof Module.transformerCreate !== 'function') {
-    throw new Error(`${where}: training runs on the wasm backends ('wasm', 'wasm-scalar'); this lab uses '${backend.name}'. Create one with init({ backend: 'wasm' })`);
+    throw new Error(`${where}: ${what} runs on the wasm backends ('wasm', 'wasm-scalar'); this lab uses '${backend.name}'. Create one with init({ backend: 'wasm' })`);
   }
   return Module;
 }

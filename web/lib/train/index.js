@@ -19,7 +19,7 @@ export function attachTraining(lab, backend) {
   lab.tasks = createTasks(moduleFor);
   lab.transformer = (config) => new Transformer(moduleFor('transformer'), config);
   // Whole Hugging Face models run on the same block graph (web/lib/model/).
-  lab.loadModel = async (source) => loadModel(moduleFor('loadModel'), source);
+  lab.loadModel = async (source) => loadModel(wasmModuleOf(backend, 'loadModel', 'a whole model'), source);
   lab.pretrained = async (name) => pretrained(lab.loadModel, name); // the package's models (data/models/)
   lab.scaledDotProductAttentionBackward = (q, k, v, dOutput, options) =>
     sdpaBackward(moduleFor('scaledDotProductAttentionBackward'), q, k, v, dOutput, options);
