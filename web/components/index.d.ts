@@ -51,6 +51,9 @@ export declare class AttentionLabElement extends HTMLElementBase {
  * `mask` ('none' | 'causal'), `head` ('all' (default; every head plus the
  * average) | 'average' | a head index), `size` (largest map side in px),
  * `scale` (the factor of Q·Kᵀ, default 1/√D: larger sharpens the maps).
+ * `model` ('en' | 'zh') draws the package's shipped model instead (its real
+ * heads, `lab.pretrained(model)`): `text`, `layer` (default 0) and `head`
+ * apply; the settings above do not.
  *
  * Attention variants (docs/attention-variants.md), passed to the library:
  * `softcap` (c > 0: scores = c·tanh(scores/c)), `window` ("left,right", e.g.
@@ -76,6 +79,28 @@ export declare class AttentionLabHeatmap extends AttentionLabElement {
   set keyTokens(value: Iterable<string> | null);
   /** The heatmap widgets shown (e.g. `maps[0].export('png')`). */
   readonly maps: Heatmap[];
+  /**
+   * With the `model` attribute ('en' | 'zh': the package's shipped models, `lab.pretrained`,
+   * loaded lazily and once per page; attributes `text` (default a sample), `layer` (default 0),
+   * `head`): what was drawn, `model.forwardSync(text, { attentions: true })`'s ids and one layer's
+   * maps [H, L, L]; `unknown` lists the characters outside the vocabulary (drawn as the model's
+   * [UNK] token). null before the first render, or without `model`.
+   */
+  readonly modelRun: PretrainedHeatmapRun | null;
+}
+
+/** `AttentionLabHeatmap.modelRun`. */
+export interface PretrainedHeatmapRun {
+  model: 'en' | 'zh';
+  text: string;
+  layer: number;
+  ids: number[];
+  /** The model's token strings. */
+  tokens: string[];
+  /** The axis labels (readable text: ␣ for a space, ↵ for a newline). */
+  labels: string[];
+  unknown: string[];
+  attention: Tensor;
 }
 
 /**

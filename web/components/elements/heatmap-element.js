@@ -10,11 +10,18 @@
 //   scale="0.5": the factor of Q·Kᵀ (default 1/√D): larger sharpens the maps.
 //   el.attention = { data: Float32Array, shape: [H, Lq, Lk] };  // or nested arrays
 //   el.queryTokens = [...]; el.keyTokens = [...];                // optional labels
+//
+//   The package's shipped models (issue 22): the real heads of lab.pretrained('en' | 'zh'), loaded
+//   lazily and once per page (lib/pretrained-model.js), computed by model.forwardSync:
+//   <attention-lab-heatmap model="zh" text="白日依山尽，黄河入海流。" layer="0" head="all">
+//   (layer default 0; head all | average | 0…H−1; text default a sample; characters outside the
+//   vocabulary are the model's [UNK] token, listed under the maps).
 import { AttentionLabElement } from './base.js';
 import { Heatmap, linkHeatmaps } from '../lib/heatmap.js';
 import { tokenize, embedBatch } from '../lib/tokens.js';
 import { h, shapeText } from '../lib/dom.js';
 import { VARIANT_ATTRIBUTES, readVariantAttributes } from '../lib/variant-attrs.js';
+import { pretrainedModel, checkModelName, tokenLabels, SAMPLE_TEXT } from '../lib/pretrained-model.js';
 
 function toAttention(value) {
   if (value === null || value === undefined) return null;
@@ -42,7 +49,7 @@ function toAttention(value) {
 
 export class AttentionLabHeatmap extends AttentionLabElement {
   static get observedAttributes() {
-    return ['tokens', 'heads', 'embed-dim', 'seed', 'mask', 'head', 'scale', 'lang', 'backend', 'size', ...VARIANT_ATTRIBUTES];
+    return ['tokens', 'heads', 'embed-dim', 'seed', 'mask', 'head', 'scale', 'lang', 'backend', 'size', 'model', 'text', 'layer', ...VARIANT_ATTRIBUTES];
   }
 
   constructor() {
@@ -51,6 +58,15 @@ export class AttentionLabHeatmap extends AttentionLabElement {
     this._queryTokens = null;
     this._keyTokens = null;
     this._maps = [];
+    this._modelRun = null;
+  }
+
+  /**
+   * With the `model` attribute: what was drawn, { model, text, layer, ids, tokens, labels,
+   * unknown, attention: { data, shape: [H, L, L] } } (null before the first render).
+   */
+  get modelRun() {
+    return this._modelRun;
   }
 
   /** Attention weights to draw: { data, shape: [H, Lq, Lk] } or nested arrays. */
@@ -113,7 +129,29 @@ export class AttentionLabHeatmap extends AttentionLabElement {
 
   _build() {
     this._grid = h('div', { class: 'al-grid', part: 'grid' });
-    this._body.append(this._grid);
+    this._note = h('p', { class: 'al-status al-hm-note', hidden: true });
+    this._body.append(this._grid, this._note);
+  }
+
+  /** The maps of the shipped model named by the `model` attribute (one layer, [H, L, L]). */
+  async _modelMaps(name) {
+    const lang = checkModelName('attention-lab-heatmap', name);
+    const text = this.getAttribute('text') ?? SAMPLE_TEXT[lang];
+    this._status.textContent = this.t('hm.modelLoading', { model: lang });
+    let model;
+    try {
+      model = await pretrainedModel(lang);
+    } finally {
+      this._status.textContent = '';
+    }
+    const N = model.config.numLayers;
+    const layer = this.intAttr('layer', 0, 0, N - 1);
+    const r = model.forwardSync(text, { attentions: true });
+    const a = r.attentions[layer];
+    const att = { data: a.data, shape: a.shape.slice(1) };
+    const { tokens, labels, unknown } = tokenLabels(model, text, r.ids);
+    this._modelRun = { model: lang, text, layer, ids: r.ids, tokens, labels, unknown, attention: att };
+    return { att, labels, unknown, layer };
   }
 
   _relabel() {
@@ -142,7 +180,15 @@ export class AttentionLabHeatmap extends AttentionLabElement {
     let att = this._attention;
     let qTok = this._queryTokens;
     let kTok = this._keyTokens;
-    if (!att) {
+    const modelName = this.getAttribute('model');
+    let layer = null;
+    let unknown = [];
+    if (modelName !== null && modelName !== '') {
+      const m = await this._modelMaps(modelName);
+      ({ att, layer, unknown } = m);
+      qTok = m.labels;
+      kTok = m.labels;
+    } else if (!att) {
       const text = this.getAttribute('tokens');
       if (text === null) {
         this._ensure(0, 0);
@@ -190,16 +236,19 @@ export class AttentionLabHeatmap extends AttentionLabElement {
     const which = this.getAttribute('head') ?? 'all';
     const list = [];
     const avg = new Float32Array(Lq * Lk);
+    const headTitle = (hh) => (layer === null ? t('hm.head', { h: hh }) : t('hm.layerHead', { l: layer, h: hh }));
     for (let hh = 0; hh < H; hh++) for (let k = 0; k < Lq * Lk; k++) avg[k] += att.data[hh * Lq * Lk + k] / H;
     if (which === 'average') list.push({ title: t('hm.average', { n: H }), data: avg, offset: 0 });
     else if (which === 'all' || which === '') {
-      for (let hh = 0; hh < H; hh++) list.push({ title: H > 1 ? t('hm.head', { h: hh }) : t('comp.attentionOf', { shape: shapeText([Lq, Lk]) }), data: att.data, offset: hh * Lq * Lk });
+      for (let hh = 0; hh < H; hh++) list.push({ title: H > 1 || layer !== null ? headTitle(hh) : t('comp.attentionOf', { shape: shapeText([Lq, Lk]) }), data: att.data, offset: hh * Lq * Lk });
       if (H > 1) list.push({ title: t('hm.average', { n: H }), data: avg, offset: 0 });
     } else {
       const hh = Number(which);
       if (!Number.isInteger(hh) || hh < 0 || hh >= H) throw new RangeError(`<attention-lab-heatmap> head="${which}": use all, average or 0…${H - 1}`);
-      list.push({ title: t('hm.head', { h: hh }), data: att.data, offset: hh * Lq * Lk });
+      list.push({ title: headTitle(hh), data: att.data, offset: hh * Lq * Lk });
     }
+    this._note.hidden = !unknown.length;
+    this._note.textContent = unknown.length ? t('hm.unknown', { chars: unknown.join(' ') }) : '';
     const size = this.intAttr('size', list.length > 4 ? 180 : list.length > 1 ? 240 : 360, 60, 2000);
     this._ensure(list.length, size);
     let hi = 0;
