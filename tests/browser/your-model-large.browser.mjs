@@ -99,6 +99,11 @@ export default function (t) {
       const headerRead = await page.evaluate(() => window.__attentionLab.runners.find((r) => r.id === 'your-model').inst.whole.listing.headerBytes);
       assert.ok(headerRead < 64 * 1024, `only the header is read to list it: ${headerRead} bytes`);
 
+      // Control: the same frame record over 3 s of an idle page (what this machine's load does alone).
+      await page.evaluate(START_FRAMES);
+      await page.waitForTimeout(3000);
+      const idleFrames = await page.evaluate(() => window.__stopFrames());
+
       // Cancel: a load in flight stops, nothing is kept, and Load works again.
       await page.click('#your-model .ym-load');
       await page.waitForFunction(() => window.__attentionLab.runners.find((r) => r.id === 'your-model').inst.whole.progressEvents.length >= 3, null, { timeout: 60000 });
@@ -130,6 +135,7 @@ export default function (t) {
       assert.equal(ev[ev.length - 1].loaded, total);
       for (let i = 1; i < ev.length; i++) assert.ok(ev[i].loaded >= ev[i - 1].loaded && ev[i].total === total, `event ${i} is monotone`);
       assert.match(await page.textContent('#your-model .ym-progress-text'), /^237\.\d MB of 237\.\d MB \(100%\)$/);
+      assert.equal(await page.getAttribute('#your-model .ym-progress', 'aria-valuenow'), '100');
 
       // The first forward (the page's sentence: 32 tokens) runs in the worker; frames meanwhile.
       await page.evaluate(START_FRAMES);
@@ -153,18 +159,35 @@ export default function (t) {
       const panels = await page.evaluate(() => { const p = document.getElementById('ym-model-view').modelRun.panels; return { next: p.next?.list.length, roles: p.roles?.rows.length }; });
       assert.equal(await page.getAttribute('#ym-model-view', 'data-panels'), 'ready');
       assert.equal(panels.next, 10);
+      // Generate streams at once (nothing queued before it in the worker).
+      await page.fill('#ym-model-view .al-mv-max-new', '4');
+      const tg = Date.now();
+      await page.click('#ym-model-view .al-mv-generate');
+      await page.waitForFunction(() => document.getElementById('ym-model-view').modelRun.panels.generated?.state === 'done', null, { timeout: 300000 });
+      const genWall = Date.now() - tg;
+      const genIds = await page.evaluate(() => document.getElementById('ym-model-view').modelRun.panels.generated.ids.length);
+      assert.equal(genIds, 4);
+      // The head roles of a large model wait for a click.
+      assert.equal(panels.roles, undefined);
+      const tr = Date.now();
+      await page.click('#ym-model-view .al-mv-roles-run');
+      await page.waitForFunction(() => document.getElementById('ym-model-view').modelRun.panels.roles?.rows.length === 144, null, { timeout: 300000 });
+      const rolesWall = Date.now() - tr;
+      panels.roles = 144;
       const result = {
         file: { parameters: 124439808, bytes: fileBytes, dtype: 'F16' },
         listMs, listWallMs: wallList, headerBytes: headerRead, cancelMs,
+        idle: idleFrames,
         load: { wallMs: loadWall, events: ev.length, total, frames: loadFrames },
         forward: { tokens: run.L, workerMs: run.ms, wallMs: fwdWall, frames: fwdFrames },
-        panelsWallMs: panelsWall, roles: panels.roles,
+        panelsWallMs: panelsWall, generate4Ms: genWall, rolesMs: rolesWall, roles: panels.roles,
       };
       fs.writeFileSync(path.join(ARTIFACTS, 'your-model-large.json'), JSON.stringify(result, null, 2));
+      console.log(`    idle page (control), 3 s: max frame gap ${idleFrames.maxGap.toFixed(0)} ms, ${idleFrames.over50} gaps > 50 ms of ${idleFrames.frames}; long tasks [${idleFrames.longTasks.join(', ')}] ms`);
       console.log(`    listed in ${listMs.toFixed(0)} ms (page; ${wallList} ms from setInputFiles), ${headerRead} header bytes read`);
       console.log(`    load: ${loadWall} ms, ${ev.length} progress events to ${(total / 2 ** 20).toFixed(1)} MiB; page frames: max gap ${loadFrames.maxGap.toFixed(0)} ms, ${loadFrames.over50} gaps > 50 ms of ${loadFrames.frames}; main-thread long tasks [${loadFrames.longTasks.join(', ')}] ms; load average ${os.loadavg()[0].toFixed(1)} on ${os.cpus().length} cores`);
-      console.log(`    first forward, 32 tokens: ${run.ms.toFixed(0)} ms in the worker (${fwdWall} ms until drawn; the grid built in ${run.drawMs.toFixed(0)} ms, its 144 canvases painted over the next frames); page frames: max gap ${fwdFrames.maxGap.toFixed(0)} ms, ${fwdFrames.over50} gaps > 50 ms of ${fwdFrames.frames}; main-thread long tasks [${fwdFrames.longTasks.join(', ')}] ms`);
-      console.log(`    next tokens + head roles (${panels.roles ?? 'n/a'} heads): ${panelsWall} ms more in the worker`);
+      console.log(`    first forward, 32 tokens: ${run.ms.toFixed(0)} ms in the worker (${fwdWall} ms until drawn; its 144 thumbnails drawn in ${run.drawMs.toFixed(0)} ms); page frames: max gap ${fwdFrames.maxGap.toFixed(0)} ms, ${fwdFrames.over50} gaps > 50 ms of ${fwdFrames.frames}; main-thread long tasks [${fwdFrames.longTasks.join(', ')}] ms`);
+      console.log(`    next tokens (V = 50257): ${panelsWall} ms more; Generate 4 tokens: ${genWall} ms; head roles of the 144 heads (on click): ${rolesWall} ms, all in the worker`);
       await page.locator('#your-model').screenshot({ path: path.join(ARTIFACTS, 'your-model-large.png') });
       // Only GETs of the page's own files (under /web/): the chosen folder is never fetched.
       for (const r of requests) {

@@ -444,25 +444,14 @@ export class AttentionLabModelView extends AttentionLabElement {
   }
 
   /**
-   * Paints the thumbnails a few at a time, about 8 ms of each animation frame
-   * (a 12 × 12 grid is 144 canvases), so a large model's grid never holds the
-   * page's thread for long. `thumbsPainted` resolves when all are painted.
+   * Paints the thumbnails' canvases. All in one task: on a long page each
+   * frame that changes something costs the page's thread a commit, so
+   * spreading 144 canvases over frames (tried) made more long frames, not
+   * fewer. `thumbsPainted` resolves when they are painted.
    */
   _paintThumbs(paints) {
-    const gen = (this._paintGen = (this._paintGen ?? 0) + 1);
-    let done;
-    this.thumbsPainted = new Promise((r) => { done = r; });
-    const raf = typeof requestAnimationFrame === 'function' ? requestAnimationFrame : (f) => setTimeout(f, 16);
-    let i = 0;
-    const step = () => {
-      if (gen !== this._paintGen) return done();
-      const t0 = performance.now();
-      while (i < paints.length && (i === 0 || performance.now() - t0 < 8)) paints[i++]();
-      if (i < paints.length) raf(step);
-      else done();
-    };
-    // The first ones at once (small models: all of them).
-    step();
+    for (const p of paints) p();
+    this.thumbsPainted = Promise.resolve();
   }
 
   _gridKey(e) {

@@ -9,6 +9,8 @@ import { h, fmt } from './dom.js';
 import { readableToken } from './token-text.js';
 
 const ROLES = ['previousToken', 'self', 'firstToken', 'induction'];
+/** Up to this many parameters the head roles are scored with every run; above, on a click. */
+const AUTO_ROLES_PARAMETERS = 20e6;
 const nextFrame = () => new Promise((r) => (typeof requestAnimationFrame === 'function' ? requestAnimationFrame(() => r()) : setTimeout(r, 16)));
 
 export class ModelPanels {
@@ -210,7 +212,7 @@ export class ModelPanels {
     this.shown.mask = out;
   }
 
-  async _roles(seq) {
+  async _roles(seq, force = false) {
     const model = this.model;
     const t = this.t;
     if (typeof model.headRoles !== 'function' || model.hasHeadRoles === false) {
@@ -218,6 +220,16 @@ export class ModelPanels {
       this.shown.roles = null;
       return;
     }
+    // A large model's scores cost several long forwards (the induction
+    // sequences): they wait for the reader's click, so that Generate and the
+    // next tokens do not queue behind them.
+    if (!force && model.config.parameters > AUTO_ROLES_PARAMETERS) {
+      const btn = h('button', { type: 'button', class: 'al-btn al-mv-roles-run', text: t('mv.rolesRun'), onclick: () => this._roles(this._seq, true).catch((e) => this.onError(e)) });
+      this._rolesBody.replaceChildren(h('p', { class: 'al-mv-hint', text: t('mv.rolesLarge', { params: (model.config.parameters / 1e6).toFixed(0) }) }), btn);
+      this.shown.roles = null;
+      return;
+    }
+    if (force) this._rolesBody.replaceChildren(h('p', { class: 'al-mv-hint', text: t('mv.rolesRunning') }));
     let r;
     try {
       r = await model.headRoles(this.text);
