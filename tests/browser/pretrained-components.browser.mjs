@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { init } from '../../web/node.js';
 import { nodePretrained, routeStandIns } from './pretrained-fixture.mjs';
+import { defaultMaxNew, endsGeneration } from '../../web/components/elements/next-token-element.js';
 
 const PAGE = '/tests/browser/pages/pretrained.html';
 
@@ -81,6 +82,94 @@ export default function (t) {
       const models = requests.filter((u) => u.includes('/data/models/'));
       assert.ok(models.some((u) => u.includes('/data/models/zh/model.safetensors')), 'the zh weights were fetched');
       assert.ok(requests.every((u) => new URL(u).hostname === '127.0.0.1' || /^(data|blob):/.test(u)), 'no request leaves the origin');
+      assert.deepEqual(page.problems(), []);
+    } finally {
+      en.dispose();
+      zh.dispose();
+      lab.dispose();
+      await page.closeAll();
+    }
+  }, { timeout: 240000 });
+
+  t.test('next-token model="en|zh": the list = model.nextTokens in Node, the temperature slider, a seeded Generate streams model.generate\'s characters, Stop, accessible names (en, zh)', async (h) => {
+    const lab = await init({ backend: 'wasm' });
+    const en = await nodePretrained(lab, 'en');
+    const zh = await nodePretrained(lab, 'zh');
+    const page = await h.newPage({ viewport: { width: 1100, height: 1400 } });
+    const listReady = (id, text, T) => page.waitForFunction(([i, x, tt]) => {
+      const v = document.getElementById(i);
+      return v && (v.dataset.state === 'error' || (v.dataset.state === 'ready' && v.nextRun && v.nextRun.text === x && Math.abs(v.nextRun.temperature - tt) < 1e-9));
+    }, [id, text, T], { timeout: 90000 });
+    async function sameList(id, model, text, T) {
+      await listReady(id, text, T);
+      await noError(page, id);
+      const got = await page.evaluate((i) => document.getElementById(i).nextRun.list, id);
+      const want = await model.nextTokens(text, { k: 10, temperature: T });
+      assert.deepEqual(got.map((x) => x.id), want.map((x) => x.id), `${id}: ids after ${JSON.stringify(text)} at T ${T}`);
+      near(got.map((x) => x.prob), want.map((x) => x.prob), 1e-6, `${id}: probabilities`);
+      const shown = await page.evaluate((i) => [...document.getElementById(i).shadowRoot.querySelectorAll('.al-nt-list li')].map((li) => li.querySelector('.al-nt-tok').textContent), id);
+      assert.equal(shown.length, 10);
+    }
+    async function nodeGeneration(model, lang, prompt, { temperature, seed, maxNewTokens }) {
+      const ids = [];
+      for await (const x of model.generate(prompt, { maxNewTokens, temperature, seed })) {
+        ids.push(x.id);
+        if (endsGeneration(lang, x.token, ids.length)) break;
+      }
+      return ids;
+    }
+    try {
+      await routeStandIns(page, lab);
+      await page.goto(h.url(PAGE));
+      const nt = page.locator('#nt-en');
+      await sameList('nt-en', en, 'The cat ', 0.8);
+      // Accessible names, and the keyboard: the slider one step right (0.05), Enter in the prompt generates.
+      await nt.getByRole('textbox', { name: 'Prompt' }).waitFor();
+      await nt.getByRole('spinbutton', { name: 'Seed' }).waitFor();
+      await nt.getByRole('button', { name: 'Stop' }).waitFor();
+      const slider = nt.getByRole('slider', { name: 'Temperature' });
+      await slider.focus();
+      await slider.press('ArrowRight');
+      await sameList('nt-en', en, 'The cat ', 0.85);
+      await nt.getByRole('textbox', { name: 'Prompt' }).fill('The dog');
+      await sameList('nt-en', en, 'The dog', 0.85);
+      await nt.getByRole('textbox', { name: 'Prompt' }).press('Enter');
+      await page.waitForFunction(() => ['done', 'stopped', 'error'].includes(document.getElementById('nt-en').generation?.state), null, { timeout: 90000 });
+      const gEn = await page.evaluate(() => { const v = document.getElementById('nt-en'); const g = v.generation; return { ...g, attention: { ...g.attention, data: Array.from(g.attention.data) }, out: v.shadowRoot.querySelector('.al-nt-out').textContent }; });
+      assert.equal(gEn.state, 'done');
+      assert.equal(gEn.seed, 5);
+      const wantEn = await nodeGeneration(en, 'en', 'The dog', { temperature: 0.85, seed: 5, maxNewTokens: defaultMaxNew('en', 'The dog') });
+      assert.deepEqual(gEn.ids, wantEn, 'seeded Generate = model.generate in Node');
+      assert.equal(gEn.out, 'The dog' + en.decode(wantEn));
+      // The newest character's attention: the last row of each head of the last layer, in Node.
+      const all = [...en.encode('The dog'), ...wantEn];
+      const ref = en.forwardSync(all, { attentions: true }).attentions.at(-1);
+      const [, H, L] = ref.shape;
+      const rows = [];
+      for (let hh = 0; hh < H; hh++) rows.push(...ref.data.subarray((hh * L + L - 1) * L, (hh * L + L) * L));
+      near(gEn.attention.data, rows, 1e-6, 'newest character attention');
+
+      // 中文: a poem from its first character, the labels, Stop.
+      const nz = page.locator('#nt-zh');
+      await sameList('nt-zh', zh, '白', 1);
+      assert.match(await page.evaluate(() => document.getElementById('nt-zh').shadowRoot.querySelector('.al-nt-list').getAttribute('aria-labelledby')), /list$/);
+      await nz.getByRole('button', { name: '生成' }).click();
+      await page.waitForFunction(() => ['done', 'stopped', 'error'].includes(document.getElementById('nt-zh').generation?.state), null, { timeout: 90000 });
+      const gZh = await page.evaluate(() => document.getElementById('nt-zh').generation);
+      assert.equal(gZh.state, 'done');
+      const wantZh = await nodeGeneration(zh, 'zh', '白', { temperature: 1, seed: 3, maxNewTokens: 23 });
+      assert.deepEqual(gZh.ids, wantZh);
+      assert.ok(gZh.ids.length <= 23);
+      await nz.getByRole('slider', { name: '温度' }).waitFor();
+      await nz.getByRole('textbox', { name: '提示' }).waitFor();
+      await page.evaluate(() => { const v = document.getElementById('nt-zh'); v.generate(); });
+      await page.waitForFunction(() => (document.getElementById('nt-zh').generation?.ids.length ?? 0) >= 2 || document.getElementById('nt-zh').generation?.state !== 'running', null, { timeout: 60000 });
+      await nz.getByRole('button', { name: '停止' }).click();
+      await page.waitForFunction(() => document.getElementById('nt-zh').generation.state !== 'running', null, { timeout: 60000 });
+      const stopped = await page.evaluate(() => document.getElementById('nt-zh').generation);
+      assert.deepEqual(stopped.ids, wantZh.slice(0, stopped.ids.length), 'what was written before Stop is the seeded sequence');
+      if (stopped.ids.length < wantZh.length) assert.equal(stopped.state, 'stopped');
+      assert.match(await page.evaluate(() => document.getElementById('nt-zh').shadowRoot.querySelector('.al-status').textContent), /停止|已生成/);
       assert.deepEqual(page.problems(), []);
     } finally {
       en.dispose();

@@ -323,6 +323,50 @@ export interface TraceRecord {
   [extra: string]: unknown;
 }
 
+/** One next character of `AttentionLabNextToken.nextRun` (model.nextTokens). */
+export interface NextTokenItem {
+  id: number;
+  token: string | null;
+  prob: number;
+}
+
+/** `AttentionLabNextToken.generation`. */
+export interface NextTokenGeneration {
+  model: 'en' | 'zh';
+  prompt: string;
+  temperature: number;
+  seed: number;
+  maxNewTokens: number;
+  /** The ids written after the prompt. */
+  ids: number[];
+  /** What they add to the text. */
+  text: string;
+  state: 'running' | 'done' | 'stopped' | 'error';
+  /** The newest character's attention: one row per head of `layer`, [H, L]. */
+  attention: { layer: number; position: number; data: Float32Array; shape: [number, number] } | null;
+}
+
+/**
+ * `<attention-lab-next-token>`: the package's shipped model (`lab.pretrained`, loaded lazily once
+ * per page) after a prompt. Attributes: `model` ('en' (default) | 'zh'), `text` (the prompt),
+ * `k` (10), `temperature` (1; also a slider), `seed` (0; also a field), `max-new` (default: zh the
+ * rest of a 五言绝句, 24 characters in all; en 120), `layer` (whose attention is drawn; default
+ * the last), `lang`. The list is `model.nextTokens(prompt, { k, temperature })`; Generate streams
+ * `model.generate(prompt, { maxNewTokens, temperature, seed })`, one character a frame (en ends
+ * after its first . ! or ?), drawing the newest character's attention; Stop or Escape ends it.
+ * Events: `al-generated` (detail: the generation).
+ */
+export declare class AttentionLabNextToken extends AttentionLabElement {
+  /** The list shown (null before the first render). */
+  readonly nextRun: { model: 'en' | 'zh'; text: string; temperature: number; k: number; list: NextTokenItem[] } | null;
+  /** The last Generate (null before the first). */
+  readonly generation: NextTokenGeneration | null;
+  /** Generates after the prompt in the field; resolves when it ends (a running one is returned). */
+  generate(): Promise<NextTokenGeneration | null>;
+  /** Ends a running Generate. */
+  stop(): void;
+}
+
 /** Tag name → class. */
 export declare const ELEMENTS: Readonly<{
   'attention-lab-explorer': typeof AttentionLabExplorer;
@@ -331,6 +375,7 @@ export declare const ELEMENTS: Readonly<{
   'attention-lab-positional-encoding': typeof AttentionLabPositionalEncoding;
   'attention-lab-model-view': typeof AttentionLabModelView;
   'attention-lab-trainer': typeof AttentionLabTrainer;
+  'attention-lab-next-token': typeof AttentionLabNextToken;
 }>;
 
 /**
@@ -438,5 +483,6 @@ declare global {
     'attention-lab-heatmap': AttentionLabHeatmap;
     'attention-lab-shape-flow': AttentionLabShapeFlow;
     'attention-lab-positional-encoding': AttentionLabPositionalEncoding;
+    'attention-lab-next-token': AttentionLabNextToken;
   }
 }

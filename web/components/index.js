@@ -5,7 +5,8 @@
 //
 // Elements: <attention-lab-explorer>, <attention-lab-heatmap>,
 // <attention-lab-shape-flow>, <attention-lab-positional-encoding>,
-// <attention-lab-model-view>.
+// <attention-lab-model-view>, <attention-lab-next-token> (the shipped models'
+// next characters and generation).
 // Configured by attributes; rich data (attention arrays, token lists) set as
 // properties. Styles live in each shadow root (constructable stylesheets) and
 // follow the --al-* CSS variables (--al-fg, --al-bg, --al-card, --al-muted,
@@ -21,8 +22,9 @@ import { AttentionLabShapeFlow } from './elements/shape-flow-element.js';
 import { AttentionLabPositionalEncoding } from './elements/pe-element.js';
 import { AttentionLabTrainer } from './elements/trainer-element.js';
 import { AttentionLabModelView } from './elements/model-view-element.js';
+import { AttentionLabNextToken } from './elements/next-token-element.js';
 
-export { AttentionLabExplorer, AttentionLabHeatmap, AttentionLabShapeFlow, AttentionLabPositionalEncoding, AttentionLabModelView, AttentionLabTrainer };
+export { AttentionLabExplorer, AttentionLabHeatmap, AttentionLabShapeFlow, AttentionLabPositionalEncoding, AttentionLabModelView, AttentionLabTrainer, AttentionLabNextToken };
 export { getLab } from './lib/lab-instance.js';
 export { Heatmap, linkHeatmaps } from './lib/heatmap.js';
 export { ShapeFlow } from './lib/shape-flow.js';
@@ -39,6 +41,7 @@ export const ELEMENTS = Object.freeze({
   'attention-lab-positional-encoding': AttentionLabPositionalEncoding,
   'attention-lab-trainer': AttentionLabTrainer,
   'attention-lab-model-view': AttentionLabModelView,
+  'attention-lab-next-token': AttentionLabNextToken,
 });
 
 /**

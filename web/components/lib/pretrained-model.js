@@ -13,6 +13,9 @@ export const UNKNOWN = '[UNK]';
 /** A short sample text per model, used when an element names a model but gives no text. */
 export const SAMPLE_TEXT = Object.freeze({ en: 'The cat sat on the mat.', zh: '白日依山尽，黄河入海流。' });
 
+/** A sample prompt per model for generation (zh: the first character of a poem). */
+export const SAMPLE_PROMPT = Object.freeze({ en: 'The ', zh: '白' });
+
 const models = new Map();
 
 /** Checks a `model` attribute's value: 'en' | 'zh'. */
