@@ -108,6 +108,18 @@ export default function (t) {
       await ready(page, 'prop', 'Attention is all you need');
       assert.equal(await page.textContent('#prop .al-mv-generate'), '生成');
       assert.match(await page.textContent('#prop .al-mv-next-panel h4'), /下一个词元/);
+      // Removed, the folder's worker model is disposed; connected again, the folder is loaded again.
+      const re = await page.evaluate(async () => {
+        const v = document.getElementById('folder');
+        const first = v.model;
+        v.remove();
+        const disposed = first.disposed;
+        document.body.append(v);
+        const t0 = performance.now();
+        while (performance.now() - t0 < 30000 && !(v.model && v.model !== first && v.dataset.panels === 'ready')) await new Promise((r) => setTimeout(r, 100));
+        return { disposed, again: Boolean(v.model && v.model !== first), thumbs: v.shadowRoot.querySelectorAll('.al-mv-thumb').length };
+      });
+      assert.deepEqual(re, { disposed: true, again: true, thumbs: 8 });
       // One 404: the sharded folder has no model.safetensors, so the element then reads its index.
       assert.deepEqual(page.problems(), ['console error: Failed to load resource: the server responded with a status of 404 (Not Found)']);
     } finally {

@@ -214,8 +214,22 @@ export class AttentionLabModelView extends AttentionLabElement {
     super.attributeChangedCallback(name, oldValue, newValue);
   }
 
+  connectedCallback() {
+    super.connectedCallback();
+    if (this._started && this.getAttribute('src') && !this._loadedSrc) this.requestRender();
+  }
+
   _onDisconnect() {
     this._panels?.stop();
+    // A model this element loaded from a folder src goes with it (a worker
+    // and its weights); connected again, it loads the folder again.
+    if (this._ownModel) {
+      if (this._model === this._ownModel) this._model = null;
+      this._ownModel.dispose();
+      this._ownModel = null;
+      this._loadedSrc = null;
+      this._run = null;
+    }
   }
 
   /** A folder URL (ending in '/'): the model's three files, fetched from the same origin. */
