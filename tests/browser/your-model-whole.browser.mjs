@@ -114,6 +114,8 @@ async function checkCausal(h, name, text) {
     }
     // The head view of a selected layer.
     await page.click('#ym-model-view [data-view="head"]');
+    // The head view opens on the layer of the map selected last.
+    assert.equal(await page.evaluate(() => document.getElementById('ym-model-view').shadowRoot.querySelector('.al-mv-bar select').value), String(node.config.numLayers - 1));
     await page.selectOption('#ym-model-view .al-mv-bar select', String(node.config.numLayers - 1));
     const hv = await page.evaluate(() => { const r = document.getElementById('ym-model-view').shadowRoot; return { left: r.querySelectorAll('.al-hv-left').length, lines: r.querySelectorAll('.al-hv line').length, label: r.querySelector('.al-hv').getAttribute('aria-label') }; });
     assert.equal(hv.left, L);

@@ -26,7 +26,7 @@
 //   el.model = await lab.loadModel(files); el.setAttribute('text', 'The cat sat');
 //
 // Attributes: src, text, tokens (space-separated), view ('model' | 'head'), layer
-// (head view; default 0), heads (head view: comma list; default all), batch
+// (head view; default: the layer of the map last enlarged, at first 0), heads (head view: comma list; default all), batch
 // (default 0), min-weight (head view lines; default 0.01), thumb-size (px,
 // default 56), lang, eager.
 import { AttentionLabElement } from './base.js';
@@ -517,6 +517,12 @@ export class AttentionLabModelView extends AttentionLabElement {
     this._focusThumb(this._cell.l, this._cell.h);
   }
 
+  /** The head view's layer: the `layer` attribute, else the layer of the map last selected in the model view. */
+  _headLayer() {
+    const d = this._data;
+    return this.intAttr('layer', Math.min(this._cell.l, d.layers - 1), 0, d.layers - 1);
+  }
+
   _selectedHeads() {
     const d = this._data;
     const attr = this.getAttribute('heads');
@@ -531,7 +537,7 @@ export class AttentionLabModelView extends AttentionLabElement {
   _renderHead() {
     const d = this._data;
     const t = this.t;
-    const layer = this.intAttr('layer', 0, 0, d.layers - 1);
+    const layer = this._headLayer();
     const heads = this._selectedHeads();
     this._layerLabel.firstChild.textContent = t('mv.layer');
     this._layerSel.replaceChildren(...Array.from({ length: d.layers }, (_, l) => h('option', { value: l, text: String(l), selected: l === layer })));
@@ -563,7 +569,7 @@ export class AttentionLabModelView extends AttentionLabElement {
       })));
       table = h('table', null, h('caption', { text: t('mv.tableModel') }), h('thead', null, head), h('tbody', null, body));
     } else {
-      const layer = this.intAttr('layer', 0, 0, d.layers - 1);
+      const layer = this._headLayer();
       const heads = this._selectedHeads();
       const head = h('tr', null, h('th', { scope: 'col', text: t('mv.query') }), heads.map((hh) => h('th', { scope: 'col', text: t('mv.headN', { h: hh }) })));
       const body = this._qTokens.map((tok, i) => h('tr', null, h('th', { scope: 'row', text: tok }), heads.map((hh) => {
