@@ -18,8 +18,8 @@ import { readSafetensors, readNpy, readNpz, listAttentionLayers, fromStateDict }
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 export const CORPUS = path.join(HERE, 'io-corpus');
 
-// mulberry32
-function rng(seed) {
+// mulberry32 (also the seed source of fuzz-models.mjs)
+export function rng(seed) {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;

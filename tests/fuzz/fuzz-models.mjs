@@ -15,19 +15,9 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { architectureOf } from '../../web/lib/model/architectures.js';
 import { openWeights, parseJson } from '../../web/lib/model/files.js';
+import { rng } from './fuzz-io.mjs';
 
 const MODELS = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'golden', 'models');
-
-function rng(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const VALUES = [null, 0, -1, 1, 2, 3, 1.5, 1e9, 2 ** 53, -(2 ** 31), NaN, Infinity, '', '12', 'gpt2', 'llama', 'bert', 'gelu', 'silu', 'default', 'linear', true, false, [], [1], {}, { type: 'linear' }, { rope_type: 'default' }];
 

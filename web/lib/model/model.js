@@ -187,8 +187,11 @@ export class Model {
     return this.forwardSync(input, options);
   }
 
-  /** Logits [V] of the last position, through the key/value cache (owner: who holds it now). */
-  _prefill(where, ids, owner) {
+  /**
+   * Logits [V] of the last of `ids`, run at positions keep.. against the
+   * first `keep` cached positions (0: afresh); `owner` holds the cache now.
+   */
+  _extend(where, keep, ids, owner) {
     const handle = this._live(where);
     const Module = this._Module;
     const V = this.config.vocabSize;
@@ -196,20 +199,7 @@ export class Model {
     return withArena(Module, where, (arena) => {
       const lp = arena.f32(V);
       checkStatus(Module, where, Module.transformerRun(handle, {
-        batch: 1, length: ids.length, keep: 0, tokens: arena.fromI32(ids), logits: lp, attention: 0, hidden: 0, cached: true, lastOnly: true,
-      }));
-      return arena.readF32(lp, V);
-    });
-  }
-
-  _step(where, keep, id) {
-    const handle = this._live(where);
-    const Module = this._Module;
-    const V = this.config.vocabSize;
-    return withArena(Module, where, (arena) => {
-      const lp = arena.f32(V);
-      checkStatus(Module, where, Module.transformerRun(handle, {
-        batch: 1, length: 1, keep, tokens: arena.fromI32([id]), logits: lp, attention: 0, hidden: 0, cached: true, lastOnly: true,
+        batch: 1, length: ids.length, keep, tokens: arena.fromI32(ids), logits: lp, attention: 0, hidden: 0, cached: true, lastOnly: true,
       }));
       return arena.readF32(lp, V);
     });
@@ -234,7 +224,7 @@ export class Model {
     const k = checkInt(where, 'k', o.k ?? 10, 1);
     const temperature = checkNumber(where, 'temperature', o.temperature ?? 1, { min: 0 });
     const ids = this._ids(where, input);
-    const p = softmax(this._prefill(where, ids, Symbol('nextTokens')), temperature);
+    const p = softmax(this._extend(where, 0, ids, Symbol('nextTokens')), temperature);
     return ranked(p).slice(0, k).map((id) => ({ id, token: this._tokenizer ? this._tokenizer.tokens([id])[0] : null, prob: p[id] }));
   }
 
@@ -289,7 +279,7 @@ export class Model {
     return (async function* run() {
       const owner = Symbol('generate');
       const ids = Array.from(promptIds);
-      let logits = model._prefill(where, promptIds, owner);
+      let logits = model._extend(where, 0, promptIds, owner);
       let text = model._tokenizer ? model._tokenizer.decode(ids) : '';
       for (let step = 0; step < maxNewTokens; step++) {
         if (signal?.aborted) return;
@@ -331,8 +321,8 @@ export class Model {
         // Another call may have used the cache between our steps: run the
         // whole sequence again then.
         logits = model._cacheOwner === owner && Module.transformerCached(model._t._handle) === ids.length - 1
-          ? model._step(where, ids.length - 1, id)
-          : model._prefill(where, Int32Array.from(ids), owner);
+          ? model._extend(where, ids.length - 1, [id], owner)
+          : model._extend(where, 0, Int32Array.from(ids), owner);
         await Promise.resolve();
       }
     })();
