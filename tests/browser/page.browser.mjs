@@ -5,12 +5,16 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { ARTIFACTS } from './harness.mjs';
+import { routeStandIns } from './pretrained-fixture.mjs';
 
 const PAGE = '/web/page/';
 const VIRIDIS_ZERO = [68, 1, 84];
 
 async function openPage(h, { hash = '', ...opts } = {}) {
   const page = await h.newPage(opts);
+  // The shipped models (the trained-model chapter, chapter 4's learned view), or stand-ins while
+  // data/models/ lacks their trained files.
+  await routeStandIns(page);
   const t0 = Date.now();
   await page.goto(h.url(PAGE + hash));
   await page.waitForFunction(() => document.documentElement.dataset.ready === 'true', null, { timeout: 30000 });

@@ -17,9 +17,20 @@ const SMALL = { embedDim: 32, numLayers: 2, numHeads: 4, ffnDim: 64, batch: 4, s
 const shippedDir = (lang) => path.join(REPO_ROOT, 'data', 'models', lang);
 export const isShipped = (lang) => MODEL_FILES.every((f) => fs.existsSync(path.join(shippedDir(lang), f)));
 
+let ownLab = null;
+/** A wasm lab for training a stand-in when the caller passes none (kept for the process). */
+async function fixtureLab() {
+  if (!ownLab) {
+    const { init } = await import('../../web/node.js');
+    ownLab = init({ backend: 'wasm' });
+  }
+  return ownLab;
+}
+
 /** The folder whose config.json and model.safetensors the tests use for `lang`. */
 export async function modelDir(lab, lang) {
   if (isShipped(lang)) return shippedDir(lang);
+  lab ??= await fixtureLab();
   const dir = path.join(STAND_IN_ROOT, lang);
   if (MODEL_FILES.every((f) => fs.existsSync(path.join(dir, f)))) return dir;
   const { train, RECIPES } = await import('../../scripts/lib/train-lm.mjs');
@@ -45,7 +56,10 @@ export async function nodePretrained(lab, lang) {
   return model;
 }
 
-/** Answers the page's requests for stand-in files (call before page.goto). Returns the stand-in languages. */
+/**
+ * Answers the page's requests for stand-in files (call before page.goto; lab: optional, for
+ * training a missing stand-in). Returns the stand-in languages.
+ */
 export async function routeStandIns(page, lab, langs = ['en', 'zh']) {
   const standing = [];
   for (const lang of langs) {

@@ -1,15 +1,20 @@
 // Chapter 4 — multi-head attention: the head split/merge with the batch
 // dimension (shapes from the forward trace), one heatmap per head plus the
 // head average, timing of the forward pass and the cross-backend check.
+// The weights switch (state w4): 'random' is that view, on seeded weights;
+// 'learned' draws every head of the shipped model of the page's language
+// (lab.pretrained, lib/learned.js) on the reader's sentence, each titled by
+// its measured role (model.headRoles), with the scores in a table.
 import { h, shapeText } from '../../components/lib/dom.js';
 import { ShapeFlow, stepName, stepFormula } from '../../components/lib/shape-flow.js';
 import { linkHeatmaps } from '../../components/lib/heatmap.js';
 import { deriveInputs, maskSpec, ObjectCache, scoreFactor, compareBackends, stepValue } from '../lib/model.js';
 import { formula, f, codeBlock } from '../lib/ui.js';
 import { Provenance } from '../lib/provenance.js';
+import { learnedModel, modelLang, fitText, cachedHeadRoles, headRoleLabels, tokenLabels, ROLES } from '../lib/learned.js';
 
 export default {
-  deps: ['text', 'text2', 'B', 'L', 'E', 'H', 'seed', 'mask', 'T', 'scale', 'pe', 'b'],
+  deps: ['text', 'text2', 'B', 'L', 'E', 'H', 'seed', 'mask', 'T', 'scale', 'pe', 'b', 'w4'],
   compare: true,
   mount(ctx, body) {
     const flow = new ShapeFlow({ t: ctx.t, showValues: false, stepMs: 1500, morphMs: 900 });
@@ -35,11 +40,36 @@ export default {
     };
     let compareGen = 0;
 
+    // The weights switch: random (seeded, the controls' E, H, seed) or learned (the shipped model).
+    const kinds = ['random', 'learned'];
+    const wBtns = kinds.map((k) => {
+      const b = h('button', { type: 'button', class: 'al-btn', dataset: { weights: k } });
+      b.addEventListener('click', () => ctx.set({ w4: k }));
+      return b;
+    });
+    const wLabel = ctx.text('span', 'ch4.weights', { id: 'ch4-weights-label' });
+    const switchRow = h('div', { class: 'inline-ctls ch4-weights' }, h('span', { class: 'inline-ctl' }, wLabel, h('span', { class: 'seg', role: 'group', 'aria-labelledby': 'ch4-weights-label' }, wBtns)));
+    const randomNote = ctx.text('p', 'ch4.randomNote', { class: 'small muted ch4-random-note' });
+    const learnedIntro = h('p', { class: 'ch4-learned-intro' });
+    const learnedStatus = h('p', { class: 'small muted ch4-learned-status', role: 'status' });
+    const learnedGrid = h('div', { class: 'al-grid head-grid', id: 'ch4-learned-grid' });
+    const rolesTable = h('table', { class: 'data ch4-roles' });
+    const learnedBox = h('div', { class: 'figs ch4-learned', hidden: true },
+      learnedIntro, learnedStatus, learnedGrid, ctx.text('h3', 'ch4.rolesTitle'), h('div', { class: 'table-scroll' }, rolesTable), ctx.text('p', 'ch4.rolesNote', { class: 'small muted' }));
+    const learnedMaps = [];
+    let learnedUnlink = () => {};
+    const tryRandom = ctx.tryThis(['ch4.try1', 'ch4.try2', 'ch4.try3']);
+    const tryLearned = ctx.tryThis(['ch4.tryL1', 'ch4.tryL2', 'ch4.try3']);
+    tryLearned.hidden = true;
+
     body.append(
       ctx.text('p', 'ch4.p1'),
       formula(f.fn('MultiHead'), '(', f.v('Q'), ',', f.v('K'), ',', f.v('V'), ')', f.op('='), f.fn('Concat'), '(', f.v('head'), f.sub('1'), ', …, ', f.v('head'), f.sub(f.v('H')), ')', f.v('W'), f.sup('O'), h('span', { class: 'br' }), f.v('head'), f.sub(f.v('i')), f.op('='), f.fn('Attention'), '(', f.v('Q'), f.v('W'), f.subsup(f.v('i'), 'Q'), ', ', f.v('K'), f.v('W'), f.subsup(f.v('i'), 'K'), ', ', f.v('V'), f.v('W'), f.subsup(f.v('i'), 'V'), ')'),
       ctx.text('p', 'ch4.p2'),
-      h('div', { class: 'figs' },
+      switchRow,
+      learnedBox,
+      h('div', { class: 'figs ch4-random' },
+        randomNote,
         ctx.text('h3', 'ch4.splitTitle'),
         flow.el,
         ctx.text('div', 'ch4.chain', { class: 'panel-title' }),
@@ -51,8 +81,86 @@ export default {
         avgBox,
         avgNote,
         code),
-      ctx.tryThis(['ch4.try1', 'ch4.try2', 'ch4.try3']),
+      tryRandom,
+      tryLearned,
     );
+    const randomBox = body.querySelector('.ch4-random');
+
+    function ensureLearnedMaps(n, size) {
+      while (learnedMaps.length > n) {
+        const m = learnedMaps.pop();
+        ctx.forgetHeatmap(m);
+        m.destroy();
+      }
+      while (learnedMaps.length < n) {
+        const m = ctx.heatmap({ compact: true, maxSize: size, cellMax: 30, name: `learned_head_${learnedMaps.length}` });
+        m.el.classList.add('learned-map');
+        learnedGrid.append(m.el);
+        learnedMaps.push(m);
+      }
+      for (const m of learnedMaps) m.opts.maxSize = size;
+      learnedUnlink();
+      learnedUnlink = linkHeatmaps(learnedMaps);
+    }
+
+    /** The learned view: every head of the shipped model on the reader's sentence. */
+    function updateLearned(c, state) {
+      const t = c.t;
+      const lang = modelLang(state);
+      const model = learnedModel(c, lang, ['w4']);
+      learnedIntro.textContent = '';
+      if (!model) {
+        learnedStatus.textContent = t('ch4.learnedLoading', { model: t(`ch4.model.${lang}`) });
+        return { loading: true };
+      }
+      const { text, cut } = fitText(model, state.text);
+      const cfg = model.config;
+      const t0 = performance.now();
+      const run = model.forwardSync(text, { attentions: true });
+      c.reportForward(performance.now() - t0, lab0(c));
+      const roles = cachedHeadRoles(lang, model, text);
+      const labels = headRoleLabels(roles);
+      const { labels: tokLabels, unknown } = tokenLabels(model, text, run.ids);
+      const L = run.ids.length;
+      const rt = (r) => t(`ch4.role.${r}`);
+      setIntro(t('ch4.learnedIntro', { model: t(`ch4.model.${lang}`), N: cfg.numLayers, H: cfg.numHeads, E: cfg.embedDim, D: cfg.embedDim / cfg.numHeads, L }));
+      const notes = [];
+      if (cut) notes.push(t('ch4.learnedCut', { n: cut, max: cfg.maxPositions }));
+      if (unknown.length) notes.push(t('hm.unknown', { chars: unknown.join(' ') }));
+      learnedStatus.textContent = notes.join(' ');
+      const n = cfg.numLayers * cfg.numHeads;
+      const gridW = learnedGrid.clientWidth || 800;
+      const size = Math.max(110, Math.min(200, Math.floor((gridW - 14 * 3) / Math.min(4, cfg.numHeads))));
+      ensureLearnedMaps(n, size);
+      run.attentions.forEach((a, l) => {
+        for (let hh = 0; hh < cfg.numHeads; hh++) {
+          const k = l * cfg.numHeads + hh;
+          const lab = labels[k];
+          const m = learnedMaps[k];
+          m.el.dataset.layer = String(l);
+          m.el.dataset.head = String(hh);
+          m.el.dataset.role = lab.role;
+          m.setData({
+            data: a.data, offset: hh * L * L, rows: L, cols: L, rowLabels: tokLabels, colLabels: tokLabels, domain: [0, 1],
+            title: lab.role === 'spread' ? t('ch4.learnedSpread', { l, h: hh }) : t('ch4.learnedHead', { l, h: hh, role: rt(lab.role), score: lab.score.toFixed(2), chance: lab.chance.toFixed(2) }),
+            tensor: a, dimNames: ['b', 'h', 'query', 'key'],
+          });
+        }
+      });
+      // Every score, against its chance level.
+      const cols = ROLES.filter((r) => roles.chance[r] !== undefined);
+      rolesTable.replaceChildren(
+        h('thead', null, h('tr', null, h('th', { scope: 'col' }, t('ch4.rolesHead')), cols.map((r) => h('th', { scope: 'col' }, rt(r))))),
+        h('tbody', null,
+          roles.heads.map((hd, k) => h('tr', { dataset: { role: labels[k].role } }, h('th', { scope: 'row' }, t('ch4.rolesRow', { l: hd.layer, h: hd.head })), cols.map((r) => h('td', { class: labels[k].best === r && labels[k].role !== 'spread' ? 'num best' : 'num' }, hd[r].toFixed(3))))),
+          h('tr', { class: 'chance' }, h('th', { scope: 'row' }, t('ch4.rolesChance')), cols.map((r) => h('td', { class: 'num' }, roles.chance[r].toFixed(3))))),
+      );
+      return { learned: { lang, text, ids: run.ids, roles, labels } };
+    }
+    const lab0 = (c) => c.lab().backend;
+    function setIntro(s) {
+      learnedIntro.textContent = s;
+    }
 
     function ensureMaps(H, size) {
       while (maps.length > H) {
@@ -98,6 +206,16 @@ export default {
 
     async function update(c, state) {
       const t = c.t;
+      const learned = state.w4 === 'learned';
+      wBtns.forEach((b, i) => {
+        b.textContent = t(`ch4.weights.${kinds[i]}`);
+        b.setAttribute('aria-pressed', String(state.w4 === kinds[i]));
+      });
+      randomBox.hidden = learned;
+      learnedBox.hidden = !learned;
+      tryRandom.hidden = learned;
+      tryLearned.hidden = !learned;
+      if (learned) return updateLearned(c, state);
       const lab = c.lab();
       const inp = await deriveInputs(lab, state, c.cache);
       const { B, L, tokens, lengths, x } = inp;

@@ -18,6 +18,7 @@ import ch8 from './ch8-shape-flow.js';
 import ch9 from './ch9-faq.js';
 import ch10 from './ch10-watch-attention-learn.js';
 import ch11 from './ch11-modern-attention.js';
+import trainedModel from './trained-model.js';
 import yourModel from './your-model.js';
 
 export const CHAPTERS = [
@@ -32,6 +33,7 @@ export const CHAPTERS = [
   { id: 'ch9', module: ch9, title: { en: 'FAQ', zh: '常见问题' } },
   { id: 'ch10', module: ch10, title: { en: 'Watch attention learn', zh: '看注意力如何学习' } },
   { id: 'ch11', module: ch11, title: { en: 'Attention in today’s models', zh: '当今模型中的注意力' } },
+  { id: 'trained-model', module: trainedModel, title: { en: 'A trained model writes', zh: '训练好的模型来写' } },
   { id: 'your-model', module: yourModel, title: { en: 'Your model', zh: '你的模型' } },
 ];
 

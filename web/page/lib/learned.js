@@ -1,0 +1,74 @@
+// The shipped models on the page (issue 22): lab.pretrained('en' | 'zh') through the components'
+// shared cache (components/lib/pretrained-model.js), loaded only when a chapter's "learned"
+// view asks, never before the first paint. A chapter's update must not wait for the download:
+// learnedModel() answers null while it loads and re-renders the chapter (ctx.invalidate) once
+// it is there.
+import { pretrainedModel, tokenLabels } from '../../components/lib/pretrained-model.js';
+
+const loaded = new Map();
+
+/** The page language's model: 'zh' on the 简体中文 page, else 'en'. */
+export const modelLang = (state) => (state.lang === 'zh' ? 'zh' : 'en');
+
+/**
+ * The Model of `lang` if it has loaded; else starts the load, returns null, and calls
+ * ctx.invalidate(keys) when it arrives (or rejects: the chapter then shows the error).
+ */
+export function learnedModel(ctx, lang, keys) {
+  const got = loaded.get(lang);
+  if (got?.model) return got.model;
+  if (got?.error) {
+    loaded.delete(lang);
+    throw got.error;
+  }
+  if (!got) {
+    const entry = {};
+    loaded.set(lang, entry);
+    pretrainedModel(lang).then((m) => { entry.model = m; }, (e) => { entry.error = e; }).then(() => ctx.invalidate(keys));
+  }
+  return null;
+}
+
+/** The reader's text cut to the model's positions (one token per character). */
+export function fitText(model, text) {
+  const chars = [...text];
+  const max = model.config.maxPositions;
+  return { text: chars.slice(0, max).join(''), cut: chars.length > max ? chars.length - max : 0 };
+}
+
+export const ROLES = ['previousToken', 'self', 'firstToken', 'induction', 'previousLine'];
+
+/**
+ * Each head's strongest measured role: the score (a mean attention weight) furthest above its
+ * chance level, as a ratio; 'spread' when no score reaches twice its chance.
+ */
+export function headRoleLabels(roles) {
+  return roles.heads.map((hd) => {
+    let best = null;
+    let ratio = 0;
+    for (const r of ROLES) {
+      if (hd[r] === undefined || !(roles.chance[r] > 0)) continue;
+      const q = hd[r] / roles.chance[r];
+      if (q > ratio) {
+        ratio = q;
+        best = r;
+      }
+    }
+    return { layer: hd.layer, head: hd.head, role: ratio >= 2 ? best : 'spread', best, score: best ? hd[best] : NaN, chance: best ? roles.chance[best] : NaN };
+  });
+}
+
+const rolesCache = new Map();
+
+/** model.headRoles(text), memoised per model and text (the scores run five forward passes). */
+export function cachedHeadRoles(lang, model, text) {
+  const key = `${lang}\u0000${text}`;
+  const hit = rolesCache.get(key);
+  if (hit && hit.model === model) return hit.roles;
+  const roles = model.headRoles(text);
+  if (rolesCache.size > 16) rolesCache.clear();
+  rolesCache.set(key, { model, roles });
+  return roles;
+}
+
+export { tokenLabels };
