@@ -79,6 +79,16 @@ export default function (t) {
       const L = refEn.shape[2];
       assert.ok(Math.abs(clicked.value - refEn.data[(1 * L + 5) * L + 2]) <= 1e-6, `clicked ${clicked.value}`);
       assert.match(clicked.readout, /query 5 “a” → key 2 “e”: /);
+      // Markup in the text is text: labels and the note, never elements.
+      let dialogs = 0;
+      page.on('dialog', (d) => { dialogs++; return d.dismiss(); });
+      const xss = '<img src=x onerror=alert(1)>';
+      await page.evaluate((x) => document.getElementById('hm-en').setAttribute('text', x), xss);
+      await page.waitForFunction((x) => document.getElementById('hm-en').modelRun?.text === x && document.getElementById('hm-en').dataset.state === 'ready', xss);
+      const x = await page.evaluate(() => { const v = document.getElementById('hm-en'); return { imgs: v.shadowRoot.querySelectorAll('img').length + document.querySelectorAll('img').length, labels: v.modelRun.labels.map((l) => (l === '[UNK]' ? '?' : l)).join('') }; });
+      assert.equal(x.imgs, 0);
+      assert.equal(x.labels, [...xss].map((c) => (c === ' ' ? '␣' : c)).join(''), 'one label per character, as typed (every one is in the English vocabulary)');
+      assert.equal(dialogs, 0);
       const models = requests.filter((u) => u.includes('/data/models/'));
       assert.ok(models.some((u) => u.includes('/data/models/zh/model.safetensors')), 'the zh weights were fetched');
       assert.ok(requests.every((u) => new URL(u).hostname === '127.0.0.1' || /^(data|blob):/.test(u)), 'no request leaves the origin');
