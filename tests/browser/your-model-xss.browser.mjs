@@ -124,7 +124,7 @@ export default function (t) {
       assert.deepEqual(r.added, [], 'elements created from a token string');
       assert.deepEqual(dialogs, [], 'a dialog opened');
       assert.deepEqual(requests.filter((u) => /\/x(\?|$)/.test(new URL(u.split(' ')[1]).pathname)), [], 'requests made by the payload');
-      assert.deepEqual(page.problems(), []);
+      assert.deepEqual(page.ownProblems(), []);
     } finally {
       node.dispose();
       await page.closeAll();
