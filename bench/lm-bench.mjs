@@ -29,7 +29,7 @@
 //   memory    the process's peak RSS (includes the weight file read into JS
 //             and, for ORT, the ONNX bytes built in JS), and the engine's
 //             wasm heap (WebAssembly.Memory size at the end = its peak)
-// Ours: prefill/decode through Model._prefill/_step (what nextTokens and
+// Ours: prefill/decode through Model._extend (what nextTokens and
 // generate call; no public single-step call exists), generation through the
 // public model.generate (which also sorts the V probabilities each step in
 // JS; ORT's loop takes the arg max). ORT: session.run with input_ids and
@@ -220,22 +220,23 @@ async function childOurs(spec, files, ids) {
   weights = null;
   const loadMs = now() - t0;
   const where = 'lm-bench';
-  const hooks = typeof model._prefill === 'function' && typeof model._step === 'function';
+  const hooks = typeof model._extend === 'function';
+  const owner = Symbol('bench');
   const notes = [];
   const P = ids.length;
   const prompt = Int32Array.from(ids);
   let last;
   const prefill = hooks
-    ? () => { last = model._prefill(where, prompt, Symbol('bench')); }
+    ? () => { last = model._extend(where, 0, prompt, owner); }
     : async () => { await model.nextTokens(ids, { k: 1 }); };
-  if (!hooks) notes.push('Model._prefill/_step not found: prefill timed through nextTokens (adds its softmax and sort), no decode step');
+  if (!hooks) notes.push('Model._extend not found: prefill timed through nextTokens (adds its softmax and sort), no decode step');
   const pre = await timeRuns(prefill, spec.runs, 1);
   const out = { prefill: hooks ? Array.from(last) : null };
   let dec = null;
   if (hooks) {
-    model._prefill(where, prompt, Symbol('bench'));
+    model._extend(where, 0, prompt, owner);
     const tok = argmax(last);
-    dec = await timeRuns(() => { last = model._step(where, P, tok); }, spec.decodeRuns, 3);
+    dec = await timeRuns(() => { last = model._extend(where, P, [tok], owner); }, spec.decodeRuns, 3);
     out.decode = Array.from(last);
   }
   const gen = [];
@@ -253,17 +254,17 @@ async function childOurs(spec, files, ids) {
     genIds = got;
   }
   out.gen = genIds;
-  // The same greedy loop as ORT's (arg max, no sort), over _prefill/_step.
+  // The same greedy loop as ORT's (arg max, no sort), over _extend.
   const loop = [];
   for (let r = 0; hooks && r < spec.genRepeats; r++) {
     const got = [];
     const a = now();
-    let lg = model._prefill(where, prompt, Symbol('bench'));
+    let lg = model._extend(where, 0, prompt, owner);
     let id = argmax(lg);
     got.push(id);
     const first = now() - a;
     while (got.length < spec.gen) {
-      lg = model._step(where, P + got.length - 1, id);
+      lg = model._extend(where, P + got.length - 1, [id], owner);
       id = argmax(lg);
       got.push(id);
     }
@@ -510,7 +511,7 @@ export async function runLmBench(argv) {
   }
   console.log(lines.join('\n'));
   console.log(`\nprefill: ${opts.prompt} tokens, last-position logits; decode: 1 token after ${opts.prompt} cached, last-position logits; gen tok/s = ${opts.gen} / (prefill + ${opts.gen - 1} steps), greedy; ms/tok: per token after the first.`);
-  console.log('ours: Model._prefill/_step (what nextTokens/generate run; no public single-step call) for prefill, decode and gen (an arg-max loop, as ORT\'s); the public model.generate on its own line (its JS softmax + sort over V each step included). ORT: session.run + logits.data (present tensors copied out too), an arg-max loop for gen.');
+  console.log('ours: Model._extend (what nextTokens/generate run; no public single-step call) for prefill, decode and gen (an arg-max loop, as ORT\'s); the public model.generate on its own line (its JS softmax + sort over V each step included). ORT: session.run + logits.data (present tensors copied out too), an arg-max loop for gen.');
   console.log('(cpu): CPU time per call of the whole process, all its threads (on N threads up to N × the wall time; on a busy machine the 1-thread CPU times stay close to what an idle core gives).');
   console.log('peak RSS: the whole process (the weight file read into JS; for ORT also the ONNX bytes built in JS); wasm heap: the engine\'s WebAssembly.Memory at the end (it never shrinks).');
 

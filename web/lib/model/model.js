@@ -7,7 +7,9 @@
 // Generation runs on the core's key/value cache (Transformer::Extend): the
 // prompt once, then one token per step; draws come from the core's
 // counter-based uniform (DropoutUniform(seed, step)), so a seed gives the
-// same tokens everywhere.
+// same tokens everywhere. A draw walks the top-k / top-p candidates in rank
+// order, or, untruncated, all ids in id order; temperature 0 is the arg max
+// (no softmax, no sort).
 import { rangeError, typeError, describe, checkInt, checkNumber, checkOptions, disposedError } from '../errors.js';
 import { withArena, checkStatus } from '../train/heap.js';
 import { saveModel } from './save.js';
@@ -51,11 +53,78 @@ export function softmax(logits, temperature) {
   return p;
 }
 
-/** Ids sorted by probability, highest first (ties: lower id first). */
-function ranked(p) {
-  const ids = Array.from({ length: p.length }, (_, i) => i);
+/**
+ * The k most likely ids, highest first (ties: lower id first), without
+ * sorting all V: the k-th largest probability from a native numeric sort of
+ * a copy, then only the ids at or above it are ordered.
+ */
+export function topIds(p, k) {
+  const n = p.length;
+  k = Math.min(k, n);
+  const sorted = Float64Array.from(p).sort();
+  const threshold = sorted[n - k];
+  const ids = [];
+  for (let i = 0; i < n; i++) if (p[i] >= threshold) ids.push(i);
   ids.sort((a, b) => p[b] - p[a] || a - b);
-  return ids;
+  return ids.slice(0, k);
+}
+
+/**
+ * The ids a sampler draws from, ranked, and their total probability: the
+ * topK most likely (0: all), then the fewest of those whose probability
+ * reaches topP. Null when neither truncates (then draws run over all ids in
+ * id order, with no ranking at all).
+ */
+function candidates(p, topK, topP) {
+  if (topK === 0 && topP >= 1) return null;
+  let ids;
+  if (topK > 0) {
+    ids = topIds(p, topK);
+  } else {
+    // The probability at which the sorted cumulative sum reaches topP.
+    const sorted = Float64Array.from(p).sort();
+    let acc = 0;
+    let threshold = 0;
+    for (let i = sorted.length - 1; i >= 0; i--) {
+      acc += sorted[i];
+      if (acc >= topP) {
+        threshold = sorted[i];
+        break;
+      }
+    }
+    ids = [];
+    for (let i = 0; i < p.length; i++) if (p[i] >= threshold) ids.push(i);
+    ids.sort((a, b) => p[b] - p[a] || a - b);
+  }
+  let keep = ids.length;
+  if (topP < 1) {
+    let acc = 0;
+    for (let i = 0; i < ids.length; i++) {
+      acc += p[ids[i]];
+      if (acc >= topP) {
+        keep = i + 1;
+        break;
+      }
+    }
+  }
+  return ids.slice(0, keep);
+}
+
+/** An id drawn from p (restricted to `ids` when given) by the uniform u in [0, 1). */
+function draw(p, ids, u) {
+  const n = ids ? ids.length : p.length;
+  let total = 0;
+  for (let i = 0; i < n; i++) total += p[ids ? ids[i] : i];
+  const target = u * total;
+  let acc = 0;
+  for (let i = 0; i < n; i++) {
+    const id = ids ? ids[i] : i;
+    acc += p[id];
+    if (target < acc) return id;
+  }
+  // Rounding left target at the very end: the last id with probability > 0.
+  for (let i = n - 1; i >= 0; i--) if (p[ids ? ids[i] : i] > 0) return ids ? ids[i] : i;
+  return ids ? ids[0] : 0;
 }
 
 export class Model {
@@ -225,7 +294,7 @@ export class Model {
     const temperature = checkNumber(where, 'temperature', o.temperature ?? 1, { min: 0 });
     const ids = this._ids(where, input);
     const p = softmax(this._extend(where, 0, ids, Symbol('nextTokens')), temperature);
-    return ranked(p).slice(0, k).map((id) => ({ id, token: this._tokenizer ? this._tokenizer.tokens([id])[0] : null, prob: p[id] }));
+    return topIds(p, k).map((id) => ({ id, token: this._tokenizer ? this._tokenizer.tokens([id])[0] : null, prob: p[id] }));
   }
 
   /**
@@ -248,7 +317,7 @@ export class Model {
     ids.forEach((id, i) => {
       if (id !== mask) return;
       const p = softmax(logits.data.subarray(i * V, (i + 1) * V), 1);
-      out.push({ position: i, predictions: ranked(p).slice(0, k).map((j) => ({ id: j, token: tok.tokens([j])[0], prob: p[j] })) });
+      out.push({ position: i, predictions: topIds(p, k).map((j) => ({ id: j, token: tok.tokens([j])[0], prob: p[j] })) });
     });
     return out;
   }
@@ -283,30 +352,13 @@ export class Model {
       let text = model._tokenizer ? model._tokenizer.decode(ids) : '';
       for (let step = 0; step < maxNewTokens; step++) {
         if (signal?.aborted) return;
-        const p = softmax(logits, temperature);
-        const order = ranked(p);
-        let keep = topK > 0 ? Math.min(topK, order.length) : order.length;
-        if (topP < 1) {
-          let acc = 0;
-          for (let i = 0; i < keep; i++) {
-            acc += p[order[i]];
-            if (acc >= topP) {
-              keep = i + 1;
-              break;
-            }
-          }
-        }
-        let total = 0;
-        for (let i = 0; i < keep; i++) total += p[order[i]];
-        const u = Module.dropoutUniform(seed >>> 0, step >>> 0) * total;
-        let id = order[keep - 1];
-        let acc = 0;
-        for (let i = 0; i < keep; i++) {
-          acc += p[order[i]];
-          if (u < acc) {
-            id = order[i];
-            break;
-          }
+        let id;
+        if (temperature === 0) {
+          id = 0;
+          for (let i = 1; i < logits.length; i++) if (logits[i] > logits[id]) id = i;
+        } else {
+          const p = softmax(logits, temperature);
+          id = draw(p, candidates(p, topK, topP), Module.dropoutUniform(seed >>> 0, step >>> 0));
         }
         ids.push(id);
         let piece = '';
