@@ -1,4 +1,6 @@
-// The tutorial on the shipped models (issue 22, item 4 for chapter 4, item 5): chapter 4's
+// The tutorial on the shipped models (issue 22, item 4 for chapters 1 and 4, item 5): chapter 1's
+// "learned" X is the model's character embeddings (rows of wte; a locked weight = Node's
+// lab.selfAttention over them); chapter 4's
 // "learned" weights draw every head of lab.pretrained(page language) on the reader's sentence,
 // titled by the roles model.headRoles measures; the maps and a clicked value equal Node's
 // model.forwardSync; "random" brings today's view back; the trained-model chapter's next-token
@@ -10,7 +12,7 @@ import path from 'node:path';
 import { init } from '../../web/node.js';
 import { ARTIFACTS } from './harness.mjs';
 import { nodePretrained, routeStandIns } from './pretrained-fixture.mjs';
-import { headRoleLabels } from '../../web/page/lib/learned.js';
+import { headRoleLabels, embeddingRows } from '../../web/page/lib/learned.js';
 import { SAMPLE_PROMPT } from '../../web/components/lib/pretrained-model.js';
 
 const settle = (page) => page.evaluate(() => window.__attentionLab.settled());
@@ -61,7 +63,7 @@ async function checkLearned(page, model, text, lang) {
 }
 
 export default function (t) {
-  t.test('chapter 4 learned = the shipped heads (= Node forwardSync, roles = headRoles), random keeps today\'s view; trained-model chapter = Node nextTokens; EN and 中文; models load lazily', async (h) => {
+  t.test('chapter 1 learned = Node selfAttention over wte rows; chapter 4 learned = the shipped heads (= Node forwardSync, roles = headRoles), random keeps today\'s view; trained-model chapter = Node nextTokens; EN and 中文; models load lazily', async (h) => {
     const lab = await init({ backend: 'wasm' });
     const en = await nodePretrained(lab, 'en');
     const zh = await nodePretrained(lab, 'zh');
@@ -86,6 +88,30 @@ export default function (t) {
       assert.match(await page.textContent('#ch4 .ch4-learned-intro'), /character-level GPT-2/);
       assert.ok((await page.locator('#ch4 table.ch4-roles tbody tr').count()) === en.config.numLayers * en.config.numHeads + 1);
       await page.locator('#ch4').screenshot({ path: path.join(ARTIFACTS, 'page-trained-ch4-en.png') });
+
+      // Chapter 1 on the learned character embeddings: a keyboard-locked weight = Node's
+      // lab.selfAttention over the same rows of wte.
+      await page.click('#ch1 [data-weights="learned"]');
+      await page.waitForFunction(() => { const l = document.querySelector('#ch1 .ch1-learned'); return l && !l.hidden && !l.textContent.includes('…') && document.getElementById('ch1').dataset.state === 'ok'; }, null, { timeout: 60000 });
+      await settle(page);
+      {
+        const ids = en.encode(text);
+        const E = en.config.embedDim;
+        const x = embeddingRows(lab, en, ids);
+        const L = ids.length;
+        const want = (await lab.selfAttention({ data: x, shape: [L, E] }, { scale: 1 / Math.sqrt(E) })).weights.data;
+        const wmap = page.locator('#ch1 figure.al-hm').nth(1);
+        await wmap.scrollIntoViewIfNeeded();
+        const plot = wmap.locator('.al-hm-plot');
+        await plot.focus();
+        for (const key of ['Control+End', 'Home', 'ArrowRight']) await plot.press(key);
+        const ro = await wmap.locator('.al-hm-readout').textContent();
+        assert.match(ro, new RegExp(` ${L - 1} .*→ .* 1 .*locked`), ro);
+        const v = Number(ro.match(/[:：] ?([0-9.e-]+)/)[1]);
+        assert.ok(Math.abs(v - want[(L - 1) * L + 1]) <= 5e-5, `ch1 learned: ${v} vs Node ${want[(L - 1) * L + 1]}`);
+        assert.ok(await page.isHidden('#ch1-d'));
+        assert.match(await page.textContent('#ch1 .ch1-p2'), /one token per character/);
+      }
 
       // The trained-model chapter: the element loads when scrolled to.
       await page.locator('#trained-model').scrollIntoViewIfNeeded();

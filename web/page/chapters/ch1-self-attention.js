@@ -1,14 +1,17 @@
 // Chapter 1 — self-attention without projections: softmax(X·Xᵀ/√d)·X on the
-// tokens of sentence 1 (tutorial 1, step 1).
+// tokens of sentence 1 (tutorial 1, step 1). The weights switch (state w1):
+// X from seeded embeddings (random) or the learned character embeddings of
+// the shipped model of the page's language (learned: rows of its wte, d = E).
 import { h, fmt } from '../../components/lib/dom.js';
 import { tokenize, embedBatch } from '../../components/lib/tokens.js';
 import { formula, f, codeBlock, tokenChips } from '../lib/ui.js';
 import { checkValue } from '../lib/state.js';
 import { Provenance } from '../lib/provenance.js';
 import { stepValue } from '../lib/model.js';
+import { learnedModel, modelLang, fitText, tokenLabels, embeddingRows } from '../lib/learned.js';
 
 export default {
-  deps: ['text', 'd1', 'seed', 'pe', 'scale', 'T'],
+  deps: ['text', 'd1', 'seed', 'pe', 'scale', 'T', 'w1'],
   mount(ctx, body) {
     const dInput = h('input', { type: 'number', class: 'al-input', id: 'ch1-d', min: '1', max: '1024', step: '1' });
     const dMsg = h('span', { class: 'ctl-msg', role: 'alert', hidden: true });
@@ -31,35 +34,83 @@ export default {
     const peLine = h('p', { class: 'small muted ch1-pe' });
     const try2 = ctx.text('li', 'ch1.try2', { id: 'ch1-try2' }, { d: '…', n: '…', L: '…', diag: '…', off: '…' });
     const code = codeBlock('');
+    const kinds = ['random', 'learned'];
+    const wBtns = kinds.map((k) => {
+      const b = h('button', { type: 'button', class: 'al-btn', dataset: { weights: k } });
+      b.addEventListener('click', () => ctx.set({ w1: k }));
+      return b;
+    });
+    const dRow = h('div', { class: 'inline-ctls' }, h('label', { class: 'inline-ctl', for: 'ch1-d' }, ctx.text('span', 'ch1.d'), dInput), dMsg);
+    const learnedLine = h('p', { class: 'small muted ch1-learned', hidden: true });
+    const tryRandom = ctx.tryThis(['ch1.try1', try2, 'ch1.try3']);
+    const p2 = ctx.text('p', 'ch1.p2', { class: 'ch1-p2' });
+    const tryLearned = ctx.tryThis(['ch1.tryL1', 'ch1.tryL2']);
+    tryLearned.hidden = true;
 
     body.append(
       ctx.text('p', 'ch1.p1'),
       ctx.text('p', 'ch1.why', { class: 'why' }),
       formula(f.v('Y'), f.op('='), f.fn('softmax'), '(', f.frac([f.v('X'), ' ', f.v('X'), f.sup('T')], ['√', f.v('d')]), ')', ' ', f.v('X')),
-      ctx.text('p', 'ch1.p2'),
-      h('div', { class: 'inline-ctls' }, h('label', { class: 'inline-ctl', for: 'ch1-d' }, ctx.text('span', 'ch1.d'), dInput), dMsg),
+      p2,
+      h('div', { class: 'inline-ctls ch1-weights' }, h('span', { class: 'inline-ctl' }, ctx.text('span', 'ch4.weights', { id: 'ch1-weights-label' }), h('span', { class: 'seg', role: 'group', 'aria-labelledby': 'ch1-weights-label' }, wBtns))),
+      dRow,
       h('div', { class: 'figs' },
         ctx.text('div', 'ch1.tokens', { class: 'panel-title' }),
         chips,
         peLine,
+        learnedLine,
         h('div', { class: 'fig-row' }, xMap.el, wMap.el, oMap.el),
         prov.box,
         selfLine,
         code),
-      ctx.tryThis(['ch1.try1', try2, 'ch1.try3']),
+      tryRandom,
+      tryLearned,
     );
 
     return {
       async update(c, state) {
         const t = c.t;
         const lab = c.lab();
+        const learned = state.w1 === 'learned';
+        wBtns.forEach((b, i) => {
+          b.textContent = t(`ch4.weights.${kinds[i]}`);
+          b.setAttribute('aria-pressed', String(state.w1 === kinds[i]));
+        });
+        dRow.hidden = learned;
+        if (p2.dataset.i18nKey !== (learned ? 'ch1.p2L' : 'ch1.p2')) ctx.texts.bind(p2, learned ? 'ch1.p2L' : 'ch1.p2');
+        peLine.hidden = learned;
+        learnedLine.hidden = !learned;
+        tryRandom.hidden = learned;
+        tryLearned.hidden = !learned;
         if (document.activeElement !== dInput) dInput.value = String(state.d1);
-        const d = state.d1;
-        let tokens = tokenize(state.text);
-        if (!tokens.length) tokens = ['∅'];
+        let d = state.d1;
+        let tokens;
+        let x;
+        if (learned) {
+          // The shipped model's own character embeddings (rows of wte), without its positions.
+          const lang = modelLang(state);
+          const model = learnedModel(c, lang, ['w1']);
+          if (!model) {
+            learnedLine.textContent = t('ch4.learnedLoading', { model: t(`ch4.model.${lang}`) });
+            return { loading: true };
+          }
+          const fit = fitText(model, state.text || '∅');
+          const ids = model.encode(fit.text);
+          const lb = tokenLabels(model, fit.text, ids);
+          tokens = lb.labels;
+          d = model.config.embedDim;
+          x = embeddingRows(lab, model, ids);
+          const notes = [t('ch1.learned', { model: t(`ch4.model.${lang}`), d, L: ids.length })];
+          if (fit.cut) notes.push(t('ch4.learnedCut', { n: fit.cut, max: model.config.maxPositions }));
+          if (lb.unknown.length) notes.push(t('hm.unknown', { chars: lb.unknown.join(' ') }));
+          learnedLine.textContent = notes.join(' ');
+        } else {
+          tokens = tokenize(state.text);
+          if (!tokens.length) tokens = ['∅'];
+          const pe = state.pe ? (await lab.positionalEncoding(tokens.length, d)).data : null;
+          x = embedBatch([tokens], tokens.length, d, state.seed, pe);
+        }
         const L = tokens.length;
-        const pe = state.pe ? (await lab.positionalEncoding(L, d)).data : null;
-        const x = embedBatch([tokens], L, d, state.seed, pe);
         const scale = (state.scale ? 1 / Math.sqrt(d) : 1) / state.T;
         const r = await lab.selfAttention({ data: x, shape: [L, d] }, { scale, trace: 'values' });
         // The scaled scores s·X·Xᵀ, as the library computed them.
@@ -71,7 +122,7 @@ export default {
         const fx = `softmax(X·Xᵀ${den ? `/${den.includes('·') ? `(${den})` : den}` : ''})`;
         wMap.setData({ data: r.weights.data, rows: L, cols: L, rowLabels: tokens, colLabels: tokens, title: t('ch1.w', { L, f: fx }), tensor: r.weights });
         provData = { weights: r.weights.data, scores, Lk: L, rowLabels: tokens, colLabels: tokens };
-        ctx.texts.bind(peLine, state.pe ? 'ch1.peOn' : 'ch1.peOff');
+        if (!learned) ctx.texts.bind(peLine, state.pe ? 'ch1.peOn' : 'ch1.peOff');
         oMap.setData({ data: r.output.data, rows: L, cols: d, rowLabels: tokens, title: t('ch1.out', { L, d }), tensor: r.output, dimNames: ['token', 'dimension'] });
         let diag = 0;
         for (let i = 0; i < L; i++) diag += r.weights.data[i * L + i];

@@ -21,11 +21,14 @@ export function learnedModel(ctx, lang, keys) {
     loaded.delete(lang);
     throw got.error;
   }
-  if (!got) {
-    const entry = {};
-    loaded.set(lang, entry);
-    pretrainedModel(lang).then((m) => { entry.model = m; }, (e) => { entry.error = e; }).then(() => ctx.invalidate(keys));
+  if (got) {
+    // Loading already: this chapter re-renders too when it arrives.
+    for (const k of keys) got.keys.add(k);
+    return null;
   }
+  const entry = { keys: new Set(keys) };
+  loaded.set(lang, entry);
+  pretrainedModel(lang).then((m) => { entry.model = m; }, (e) => { entry.error = e; }).then(() => ctx.invalidate([...entry.keys]));
   return null;
 }
 
@@ -69,6 +72,32 @@ export function cachedHeadRoles(lang, model, text) {
   if (rolesCache.size > 16) rolesCache.clear();
   rolesCache.set(key, { model, roles });
   return roles;
+}
+
+const weightsCache = new WeakMap();
+
+/**
+ * A tensor of the model's own Hugging Face files (model.save(), read with lab.readSafetensors),
+ * by its name without the 'transformer.' prefix: 'wte.weight' [V, E], 'wpe.weight' [P, E], …
+ */
+export function modelTensor(lab, model, name) {
+  let t = weightsCache.get(model);
+  if (!t) {
+    t = lab.readSafetensors(model.save()['model.safetensors']).tensors;
+    weightsCache.set(model, t);
+  }
+  const hit = t[name] ?? t[`transformer.${name}`];
+  if (!hit) throw new RangeError(`the model's files hold no tensor ${name}`);
+  return hit;
+}
+
+/** The learned character embeddings of `ids`: rows of wte, [L, E]. */
+export function embeddingRows(lab, model, ids) {
+  const wte = modelTensor(lab, model, 'wte.weight');
+  const E = wte.shape[1];
+  const x = new Float32Array(ids.length * E);
+  ids.forEach((id, i) => x.set(wte.data.subarray(id * E, (id + 1) * E), i * E));
+  return x;
 }
 
 export { tokenLabels };

@@ -44,6 +44,7 @@ export const SCHEMA = {
   kv11: oneOf('8', '4', '2', '1'),
   win11: int(1, 64),
   cap11: int(1, 100),
+  w1: oneOf('random', 'learned'),
   w4: oneOf('random', 'learned'),
   ch: str(40),
 };
@@ -79,6 +80,7 @@ export const DEFAULTS = Object.freeze({
   kv11: '2',
   win11: 16,
   cap11: 5,
+  w1: 'random',
   w4: 'random',
   ch: '',
 });
