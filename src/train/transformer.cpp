@@ -161,6 +161,14 @@ struct Transformer::Impl {
   bool EnsureTrainingBuffers() {
     if (training_buffers) return true;
     if (!grads.Reserve(count) || !m.Reserve(count) || !v.Reserve(count)) return false;
+    // One weight-decay flag a parameter (a byte each: made here, not at
+    // Create, so that a model that only runs holds its weights alone).
+    decay.assign(static_cast<size_t>(count), 0);
+    for (const ParamInfo& info : infos) {
+      int64_t n = 1;
+      for (int64_t d : info.shape) n *= d;
+      if (info.decay) std::fill(decay.begin() + info.offset, decay.begin() + info.offset + n, 1);
+    }
     std::fill(grads.data(), grads.data() + count, 0.0f);
     std::fill(m.data(), m.data() + count, 0.0f);
     std::fill(v.data(), v.data() + count, 0.0f);
@@ -437,7 +445,6 @@ std::unique_ptr<Transformer> Transformer::Create(const TransformerConfig& config
     *status = Status::OutOfMemory(os.str());
     return nullptr;
   }
-  im.decay.assign(static_cast<size_t>(im.count), 0);
   std::fill(im.params.data(), im.params.data() + im.stored, 0.0f);
   const float gpt2_std = config.init_std;
   const float residual_std = gpt2_std / std::sqrt(2.0f * static_cast<float>(nl));
@@ -445,7 +452,6 @@ std::unique_ptr<Transformer> Transformer::Create(const TransformerConfig& config
     const ParamInfo& info = im.infos[i];
     int64_t n = 1;
     for (int64_t d : info.shape) n *= d;
-    if (info.decay) std::fill(im.decay.begin() + info.offset, im.decay.begin() + info.offset + n, 1);
     if (!config.init_weights) continue;
     const uint32_t seed = Hash32(config.seed * 0x9E3779B9u + static_cast<uint32_t>(i) + 1u);
     float* p = im.P(im.storage[i]);

@@ -25,7 +25,7 @@ export default function (t) {
     const added = Object.getOwnPropertyNames(globalThis).filter((k) => !before.has(k));
     assert.deepEqual(added, []);
     assert.equal(mod.defineAll(), false);
-    assert.deepEqual(Object.keys(mod.ELEMENTS).sort(), ['attention-lab-explorer', 'attention-lab-heatmap', 'attention-lab-model-view', 'attention-lab-positional-encoding', 'attention-lab-shape-flow', 'attention-lab-trainer']);
+    assert.deepEqual(Object.keys(mod.ELEMENTS).sort(), ['attention-lab-explorer', 'attention-lab-heatmap', 'attention-lab-model-view', 'attention-lab-next-token', 'attention-lab-positional-encoding', 'attention-lab-shape-flow', 'attention-lab-trainer']);
     assert.equal(typeof mod.AttentionLabHeatmap, 'function');
   });
 
