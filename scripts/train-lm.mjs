@@ -75,8 +75,14 @@ if (args.check) {
   const { history, model } = train({ lab, lang: args.lang, recipe: ref.recipe, stopAfter: n, log: say });
   model.dispose();
   let same = 0;
-  for (let i = 0; i < n; i++) if (history.loss[i] === ref.loss[i]) same++;
-  console.log(`${same}/${n} step losses bit-identical to ${path.relative(ROOT, logFile)} (trained at ${ref.commit}${ref.coreDirty ? ' + uncommitted core changes' : ''})`);
+  let worst = 0;
+  let firstDiff = 0;
+  for (let i = 0; i < n; i++) {
+    if (history.loss[i] === ref.loss[i]) same++;
+    else if (!firstDiff) firstDiff = i + 1;
+    worst = Math.max(worst, Math.abs(history.loss[i] - ref.loss[i]));
+  }
+  console.log(`${same}/${n} step losses bit-identical to ${path.relative(ROOT, logFile)} (trained at ${ref.commit}${ref.coreDirty ? ' + uncommitted core changes' : ''}, wasm ${ref.wasmSha256.slice(0, 12)}; this wasm ${wasmSha256.slice(0, 12)})${same === n ? '' : `; first different step ${firstDiff}, max |Δloss| ${worst.toExponential(2)}`}`);
   lab.dispose();
   process.exit(same === n ? 0 : 1);
 }
