@@ -56,9 +56,11 @@ async function checkLearned(page, model, text, lang) {
   assert.match(readout, /locked|已锁定/);
   assert.match(readout, new RegExp(` ${cell.i} .*→ .* ${cell.j} `), readout);
   const want = ref.attentions[N - 1].data[((H - 1) * L + cell.i) * L + cell.j];
-  const m = readout.match(/[:：] ?([0-9.e-]+)/);
+  // The read-out writes small weights as 7.65e−17 (a minus sign, U+2212).
+  const m = readout.match(/[:：] ?([0-9.eE+\-\u2212]+)/);
   assert.ok(m, readout);
-  assert.ok(Math.abs(Number(m[1]) - want) <= 5e-5, `${lang}: clicked ${m[1]} vs Node ${want}`);
+  const got = Number(m[1].replace(/\u2212/g, '-'));
+  assert.ok(Math.abs(got - want) <= 5e-5 * Math.max(1, Math.abs(want)), `${lang}: clicked ${m[1]} vs Node ${want}`);
   return { L };
 }
 
