@@ -69,6 +69,18 @@ function divisible(c) {
   }
 }
 
+/** The sizes under transformers' standard key names (llama, bert; GPT-2 has its own). */
+function standardSizes(hf) {
+  return {
+    numLayers: int(hf, ['num_hidden_layers'], { max: 256 }),
+    numHeads: int(hf, ['num_attention_heads']),
+    embedDim: int(hf, ['hidden_size']),
+    ffnDim: int(hf, ['intermediate_size']),
+    vocabSize: int(hf, ['vocab_size'], { min: 2 }),
+    maxPositions: int(hf, ['max_position_embeddings']),
+  };
+}
+
 /** Per-block tensors: (l) => [{ file, op, to, shape }]. */
 function blocks(n, perLayer) {
   const out = [];
@@ -138,13 +150,9 @@ export const ARCHITECTURES = {
     savePrefix: '',
     ignore: [/^model\.layers\.\d+\.self_attn\.rotary_emb\.inv_freq$/],
     config(hf) {
+      /** @type {any} */
       const c = {
-        numLayers: int(hf, ['num_hidden_layers'], { max: 256 }),
-        numHeads: int(hf, ['num_attention_heads']),
-        embedDim: int(hf, ['hidden_size']),
-        ffnDim: int(hf, ['intermediate_size']),
-        vocabSize: int(hf, ['vocab_size'], { min: 2 }),
-        maxPositions: int(hf, ['max_position_embeddings']),
+        ...standardSizes(hf),
         eps: num(hf, ['rms_norm_eps'], 1e-6),
         ropeTheta: num(hf, ['rope_theta'], 10000),
       };
@@ -219,13 +227,9 @@ export const ARCHITECTURES = {
     savePrefix: 'bert.',
     ignore: [/^(bert\.)?pooler\./, /^(bert\.)?embeddings\.position_ids$/, /^cls\.predictions\.decoder\.weight$/, /^cls\.seq_relationship\./],
     config(hf, names) {
+      /** @type {any} */
       const c = {
-        numLayers: int(hf, ['num_hidden_layers'], { max: 256 }),
-        numHeads: int(hf, ['num_attention_heads']),
-        embedDim: int(hf, ['hidden_size']),
-        ffnDim: int(hf, ['intermediate_size']),
-        vocabSize: int(hf, ['vocab_size'], { min: 2 }),
-        maxPositions: int(hf, ['max_position_embeddings']),
+        ...standardSizes(hf),
         eps: num(hf, ['layer_norm_eps'], 1e-12),
         typeVocab: int(hf, ['type_vocab_size'], { fallback: 2 }),
       };

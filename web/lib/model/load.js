@@ -163,11 +163,9 @@ export async function loadModel(Module, source) {
   let floats = 0;
   for (const s of steps) floats += s.entry.count;
   const need = floats * 4;
-  const inUse = Module.HEAPU8.buffer.byteLength;
   if (need + HEADROOM_BYTES > HEAP_LIMIT_BYTES) {
     throw rangeError(WHERE, `the model needs ${mib(need)} of float32 weights (${floats} parameters, ${mib(weights.bytes)} on file), more than the wasm heap can hold: its limit is ${mib(HEAP_LIMIT_BYTES)} (with ${mib(HEADROOM_BYTES)} kept for activations)`);
   }
-  void inUse;
   let tokenizerJson = null;
   let tokenizer = null;
   if (args.tokenizer !== undefined && args.tokenizer !== null) {

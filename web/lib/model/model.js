@@ -63,7 +63,6 @@ export class Model {
     this._maxLength = transformer.config.maxLength;
     this._eos = new Set([].concat(info.hfConfig.eos_token_id ?? []).filter((v) => Number.isSafeInteger(v)));
     this._cacheOwner = null;
-    this._busy = false;
   }
 
   _live(where) {
