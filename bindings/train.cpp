@@ -178,6 +178,7 @@ struct TransformerConfigJs {
   bool embedNorm = false, mlmHead = false;
   double initStd = 0;
   bool initWeights = true, packedWeights = false;
+  int packedHalf = 0;
 };
 
 uintptr_t TransformerCreate(const TransformerConfigJs& j) {
@@ -209,6 +210,7 @@ uintptr_t TransformerCreate(const TransformerConfigJs& j) {
   c.init_std = static_cast<float>(j.initStd);
   c.init_weights = j.initWeights;
   c.packed_weights = j.packedWeights;
+  c.packed_half = j.packedHalf;
   Status s;
   auto t = attnlab::Transformer::Create(c, &s);
   if (!t) {
@@ -232,7 +234,8 @@ std::string TransformerParamInfo(uintptr_t h) {
   for (const auto& p : T(h)->params()) {
     os << (first ? "" : ",") << "{\"name\":\"" << p.name << "\",\"shape\":[";
     for (size_t i = 0; i < p.shape.size(); ++i) os << (i ? "," : "") << p.shape[i];
-    os << "],\"offset\":" << p.offset << ",\"decay\":" << (p.decay ? "true" : "false") << '}';
+    os << "],\"offset\":" << p.offset << ",\"decay\":" << (p.decay ? "true" : "false")
+       << ",\"packed\":" << (p.packed ? "true" : "false") << '}';
     first = false;
   }
   os << ']';
@@ -241,16 +244,21 @@ std::string TransformerParamInfo(uintptr_t h) {
 
 void TransformerGetParams(uintptr_t h, uintptr_t out) { T(h)->CopyParams(Ptr<float>(out)); }
 
-// One chunk of a checkpoint tensor (web/lib/model/load.js).
+// One chunk of a checkpoint tensor (web/lib/model/load.js): float32 values
+// (half 0), or 16-bit ones (half 1: F16, 2: BF16; src holds uint16).
 struct WriteParamJs {
   double index = 0, first = 0, rows = 0, ld = 0;
   uintptr_t src = 0;
   bool transposed = false;
+  int half = 0;
 };
 int TransformerWriteParam(uintptr_t h, const WriteParamJs& j) {
-  return Report(T(h)->WriteParam(static_cast<int64_t>(j.index), static_cast<int64_t>(j.first),
-                                 static_cast<int64_t>(j.rows), Ptr<const float>(j.src),
-                                 static_cast<int64_t>(j.ld), j.transposed));
+  const auto index = static_cast<int64_t>(j.index), first = static_cast<int64_t>(j.first),
+             rows = static_cast<int64_t>(j.rows), ld = static_cast<int64_t>(j.ld);
+  if (j.half != 0) {
+    return Report(T(h)->WriteParamHalf(index, first, rows, Ptr<const uint16_t>(j.src), ld, j.transposed, j.half));
+  }
+  return Report(T(h)->WriteParam(index, first, rows, Ptr<const float>(j.src), ld, j.transposed));
 }
 void TransformerGetGradients(uintptr_t h, uintptr_t out) {
   const auto* t = T(h);
@@ -456,14 +464,16 @@ EMSCRIPTEN_BINDINGS(attention_lab_train) {
       .field("mlmHead", &TransformerConfigJs::mlmHead)
       .field("initStd", &TransformerConfigJs::initStd)
       .field("initWeights", &TransformerConfigJs::initWeights)
-      .field("packedWeights", &TransformerConfigJs::packedWeights);
+      .field("packedWeights", &TransformerConfigJs::packedWeights)
+      .field("packedHalf", &TransformerConfigJs::packedHalf);
   value_object<WriteParamJs>("WriteParamArgs")
       .field("index", &WriteParamJs::index)
       .field("first", &WriteParamJs::first)
       .field("rows", &WriteParamJs::rows)
       .field("ld", &WriteParamJs::ld)
       .field("src", &WriteParamJs::src)
-      .field("transposed", &WriteParamJs::transposed);
+      .field("transposed", &WriteParamJs::transposed)
+      .field("half", &WriteParamJs::half);
   value_object<ModelRunJs>("ModelRunArgs")
       .field("batch", &ModelRunJs::batch)
       .field("length", &ModelRunJs::length)

@@ -775,6 +775,12 @@ export interface LoadModelArgs {
   weights: ModelFileSource | Array<ModelFileSource | object>;
   /** tokenizer.json (parsed, text, bytes, Blob/File or URL string); without it the model takes ids only. */
   tokenizer?: object | string | ModelFileSource | null;
+  /**
+   * 'auto' (default): a checkpoint whose matrices are all F16 (or all BF16) keeps its projections in 16 bits,
+   * widened exactly inside the GEMM and GEMV (the same results as 'float32', half the memory and the bytes a
+   * decoding step reads); 'float32' converts every weight as it is copied.
+   */
+  dtype?: 'auto' | 'float32';
   /** Cancels the load; what was allocated is freed. */
   signal?: AbortSignal;
   /** Bytes of tensors read so far, of the total. */
@@ -798,8 +804,10 @@ export interface ModelConfig {
   maxPositions: number;
   /** As transformers' num_parameters(): tied weights once. */
   parameters: number;
-  /** Bytes of float32 weights held in wasm memory. */
+  /** Bytes of weights held in wasm memory (float32, the projections of a 16-bit checkpoint in 16 bits). */
   bytes: number;
+  /** How the projections are held: 'float32', or the checkpoint's 'float16' / 'bfloat16' (LoadModelArgs.dtype). */
+  weightsDtype: 'float32' | 'float16' | 'bfloat16';
 }
 
 export interface ModelOutput {

@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cstring>
 #include <optional>
+#include <vector>
 
 #include "kernels/kernels.h"
 #include "kernels/simd.h"
@@ -66,6 +67,16 @@ void Gemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
 
 void GemmAcc(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
              const PackedB& b, float* c, int64_t ldc) {
+  if (b.half != nullptr) {
+    for (int64_t i = 0; i < m; ++i) {
+      float* crow = c + i * ldc;
+      const float* arow = a + i * lda;
+      for (int64_t kk = 0; kk < k; ++kk) {
+        for (int64_t j = 0; j < n; ++j) crow[j] += arow[kk] * HalfToFloat(b.half[HalfOffset(b, kk, j)], b.kind);
+      }
+    }
+    return;
+  }
   for (int64_t i = 0; i < m; ++i) {
     float* crow = c + i * ldc;
     const float* arow = a + i * lda;
@@ -303,6 +314,48 @@ void GemmBlock(int64_t i_begin, int64_t i_end, int64_t j_begin, int64_t j_end,
   }
 }
 
+// 16-bit panels (PackedB::half) widened to float panels, columns [j0, j1)
+// (whole panels) of every row k: out is a PackedB of its own over them.
+template <HalfKind kKind>
+void WidenPanels(const PackedB& b, int64_t k, int64_t j0, int64_t j1, float* out) {
+  for (int64_t p = j0 / kNr; p * kNr < j1; ++p) {
+    const uint16_t* src = b.half + p * b.panel_stride;
+    float* dst = out + (p - j0 / kNr) * k * kNr;
+    for (int64_t q = 0; q < k; ++q) {
+      Batch lo, hi;
+      WidenHalves<kKind>(src + q * kNr, &lo, &hi);
+      lo.store_aligned(dst + q * kNr);
+      hi.store_aligned(dst + q * kNr + kWidth);
+    }
+  }
+}
+
+// GemmBlock over 16-bit panels: the columns in slices of whole panel pairs,
+// each slice's panels widened into a float scratch (about 1 MiB, per thread),
+// then GemmBlock on the slice. The slices start on panel pairs, so every
+// element of C is the same chain as over float panels of the same values.
+void GemmBlockHalf(int64_t i_begin, int64_t i_end, int64_t j_begin, int64_t j_end,
+                   int64_t k, const float* a, int64_t lda, const PackedB& b,
+                   const float* bias, bool accumulate, float* c, int64_t ldc) {
+  constexpr int64_t kScratchFloats = int64_t{1} << 18;
+  const int64_t step = std::clamp<int64_t>(kScratchFloats / std::max<int64_t>(k, 1) / (2 * kNr), 1, 32) * 2 * kNr;
+  static thread_local std::vector<float> scratch;
+  const size_t need = static_cast<size_t>(k * step + 16);
+  if (scratch.size() < need) scratch.resize(need);
+  float* buf = reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(scratch.data()) + 63) & ~uintptr_t{63});
+  for (int64_t j0 = j_begin; j0 < j_end; j0 += step) {
+    const int64_t j1 = std::min(j_end, j0 + step);
+    if (b.kind == HalfKind::kBF16) {
+      WidenPanels<HalfKind::kBF16>(b, k, j0, j1, buf);
+    } else {
+      WidenPanels<HalfKind::kF16>(b, k, j0, j1, buf);
+    }
+    const PackedB slice{buf, kNr, k * kNr};
+    GemmBlock(i_begin, i_end, 0, j1 - j0, k, a, lda, slice, bias ? bias + j0 : nullptr,
+              accumulate, c + j0, ldc);
+  }
+}
+
 // Products below this many multiply-adds stay on the calling thread: waking
 // a worker costs about as much as ~100k multiply-adds in wasm.
 constexpr int64_t kMinParallelWork = int64_t{1} << 17;
@@ -318,13 +371,22 @@ void GemmImpl(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
     }
     return;
   }
+  if (b.half != nullptr && b.nr != kNr) {  // 16-bit panels of another kernel set
+    if (accumulate) {
+      scalar::GemmAcc(m, n, k, a, lda, b, c, ldc);
+    } else {
+      scalar::Gemm(m, n, k, a, lda, b, bias, c, ldc);
+    }
+    return;
+  }
   // Tasks: row blocks of kMc × column chunks of whole panel pairs. Every
   // element of C is the same chain of multiply-adds in any split, so the
   // result does not depend on the thread count.
   const int64_t row_blocks = (m + kMc - 1) / kMc;
   const int threads = internal::ThreadsFor(m * n * k, kMinParallelWork);
+  const auto block = b.half != nullptr ? GemmBlockHalf : GemmBlock;
   if (threads == 1) {
-    GemmBlock(0, m, 0, n, k, a, lda, b, bias, accumulate, c, ldc);
+    block(0, m, 0, n, k, a, lda, b, bias, accumulate, c, ldc);
     return;
   }
   // About kTasksPerThread tasks a thread: with dynamic scheduling the last
@@ -337,8 +399,8 @@ void GemmImpl(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
     const int64_t i0 = (t / chunks) * kMc, q = t % chunks;
     const int64_t j_begin = pairs * q / chunks * 2 * kNr;
     const int64_t j_end = std::min(n, pairs * (q + 1) / chunks * 2 * kNr);
-    GemmBlock(i0, std::min(m, i0 + kMc), j_begin, j_end, k, a, lda, b, bias,
-              accumulate, c, ldc);
+    block(i0, std::min(m, i0 + kMc), j_begin, j_end, k, a, lda, b, bias,
+          accumulate, c, ldc);
   };
   if (internal::TakeDetach()) {
     // Started only (internal::DetachNextBatch): the tasks must outlive this

@@ -38,6 +38,17 @@ void GemvT(int64_t m, int64_t n, int64_t k, const float* x, int64_t ldx,
 }
 void GemvPacked(int64_t m, int64_t n, int64_t k, const float* x, int64_t ldx,
                 const PackedB& b, const float* bias, float* y, int64_t ldy) {
+  if (b.half != nullptr) {
+    for (int64_t i = 0; i < m; ++i) {
+      for (int64_t j = 0; j < n; ++j) {
+        const float* xr = x + i * ldx;
+        float s = 0.0f;
+        for (int64_t p = 0; p < k; ++p) s += xr[p] * HalfToFloat(b.half[HalfOffset(b, p, j)], b.kind);
+        y[i * ldy + j] = s + (bias ? bias[j] : 0.0f);
+      }
+    }
+    return;
+  }
   for (int64_t i = 0; i < m; ++i) {
     for (int64_t j = 0; j < n; ++j) {
       const float* col = b.data + (j / b.nr) * b.panel_stride + j % b.nr;
@@ -200,28 +211,105 @@ void GemvPanels(int64_t m, int64_t n, int64_t k, const float* x, int64_t ldx,
     }
   }
 }
+
+// GemvPanels over 16-bit panels (PackedB::half): the same chains of
+// multiply-adds, each panel row widened as it is loaded (WidenHalves), so the
+// outputs equal GemvPanels' over the widened values; half the bytes streamed.
+template <HalfKind kKind>
+void GemvPanelsHalf(int64_t m, int64_t n, int64_t k, const float* x, int64_t ldx,
+                    const PackedB& b, const float* bias, float* y, int64_t ldy,
+                    int64_t p0, int64_t p1) {
+  const int64_t nr = b.nr, ps = b.panel_stride;
+  auto cols = [&](int64_t p) { return std::min<int64_t>(nr, n - p * nr); };
+  for (int64_t i = 0; i < m; ++i) {
+    const float* xr = x + i * ldx;
+    float* yr = y + i * ldy;
+    int64_t p = p0;
+    for (; p + 4 <= p1; p += 4) {
+      const uint16_t* q0 = b.half + p * ps;
+      const uint16_t* q1 = q0 + ps;
+      const uint16_t* q2 = q1 + ps;
+      const uint16_t* q3 = q2 + ps;
+      Batch a0(0.0f), a1(0.0f), c0(0.0f), c1(0.0f), d0(0.0f), d1(0.0f), e0(0.0f), e1(0.0f);
+      Batch w0, w1;
+      for (int64_t q = 0; q < k; ++q) {
+        const Batch xv(xr[q]);
+        const int64_t o = q * nr;
+        WidenHalves<kKind>(q0 + o, &w0, &w1);
+        a0 += xv * w0;
+        a1 += xv * w1;
+        WidenHalves<kKind>(q1 + o, &w0, &w1);
+        c0 += xv * w0;
+        c1 += xv * w1;
+        WidenHalves<kKind>(q2 + o, &w0, &w1);
+        d0 += xv * w0;
+        d1 += xv * w1;
+        WidenHalves<kKind>(q3 + o, &w0, &w1);
+        e0 += xv * w0;
+        e1 += xv * w1;
+      }
+      StorePanel(a0, a1, p * nr, cols(p), bias, yr);
+      StorePanel(c0, c1, (p + 1) * nr, cols(p + 1), bias, yr);
+      StorePanel(d0, d1, (p + 2) * nr, cols(p + 2), bias, yr);
+      StorePanel(e0, e1, (p + 3) * nr, cols(p + 3), bias, yr);
+    }
+    for (; p < p1; ++p) {
+      const uint16_t* q0 = b.half + p * ps;
+      Batch a0(0.0f), a1(0.0f), w0, w1;
+      for (int64_t q = 0; q < k; ++q) {
+        const Batch xv(xr[q]);
+        WidenHalves<kKind>(q0 + q * nr, &w0, &w1);
+        a0 += xv * w0;
+        a1 += xv * w1;
+      }
+      StorePanel(a0, a1, p * nr, cols(p), bias, yr);
+    }
+  }
+}
+
+void GemvPanelRange(int64_t m, int64_t n, int64_t k, const float* x, int64_t ldx,
+                    const PackedB& b, const float* bias, float* y, int64_t ldy,
+                    int64_t p0, int64_t p1) {
+  if (b.kind == HalfKind::kF16) {
+    GemvPanelsHalf<HalfKind::kF16>(m, n, k, x, ldx, b, bias, y, ldy, p0, p1);
+  } else if (b.kind == HalfKind::kBF16) {
+    GemvPanelsHalf<HalfKind::kBF16>(m, n, k, x, ldx, b, bias, y, ldy, p0, p1);
+  } else {
+    GemvPanels(m, n, k, x, ldx, b, bias, y, ldy, p0, p1);
+  }
+}
+
+// SIMD loads need 16-byte aligned panel rows: the packing of this kernel set
+// (nr = 2·kWidth) in an aligned buffer.
+bool SimdPanels(const PackedB& b) {
+  const int64_t elem = b.half != nullptr ? 2 : 4;
+  const uintptr_t base = b.half != nullptr ? reinterpret_cast<uintptr_t>(b.half)
+                                           : reinterpret_cast<uintptr_t>(b.data);
+  const int64_t align = static_cast<int64_t>(sizeof(float)) * kWidth;
+  return b.nr == 2 * kWidth && base % static_cast<uintptr_t>(align) == 0 &&
+         (b.panel_stride * elem) % align == 0 && (b.nr * elem) % 16 == 0;
+}
 }  // namespace
 
-// Decoding over weights packed once for the GEMM (PackB): the panels are
-// streamed once, in order. Falls back to the generic loop for a packing of
-// another width.
+// Decoding over weights packed once for the GEMM (PackB, or 16-bit panels):
+// the panels are streamed once, in order. Falls back to the generic loop for
+// a packing of another width.
 void GemvPacked(int64_t m, int64_t n, int64_t k, const float* x, int64_t ldx,
                 const PackedB& b, const float* bias, float* y, int64_t ldy) {
-  if (b.nr != 2 * kWidth || reinterpret_cast<uintptr_t>(b.data) % (sizeof(float) * kWidth) != 0 ||
-      (b.panel_stride * static_cast<int64_t>(sizeof(float))) % static_cast<int64_t>(sizeof(float) * kWidth) != 0) {
+  if (!SimdPanels(b)) {
     scalar::GemvPacked(m, n, k, x, ldx, b, bias, y, ldy);
     return;
   }
   const int64_t panels = (n + b.nr - 1) / b.nr;
   const int threads = internal::ThreadsFor(m * n * k, kMinParallelGemv);
   if (threads == 1) {
-    GemvPanels(m, n, k, x, ldx, b, bias, y, ldy, 0, panels);
+    GemvPanelRange(m, n, k, x, ldx, b, bias, y, ldy, 0, panels);
     return;
   }
   const int64_t per = std::max<int64_t>(4, kRowsPerTask / b.nr);
   const int64_t tasks = (panels + per - 1) / per;
   auto task = [=](int64_t t, int) {
-    GemvPanels(m, n, k, x, ldx, b, bias, y, ldy, t * per, std::min(panels, (t + 1) * per));
+    GemvPanelRange(m, n, k, x, ldx, b, bias, y, ldy, t * per, std::min(panels, (t + 1) * per));
   };
   internal::ParallelFor(tasks, task);
 }

@@ -10,6 +10,7 @@
 #define ATTNLAB_KERNELS_KERNELS_H_
 
 #include <cstdint>
+#include <cstring>
 
 #include "attention_lab.h"
 
@@ -20,6 +21,9 @@
 namespace attnlab {
 namespace kernels {
 
+// The 16-bit float formats a packed B may hold (PackedB::half).
+enum class HalfKind : int32_t { kNone = 0, kF16 = 1, kBF16 = 2 };
+
 // A GEMM right-hand side B [K, N], packed in panels of `nr` columns:
 //   B(k, n) = data[(n / nr) * panel_stride + k * nr + n % nr]
 // Columns past N in the last panel are zero. The K-prefix and the N-prefix of
@@ -28,14 +32,62 @@ struct PackedB {
   const float* data = nullptr;
   int64_t nr = 0;
   int64_t panel_stride = 0;
+  // 16-bit panels instead (a loaded model's F16 or BF16 projections, kept as
+  // the file holds them: half the bytes a decoding step streams). Then data
+  // is null and `half` holds the values, in the same panels, each panel row's
+  // nr values in the lane order of HalfLane; the kernels widen them to float
+  // exactly (HalfToFloat) as they read them, so a product over them equals the
+  // product over the same values converted to float32 first, bit for bit.
+  const uint16_t* half = nullptr;
+  HalfKind kind = HalfKind::kNone;
 };
+
+// Where column c (0 <= c < nr) of a panel row sits in a 16-bit panel: with
+// nr even, columns [0, nr/2) take the even slots and [nr/2, nr) the odd ones,
+// so one 32-bit lane holds columns c and c + nr/2, and a SIMD load of a row
+// widens into its low and high halves by shifts and masks alone (simd.h
+// WidenHalves). Odd nr (the scalar kernels' single panel): in order.
+inline int64_t HalfLane(int64_t nr, int64_t c) {
+  if (nr % 2 != 0) return c;
+  const int64_t h = nr / 2;
+  return c < h ? 2 * c : 2 * (c - h) + 1;
+}
+
+// B(k, n) of a 16-bit packed B: its offset in b.half.
+inline int64_t HalfOffset(const PackedB& b, int64_t k, int64_t n) {
+  return (n / b.nr) * b.panel_stride + k * b.nr + HalfLane(b.nr, n % b.nr);
+}
+
+// One 16-bit value as float, exactly. F16: the 15 magnitude bits placed under
+// float32's exponent and scaled by 2^112 (normal and subnormal values alike);
+// Inf and NaN (exponent 31) do not survive, so the loader rejects them first
+// (IsHalfFinite). BF16: the top half of a float32.
+inline float HalfToFloat(uint16_t h, HalfKind kind) {
+  uint32_t bits;
+  float f;
+  if (kind == HalfKind::kBF16) {
+    bits = static_cast<uint32_t>(h) << 16;
+    std::memcpy(&f, &bits, 4);
+    return f;
+  }
+  bits = static_cast<uint32_t>(h & 0x7fffu) << 13;
+  std::memcpy(&f, &bits, 4);
+  f *= 0x1p112f;
+  return (h & 0x8000u) ? -f : f;
+}
+
+inline bool IsHalfFinite(uint16_t h, HalfKind kind) {
+  return kind == HalfKind::kBF16 ? (h & 0x7f80u) != 0x7f80u : (h & 0x7c00u) != 0x7c00u;
+}
 
 // The columns [col, …) of a packed B as a PackedB of their own, when col
 // starts a panel (col % nr == 0); false when it does not (e.g. the scalar
 // kernels' single panel of width n). No copy: the panels are shared.
 inline bool PackedColumns(const PackedB& b, int64_t col, PackedB* out) {
-  if (b.data == nullptr || b.nr <= 0 || col % b.nr != 0) return false;
-  *out = PackedB{b.data + (col / b.nr) * b.panel_stride, b.nr, b.panel_stride};
+  if ((b.data == nullptr && b.half == nullptr) || b.nr <= 0 || col % b.nr != 0) return false;
+  const int64_t skip = (col / b.nr) * b.panel_stride;
+  *out = PackedB{b.data ? b.data + skip : nullptr, b.nr, b.panel_stride,
+                 b.half ? b.half + skip : nullptr, b.kind};
   return true;
 }
 

@@ -162,6 +162,11 @@ struct TransformerConfig {
                                 // weights are held packed for the GEMM, once,
                                 // instead of packed on every call; they are
                                 // written with WriteParam, read with CopyParams
+  int32_t packed_half = 0;      // with packed_weights: 1 (F16) or 2 (BF16)
+                                // keeps the packed projections in 16 bits, as
+                                // a checkpoint holds them (WriteParamHalf):
+                                // half the bytes a decoding step reads, the
+                                // same results as their float32 conversion
 };
 
 // AdamW (decoupled weight decay, as torch.optim.AdamW) with a linear warmup
@@ -192,6 +197,7 @@ struct ParamInfo {
   std::vector<int64_t> shape;  // torch layout
   int64_t offset = 0;          // first float in the flat vector
   bool decay = false;          // AdamW weight decay applies
+  bool packed = false;         // held packed for the GEMM (packed_weights)
 };
 
 // The block graph of TransformerConfig, trained (Step) or run (Forward,
@@ -233,6 +239,11 @@ class Transformer {
   // [C, R] matrix instead (Conv1D / Keras [in, out] weights).
   Status WriteParam(int64_t index, int64_t first, int64_t rows, const float* src,
                     int64_t ld, bool transposed);
+  // The same from 16-bit values (kind 1: F16, 2: BF16): kept as they are in
+  // the packed projections of a packed_half model of that kind, converted
+  // to float32 (exactly) everywhere else. Inf or NaN is refused.
+  Status WriteParamHalf(int64_t index, int64_t first, int64_t rows, const uint16_t* src,
+                        int64_t ld, bool transposed, int32_t kind);
 
   // Heads switched off (ablated) contribute zeros to their layer's context.
   Status SetHeadEnabled(int64_t layer, int64_t head, bool enabled);

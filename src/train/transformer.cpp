@@ -61,7 +61,8 @@ struct LayerCache {
 };
 
 // A projection weight held packed for the GEMM (packed_weights): W [out, in]
-// as B [in, out] in panels (kernels::PackB), packed once.
+// as B [in, out] in panels (kernels::PackB), packed once; with packed_half,
+// the same panels of 16-bit values (pb.half: buf holds uint16_t).
 struct PackedWeight {
   AlignedBuffer buf;
   kernels::PackedB pb;
@@ -130,6 +131,7 @@ struct Transformer::Impl {
       w->in = info.shape[1];
       code = -2 - static_cast<int64_t>(packed.size());
       packed.push_back(std::move(w));
+      info.packed = true;
     } else {
       stored += n;
     }
@@ -337,6 +339,8 @@ Status CheckConfig(const TransformerConfig& c) {
   if (c.norm == NormKind::kRmsNorm && !c.prenorm) return Invalid(w, "norm 'rmsnorm' needs prenorm blocks");
   if (c.mlm_head && !c.has_head) return Invalid(w, "mlmHead needs a head");
   if (c.type_vocab < 0) return Invalid(w, "typeVocab must be >= 0");
+  if (c.packed_half < 0 || c.packed_half > 2) return Invalid(w, "packedHalf must be 0 (float32), 1 (F16) or 2 (BF16)");
+  if (c.packed_half != 0 && !c.packed_weights) return Invalid(w, "packedHalf needs packedWeights");
   if (!(c.init_std >= 0.0f) || !std::isfinite(c.init_std)) return Invalid(w, "initStd must be a finite number >= 0");
   int64_t n = 0;
   if (!(s = internal::TensorElements("the embedding [vocabSize, embedDim]", {c.vocab_size, c.embed_dim}, &n)).ok()) return s;
@@ -429,12 +433,19 @@ std::unique_ptr<Transformer> Transformer::Create(const TransformerConfig& config
   bool packed_ok = true;
   for (auto& w : im.packed) {
     const int64_t n = kernels::PackedFloats(w->in, w->out);
-    if (!w->buf.Reserve(n)) {
+    const int64_t nr = kernels::GemmNr(w->out);
+    const int64_t floats = config.packed_half != 0 ? (n + 1) / 2 : n;
+    if (!w->buf.Reserve(floats)) {
       packed_ok = false;
       break;
     }
-    std::fill(w->buf.data(), w->buf.data() + n, 0.0f);
-    w->pb = kernels::PackedB{w->buf.data(), kernels::GemmNr(w->out), w->in * kernels::GemmNr(w->out)};
+    std::fill(w->buf.data(), w->buf.data() + floats, 0.0f);
+    if (config.packed_half != 0) {
+      w->pb = kernels::PackedB{nullptr, nr, w->in * nr, reinterpret_cast<const uint16_t*>(w->buf.data()),
+                               static_cast<kernels::HalfKind>(config.packed_half)};
+    } else {
+      w->pb = kernels::PackedB{w->buf.data(), nr, w->in * nr};
+    }
   }
   if (!packed_ok || !internal::CheckedMul(im.count, 4, &bytes) || bytes > kMaxCallBytes ||
       !im.params.Reserve(std::max<int64_t>(im.stored, 1)) ||
@@ -537,19 +548,24 @@ void Transformer::CopyParams(float* out) const {
     const PackedWeight& w = *im.packed[static_cast<size_t>(-2 - code)];
     const kernels::PackedB& b = w.pb;
     for (int64_t o = 0; o < w.out; ++o) {
+      if (b.half != nullptr) {
+        for (int64_t k = 0; k < w.in; ++k) dst[o * w.in + k] = kernels::HalfToFloat(b.half[kernels::HalfOffset(b, k, o)], b.kind);
+        continue;
+      }
       const float* col = b.data + (o / b.nr) * b.panel_stride + o % b.nr;
       for (int64_t k = 0; k < w.in; ++k) dst[o * w.in + k] = col[k * b.nr];
     }
   }
 }
 
-Status Transformer::WriteParam(int64_t index, int64_t first, int64_t rows, const float* src,
-                               int64_t ld, bool transposed) {
-  Impl& im = *impl_;
-  if (index < 0 || index >= static_cast<int64_t>(im.infos.size())) {
+namespace {
+// WriteParam's argument checks (both source types).
+Status CheckWrite(const std::vector<ParamInfo>& infos, int64_t index, int64_t first, int64_t rows,
+                  const void* src, int64_t ld, bool transposed) {
+  if (index < 0 || index >= static_cast<int64_t>(infos.size())) {
     return Status::Invalid("writeParam: no parameter " + std::to_string(index));
   }
-  const ParamInfo& info = im.infos[static_cast<size_t>(index)];
+  const ParamInfo& info = infos[static_cast<size_t>(index)];
   int64_t r = 0, c = 0;
   RowsCols(info, &r, &c);
   const int64_t lim = transposed ? c : r, width = transposed ? r : c;
@@ -559,7 +575,71 @@ Status Transformer::WriteParam(int64_t index, int64_t first, int64_t rows, const
        << " do not fit its " << lim << " rows of " << width << " (ld " << ld << ")";
     return Status::Invalid(os.str());
   }
+  return Status::Ok();
+}
+}  // namespace
+
+Status Transformer::WriteParamHalf(int64_t index, int64_t first, int64_t rows, const uint16_t* src,
+                                   int64_t ld, bool transposed, int32_t kind) {
+  Impl& im = *impl_;
+  Status s = CheckWrite(im.infos, index, first, rows, src, ld, transposed);
+  if (!s.ok()) return s;
+  if (kind != 1 && kind != 2) return Status::Invalid("writeParamHalf: kind must be 1 (F16) or 2 (BF16), got " + std::to_string(kind));
+  const auto hk = static_cast<kernels::HalfKind>(kind);
+  const ParamInfo& info = im.infos[static_cast<size_t>(index)];
+  int64_t r = 0, c = 0;
+  RowsCols(info, &r, &c);
+  const int64_t width = transposed ? r : c;
+  for (int64_t i = 0; i < rows; ++i) {
+    for (int64_t j = 0; j < width; ++j) {
+      if (!kernels::IsHalfFinite(src[i * ld + j], hk)) {
+        const int64_t e = transposed ? j * c + first + i : (first + i) * c + j;
+        std::ostringstream os;
+        os << "weights must be finite: " << info.name << " element " << e << " is "
+           << ((src[i * ld + j] & (hk == kernels::HalfKind::kF16 ? 0x3ffu : 0x7fu)) ? "NaN" : "Inf");
+        return Status::Invalid(os.str());
+      }
+    }
+  }
   const int64_t code = im.storage[static_cast<size_t>(index)];
+  const kernels::PackedB* pb = code <= -2 ? &im.packed[static_cast<size_t>(-2 - code)]->pb : nullptr;
+  if (pb == nullptr || pb->half == nullptr || pb->kind != hk) {
+    // Stored as float32: convert a row at a time through WriteParam.
+    std::vector<float> row(static_cast<size_t>(width));
+    for (int64_t i = 0; i < rows; ++i) {
+      for (int64_t j = 0; j < width; ++j) row[static_cast<size_t>(j)] = kernels::HalfToFloat(src[i * ld + j], hk);
+      s = WriteParam(index, first + i, 1, row.data(), width, transposed);
+      if (!s.ok()) return s;
+    }
+    return Status::Ok();
+  }
+  im.cached = 0;
+  uint16_t* data = const_cast<uint16_t*>(pb->half);
+  for (int64_t i = 0; i < rows; ++i) {
+    const uint16_t* row = src + i * ld;
+    if (!transposed) {
+      const int64_t n = first + i;  // a row of W: column n of B
+      for (int64_t k = 0; k < c; ++k) data[kernels::HalfOffset(*pb, k, n)] = row[k];
+    } else {
+      const int64_t k = first + i;  // a row of B
+      for (int64_t n = 0; n < r; ++n) data[kernels::HalfOffset(*pb, k, n)] = row[n];
+    }
+  }
+  return Status::Ok();
+}
+
+Status Transformer::WriteParam(int64_t index, int64_t first, int64_t rows, const float* src,
+                               int64_t ld, bool transposed) {
+  Impl& im = *impl_;
+  Status st = CheckWrite(im.infos, index, first, rows, src, ld, transposed);
+  if (!st.ok()) return st;
+  const ParamInfo& info = im.infos[static_cast<size_t>(index)];
+  int64_t r = 0, c = 0;
+  RowsCols(info, &r, &c);
+  const int64_t code = im.storage[static_cast<size_t>(index)];
+  if (code <= -2 && im.packed[static_cast<size_t>(-2 - code)]->pb.half != nullptr) {
+    return Status::Invalid("writeParam: " + info.name + " is held in 16 bits (packed_half); write it with writeParamHalf");
+  }
   im.cached = 0;
   if (code >= 0) {
     float* dst = im.params.data() + code;
@@ -603,7 +683,7 @@ Status Transformer::CheckParams() const {
       for (int64_t j = 0, n = Elements(info); j < n && bad < 0; ++j) {
         if (!std::isfinite(p[j])) bad = j, value = p[j];
       }
-    } else {
+    } else if (im.packed[static_cast<size_t>(-2 - code)]->pb.half == nullptr) {  // (16-bit: checked as written)
       const PackedWeight& w = *im.packed[static_cast<size_t>(-2 - code)];
       for (int64_t o = 0; o < w.out && bad < 0; ++o) {
         const float* col = w.pb.data + (o / w.pb.nr) * w.pb.panel_stride + o % w.pb.nr;
@@ -633,6 +713,9 @@ Status Transformer::SetParams(const float* data) {
       os << "setWeights: weights must be finite (element " << i << " is " << data[i] << ")";
       return Status::Invalid(os.str());
     }
+  }
+  if (impl_->config.packed_half != 0) {
+    return Status::Invalid("setWeights: this model keeps its projections in 16 bits, as its file holds them; load it again to change them");
   }
   if (!impl_->config.packed_weights) {
     std::memcpy(impl_->params.data(), data, static_cast<size_t>(impl_->count) * sizeof(float));

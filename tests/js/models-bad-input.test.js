@@ -87,6 +87,18 @@ describe('loadModel refuses bad files with a clear Error', () => {
       t['wpe.weight'].data[5] = NaN;
     });
     await expectLoadError({ ...gpt2(), weights: nan }, RangeError, /finite: pos\.weight element 5 is nan/i);
+    // F16 kept in 16 bits: an Inf (0x7c00) in a projection is refused too,
+    // and a NaN (0x7e00) in a vector converted to float32.
+    const f16 = (name, at, bits) => {
+      const bytes = new Uint8Array(read('gpt2', 'model-f16.safetensors'));
+      const n = Number(new DataView(bytes.buffer).getBigUint64(0, true));
+      const header = JSON.parse(new TextDecoder().decode(bytes.subarray(8, 8 + n)));
+      new DataView(bytes.buffer).setUint16(8 + n + header[name].data_offsets[0] + 2 * at, bits, true);
+      return bytes;
+    };
+    await expectLoadError({ ...gpt2(), weights: f16('h.0.attn.c_proj.weight', 3, 0x7c00) }, RangeError, /finite: blocks\.0\.attn\.wo element \d+ is Inf/);
+    await expectLoadError({ ...gpt2(), weights: f16('h.1.mlp.c_fc.bias', 2, 0x7e00) }, RangeError, /finite: blocks\.1\.ffn\.b1 element 2 is NaN/);
+    await expectLoadError({ ...gpt2(), dtype: 'float16' }, RangeError, /dtype must be 'auto' or 'float32', got "float16"/);
     const ints = editedWeights((t) => {
       t['ln_f.bias'] = { data: new Int32Array(32), shape: [32] };
     });
@@ -156,7 +168,7 @@ describe('loadModel refuses bad files with a clear Error', () => {
   });
 
   test('unknown keys, a missing argument and a bad signal', async () => {
-    await expectLoadError({ ...gpt2(), tokeniser: {} }, TypeError, /unknown key "tokeniser"; allowed: config, weights, tokenizer, signal, onProgress/);
+    await expectLoadError({ ...gpt2(), tokeniser: {} }, TypeError, /unknown key "tokeniser"; allowed: config, weights, tokenizer, dtype, signal, onProgress/);
     await expectLoadError({ config: gpt2().config }, TypeError, /weights is missing/);
     await expectLoadError({ ...gpt2(), signal: {} }, TypeError, /signal must be an AbortSignal/);
     const ctrl = new AbortController();

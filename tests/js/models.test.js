@@ -80,6 +80,31 @@ describe.each(BACKENDS)('float64 references — %s', (backend) => {
     model.dispose();
   });
 
+  // A checkpoint whose matrices are all F16 (or all BF16) keeps its
+  // projections in 16 bits (dtype 'auto'); the kernels widen them exactly, so
+  // the GEMM (L > 4) and the GEMV (L <= 4, decoding) give the bits of the
+  // float32 conversion (dtype 'float32'), from half the bytes.
+  test.each(FAMILIES.filter(([, file]) => file !== 'model.safetensors'))('%s from %s: kept in 16 bits = converted to float32, bit for bit', async (name, file) => {
+    const f = folder(name);
+    const src = () => ({ config: f.config, weights: f.read(file) });
+    const half = await labs[backend].loadModel(src());
+    const full = await labs[backend].loadModel({ ...src(), dtype: 'float32' });
+    expect(half.config.weightsDtype).toBe(file.includes('bf16') ? 'bfloat16' : 'float16');
+    expect(full.config.weightsDtype).toBe('float32');
+    expect(full.config.bytes).toBe(full.config.parameters * 4);
+    expect(half.config.bytes).toBeLessThan(full.config.bytes * 0.8);
+    const ids = f.expected.cases[0].ids;
+    for (const input of [ids, ids.slice(0, 1), ids.slice(0, 3)]) {
+      const a = half.forwardSync(input, { attentions: true, hiddenStates: true });
+      const b = full.forwardSync(input, { attentions: true, hiddenStates: true });
+      if (a.logits) expect(Buffer.from(a.logits.data.buffer).equals(Buffer.from(b.logits.data.buffer))).toBe(true);
+      expect(Buffer.from(a.hiddenStates.data.buffer).equals(Buffer.from(b.hiddenStates.data.buffer))).toBe(true);
+      a.attentions.forEach((t, l) => expect(Buffer.from(t.data.buffer).equals(Buffer.from(b.attentions[l].data.buffer))).toBe(true));
+    }
+    half.dispose();
+    full.dispose();
+  });
+
   test('llama from BF16 shards + index, as a folder of Files', async () => {
     const dir = path.join(MODELS, 'llama-sharded');
     const files = fs.readdirSync(dir).filter((n) => n !== 'expected.json').map((n) => new File([fs.readFileSync(path.join(dir, n))], n));

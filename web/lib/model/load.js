@@ -10,7 +10,11 @@
 //      projections packed for the GEMM (packedWeights: no packing per call),
 //      then each tensor streamed from the file into its place, a few MB at a
 //      time through one staging buffer, F16/BF16 converted as they are
-//      copied: peak memory is the float32 weights plus one chunk
+//      copied: peak memory is the float32 weights plus one chunk. A checkpoint
+//      whose matrices are all F16 (or all BF16) keeps its projections in 16
+//      bits (dtype 'auto', the default): the core's packed panels hold the
+//      file's values and its kernels widen them exactly as they read them, so
+//      the results are those of the float32 conversion, from half the bytes
 // Any failure disposes what was allocated: the heap is back at its baseline.
 import { rangeError, typeError, describe, checkOptions } from '../errors.js';
 import { decode } from '../io/dtypes.js';
@@ -21,7 +25,10 @@ import { ModelTokenizer } from './tokenizer.js';
 import { Model } from './model.js';
 
 const WHERE = 'loadModel';
-const KEYS = ['config', 'weights', 'tokenizer', 'signal', 'onProgress'];
+const KEYS = ['config', 'weights', 'tokenizer', 'dtype', 'signal', 'onProgress'];
+const DTYPES = ['auto', 'float32'];
+/** The core's 16-bit kinds (src/kernels/kernels.h HalfKind). */
+const HALF_KINDS = { F16: 1, BF16: 2 };
 const FLOAT_DTYPES = new Set(['F32', 'F16', 'BF16', 'F64']);
 /** The wasm32 heap (MAXIMUM_MEMORY in CMakeLists.txt). */
 export const HEAP_LIMIT_BYTES = 2 ** 31;
@@ -92,8 +99,11 @@ function plan(table, c, entries) {
  * also packs the projections for the GEMM), a chunk of rows at a time through
  * `staging` (CHUNK_BYTES in wasm memory).
  */
-async function place(Module, handle, step, params, staging, signal, progress) {
+async function place(Module, handle, step, params, staging, signal, progress, halfKind) {
   const { entry, t } = step;
+  // 16-bit values go in as they are (the core keeps or converts them).
+  const half = halfKind !== 0 && HALF_KINDS[entry.dtype] === halfKind ? halfKind : 0;
+  const stagedBytes = half ? 2 : 4;
   const shape = entry.shape;
   const rows = shape.length === 1 ? 1 : shape[0];
   const rowElems = shape.length === 1 ? shape[0] : entry.count / rows;
@@ -101,8 +111,12 @@ async function place(Module, handle, step, params, staging, signal, progress) {
   const rowsPerChunk = Math.max(1, Math.floor(CHUNK_BYTES / Math.max(rowElems * elemBytes, rowElems * 4)));
   const what = `tensor ${JSON.stringify(entry.name)}`;
   const write = (index, first, count, src, ld, transposed) => {
-    const code = Module.transformerWriteParam(handle, { index, first, rows: count, ld, src, transposed });
-    if (code !== 0) throw new Error(`${WHERE}: internal: ${Module.trainLastError()}`);
+    const code = Module.transformerWriteParam(handle, { index, first, rows: count, ld, src, transposed, half });
+    if (code !== 0) {
+      const message = Module.trainLastError();
+      if (/must be finite/.test(message)) throw rangeError(WHERE, message);
+      throw new Error(`${WHERE}: internal: ${message}`);
+    }
   };
   for (let r0 = 0; r0 < rows; r0 += rowsPerChunk) {
     if (signal?.aborted) throw abortError(signal);
@@ -110,8 +124,12 @@ async function place(Module, handle, step, params, staging, signal, progress) {
     const a = entry.begin + r0 * rowElems * elemBytes;
     const b = entry.begin + r1 * rowElems * elemBytes;
     const bytes = await entry.source.read(a, b);
-    const data = decode(WHERE, what, entry.dtype, bytes, (r1 - r0) * rowElems);
-    Module.HEAPF32.set(data, staging >>> 2); // read afresh: memory may have grown
+    if (half) {
+      Module.HEAPU8.set(bytes, staging); // read afresh: memory may have grown
+    } else {
+      const data = decode(WHERE, what, entry.dtype, bytes, (r1 - r0) * rowElems);
+      Module.HEAPF32.set(data, staging >>> 2);
+    }
     const n = r1 - r0;
     if (t.op === 'copy') {
       write(params[0], r0, n, staging, rowElems, false);
@@ -121,11 +139,11 @@ async function place(Module, handle, step, params, staging, signal, progress) {
     } else if (shape.length === 1) {
       // split [3E] → three [E]
       const e = rowElems / t.to.length;
-      for (let k = 0; k < t.to.length; k++) write(params[k], 0, 1, staging + 4 * k * e, e, false);
+      for (let k = 0; k < t.to.length; k++) write(params[k], 0, 1, staging + stagedBytes * k * e, e, false);
     } else {
       // split [E, 3E] (Conv1D) → three [E, E]: column block k of each file row
       const e = rowElems / t.to.length;
-      for (let k = 0; k < t.to.length; k++) write(params[k], r0, n, staging + 4 * k * e, rowElems, true);
+      for (let k = 0; k < t.to.length; k++) write(params[k], r0, n, staging + stagedBytes * k * e, rowElems, true);
     }
     progress(b - a);
     // Let the page breathe between chunks.
@@ -135,7 +153,7 @@ async function place(Module, handle, step, params, staging, signal, progress) {
 
 /**
  * @param {object} Module the wasm module of a wasm backend
- * @param {object|FileList|File[]} source { config, weights, tokenizer, signal, onProgress } or a folder's files
+ * @param {object|FileList|File[]} source { config, weights, tokenizer, dtype, signal, onProgress } or a folder's files
  */
 export async function loadModel(Module, source) {
   let args;
@@ -151,6 +169,8 @@ export async function loadModel(Module, source) {
   if (args.config === undefined) throw typeError(WHERE, 'config is missing: pass the parsed config.json, its bytes or a File');
   if (args.weights === undefined) throw typeError(WHERE, 'weights is missing: pass model.safetensors (a File, Blob, ArrayBuffer or Uint8Array) or its shards with model.safetensors.index.json');
   const { signal, onProgress } = args;
+  const dtype = args.dtype ?? 'auto';
+  if (!DTYPES.includes(dtype)) throw rangeError(WHERE, `dtype must be ${DTYPES.map((d) => `'${d}'`).join(' or ')}, got ${describe(dtype)}`);
   if (onProgress !== undefined && typeof onProgress !== 'function') throw typeError(WHERE, `onProgress must be a function, got ${describe(onProgress)}`);
   if (signal !== undefined && (signal === null || typeof signal.aborted !== 'boolean')) throw typeError(WHERE, `signal must be an AbortSignal, got ${describe(signal)}`);
 
@@ -160,11 +180,17 @@ export async function loadModel(Module, source) {
   const names = new Set(weights.tensors.keys());
   const c = { modelType: type, ...table.config(hfConfig, names) };
   const steps = plan(table, c, weights.tensors);
+  const halfKind = halfKindOf(steps, dtype);
   let floats = 0;
-  for (const s of steps) floats += s.entry.count;
-  const need = floats * 4;
+  let need = 0;
+  for (const s of steps) {
+    floats += s.entry.count;
+    // (16 bits: the projections stay 16-bit, the rest is float32; the core's
+    // allocation checks the exact sum, counted here from below.)
+    need += s.entry.count * (halfKind && s.entry.shape.length === 2 ? 2 : 4);
+  }
   if (need + HEADROOM_BYTES > HEAP_LIMIT_BYTES) {
-    throw rangeError(WHERE, `the model needs ${mib(need)} of float32 weights (${floats} parameters, ${mib(weights.bytes)} on file), more than the wasm heap can hold: its limit is ${mib(HEAP_LIMIT_BYTES)} (with ${mib(HEADROOM_BYTES)} kept for activations)`);
+    throw rangeError(WHERE, `the model needs ${mib(need)} of ${halfKind ? 'weights (its matrices in 16 bits)' : 'float32 weights'} (${floats} parameters, ${mib(weights.bytes)} on file), more than the wasm heap can hold: its limit is ${mib(HEAP_LIMIT_BYTES)} (with ${mib(HEADROOM_BYTES)} kept for activations)`);
   }
   let tokenizerJson = null;
   let tokenizer = null;
@@ -178,7 +204,7 @@ export async function loadModel(Module, source) {
   const transformer = new Transformer(Module, {
     vocabSize: c.vocabSize, maxLength, embedDim: c.embedDim, numHeads: c.numHeads, numLayers: c.numLayers,
     ffnDim: c.ffnDim, causal: c.core.causal, positional: c.core.positional, eps: c.eps, ...pick(c.core, ['prenorm', 'activation', 'tieEmbeddings', 'headBias']),
-  }, { ...c.core, initWeights: false, packedWeights: true });
+  }, { ...c.core, initWeights: false, packedWeights: true, packedHalf: halfKind });
   let staging = 0;
   try {
     const index = new Map(transformer._params.map((p, i) => [p.name, i]));
@@ -198,7 +224,7 @@ export async function loadModel(Module, source) {
         if (!index.has(name)) throw new Error(`${WHERE}: internal: the block graph has no ${name}`);
         return index.get(name);
       });
-      await place(Module, transformer._handle, step, params, staging, signal, progress);
+      await place(Module, transformer._handle, step, params, staging, signal, progress, halfKind);
     }
     const code = Module.transformerCheckParams(transformer._handle);
     if (code !== 0) throw rangeError(WHERE, Module.trainLastError());
@@ -209,6 +235,16 @@ export async function loadModel(Module, source) {
     if (staging) Module._free(staging);
   }
   return new Model(Module, transformer, tokenizer, { modelType: type, hfConfig, c, tokenizerJson, files: weights.files, dtypes: weights.dtypes });
+}
+
+/**
+ * 1 (F16) or 2 (BF16) when every matrix of the file has that dtype and dtype
+ * is 'auto': the core then keeps the projections in 16 bits; else 0.
+ */
+function halfKindOf(steps, dtype) {
+  if (dtype === 'float32') return 0;
+  const kinds = new Set(steps.filter((s) => s.entry.shape.length === 2).map((s) => s.entry.dtype));
+  return kinds.size === 1 ? HALF_KINDS[[...kinds][0]] ?? 0 : 0;
 }
 
 function pick(obj, keys) {

@@ -56,7 +56,10 @@ export class Model {
       vocabSize: c.vocabSize,
       maxPositions: c.maxPositions,
       parameters: transformer.parameterCount,
-      bytes: transformer.parameterCount * 4,
+      // The weights as held in wasm memory: float32, or 16 bits for the
+      // packed projections of a 16-bit checkpoint (load.js).
+      bytes: transformer._params.reduce((n, p) => n + p.shape.reduce((a, d) => a * d, 1) * (p.packed && transformer.config.packedHalf ? 2 : 4), 0),
+      weightsDtype: transformer.config.packedHalf === 1 ? 'float16' : transformer.config.packedHalf === 2 ? 'bfloat16' : 'float32',
     });
     this._causal = c.core.causal;
     this._hasHead = c.core.hasHead !== false;

@@ -19,7 +19,7 @@ export const ACTIVATIONS = { gelu: 0, gelu_new: 1, swiglu: 2 };
 const ARCH_DEFAULTS = {
   numKvHeads: 0, prenorm: false, norm: 'layernorm', activation: 'gelu', attnBias: true, ffnBias: true,
   tieEmbeddings: false, headBias: true, hasHead: true, ropeTheta: 10000, typeVocab: 0, embedNorm: false, mlmHead: false, initStd: 0,
-  initWeights: true, packedWeights: false,
+  initWeights: true, packedWeights: false, packedHalf: 0,
 };
 // architecture: 'gpt2' is GPT-2's block (pre-LayerNorm with a final norm,
 // gelu_new, the head tied to the token embedding, no head bias, learned
