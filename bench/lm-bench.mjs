@@ -5,7 +5,7 @@
 //
 //   node --no-liftoff bench/lm-bench.mjs [--repeats N] [--threads 1,2] [--prompt 128] [--gen 32]
 //        [--runs N] [--ort-attention mha,gqa (default) | attn,mha,gqa | …] [--quick] [--json FILE]
-//        [--layers N] [--vocab V] (a smaller model, for a quick look)
+//        [--layers N] [--vocab V] (a smaller model, for a quick look) [--dtype f32 | f16]
 //
 // The model has GPT-2 small's shape (12 layers, E 768, H 12, V 50257,
 // n_positions 1024) with generated weights: seeded normal, std 0.02
@@ -47,6 +47,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { argValue, median, maxAbsDiff } from './common.mjs';
+import { halfBitsFromFloatBits } from '../web/lib/io/dtypes.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.join(here, '..');
@@ -123,8 +124,9 @@ export function gpt2TensorList(c) {
  * weights into dir, once (a `.done` stamp marks a complete write); returns
  * the paths.
  */
-export function ensureLmWeights({ config = LM_CONFIG, seed = 1, std = 0.02, dir } = {}) {
-  dir ??= path.join(LM_CACHE, `gpt2-${config.n_layer}x${config.n_embd}-v${config.vocab_size}-s${seed}`);
+export function ensureLmWeights({ config = LM_CONFIG, seed = 1, std = 0.02, dir, dtype = 'F32' } = {}) {
+  dir ??= path.join(LM_CACHE, `gpt2-${config.n_layer}x${config.n_embd}-v${config.vocab_size}-s${seed}${dtype === 'F32' ? '' : `-${dtype.toLowerCase()}`}`);
+  const elem = dtype === 'F32' ? 4 : 2;
   const files = { dir, config: path.join(dir, 'config.json'), weights: path.join(dir, 'model.safetensors') };
   const stamp = path.join(dir, '.done');
   if (fs.existsSync(stamp)) return files;
@@ -133,8 +135,8 @@ export function ensureLmWeights({ config = LM_CONFIG, seed = 1, std = 0.02, dir 
   const header = {};
   let offset = 0;
   for (const [name, shape] of list) {
-    const bytes = shape.reduce((a, b) => a * b, 1) * 4;
-    header[name] = { dtype: 'F32', shape, data_offsets: [offset, offset + bytes] };
+    const bytes = shape.reduce((a, b) => a * b, 1) * elem;
+    header[name] = { dtype, shape, data_offsets: [offset, offset + bytes] };
     offset += bytes;
   }
   header.__metadata__ = { format: 'pt', generator: `attention-lab bench/lm-bench.mjs seed ${seed} std ${std}` };
@@ -149,7 +151,15 @@ export function ensureLmWeights({ config = LM_CONFIG, seed = 1, std = 0.02, dir 
   for (const [, shape, kind] of list) {
     const a = new Float32Array(shape.reduce((x, y) => x * y, 1));
     for (let i = 0; i < a.length; i++) a[i] = (kind === 'ln' ? 1 : 0) + std * next();
-    fs.writeSync(fd, new Uint8Array(a.buffer));
+    if (dtype === 'F32') {
+      fs.writeSync(fd, new Uint8Array(a.buffer));
+    } else {
+      // The same normals rounded to F16 (round to nearest even).
+      const bits = new Uint32Array(a.buffer);
+      const h = new Uint16Array(a.length);
+      for (let i = 0; i < a.length; i++) h[i] = halfBitsFromFloatBits(bits[i]);
+      fs.writeSync(fd, new Uint8Array(h.buffer));
+    }
   }
   fs.closeSync(fd);
   fs.renameSync(`${files.weights}.tmp`, files.weights);
@@ -389,16 +399,21 @@ export async function runLmBench(argv) {
     // smaller models for a quick look (the targets are defined for the default shape)
     layers: Number(value('--layers', LM_CONFIG.n_layer)),
     vocab: Number(value('--vocab', LM_CONFIG.vocab_size)),
+    // f16: the weights file in F16. Ours keeps the projections in 16 bits
+    // (loadModel's dtype 'auto'); ORT's graph gets their float32 values (its
+    // wasm EP computes MatMul in float32).
+    dtype: value('--dtype', 'f32').toUpperCase(),
   };
+  if (!['F32', 'F16'].includes(opts.dtype)) throw new Error(`lm-bench: --dtype f32 or f16, got ${opts.dtype}`);
   const stamp = new Date().toISOString().replace(/[:.]/g, '-');
   const jsonOut = value('--json', path.join(here, 'results', `lm-${stamp}.json`));
   const tw = now();
-  const files = ensureLmWeights({ seed: opts.seed, config: { ...LM_CONFIG, n_layer: opts.layers, vocab_size: opts.vocab } });
+  const files = ensureLmWeights({ seed: opts.seed, dtype: opts.dtype, config: { ...LM_CONFIG, n_layer: opts.layers, vocab_size: opts.vocab } });
   const weightsMs = now() - tw;
   const config = JSON.parse(fs.readFileSync(files.config, 'utf8'));
   const ids = promptIds(opts.prompt, config.vocab_size);
   const started = new Date();
-  console.log(`attention-lab LM benchmark — GPT-2-small shape (${config.n_layer} layers, E ${config.n_embd}, H ${config.n_head}, V ${config.vocab_size}, n_positions ${config.n_positions}), generated weights (seed ${opts.seed}, std 0.02)`);
+  console.log(`attention-lab LM benchmark — GPT-2-small shape (${config.n_layer} layers, E ${config.n_embd}, H ${config.n_head}, V ${config.vocab_size}, n_positions ${config.n_positions}), generated weights (seed ${opts.seed}, std 0.02, ${opts.dtype})`);
   console.log(`weights: ${files.weights} (${mib(fs.statSync(files.weights).size)} MiB${weightsMs > 1000 ? `, written in ${(weightsMs / 1000).toFixed(1)} s` : ', cached'})`);
   console.log(`${started.toISOString()}; Node ${process.version}; ${os.cpus()[0]?.model} ×${os.cpus().length}; pinned: ${pinned ? '1 thread → core 1, N threads → cores 0…N-1' : 'no (taskset not found)'}; node --no-liftoff`);
   console.log(`prompt ${opts.prompt} ids; prefill median of ${opts.runs} (+1 warm-up); decode median of ${opts.decodeRuns} (+3); generate ${opts.gen} tokens × ${opts.genRepeats}; ${opts.repeats} repeat(s)`);

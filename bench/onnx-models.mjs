@@ -20,6 +20,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import { mhaWeights, caseInputs, peInvFreq, LN_EPS } from './common.mjs';
+import { decode } from '../web/lib/io/dtypes.js';
 
 const require = createRequire(import.meta.url);
 const { onnx } = require('onnx-proto');
@@ -360,8 +361,13 @@ export function readSafetensorsF32(bytes) {
   const out = new Map();
   for (const [name, t] of Object.entries(header)) {
     if (name === '__metadata__') continue;
-    if (t.dtype !== 'F32') throw new Error(`readSafetensorsF32: ${name} is ${t.dtype}; F32 only`);
     const [a, b] = t.data_offsets;
+    if (t.dtype === 'F16' || t.dtype === 'BF16') {
+      // 16-bit weights: their float32 values (the graph computes in float32).
+      out.set(name, { shape: t.shape, data: decode('readSafetensorsF32', name, t.dtype, u8.subarray(base + a, base + b), (b - a) / 2) });
+      continue;
+    }
+    if (t.dtype !== 'F32') throw new Error(`readSafetensorsF32: ${name} is ${t.dtype}; F32, F16 or BF16 only`);
     const start = u8.byteOffset + base + a;
     const data = start % 4 === 0
       ? new Float32Array(u8.buffer, start, (b - a) / 4)
