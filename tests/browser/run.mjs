@@ -2,13 +2,19 @@
 //   export default async function (t) { t.test('name', async (ctx) => { ... }) }
 // where ctx is the harness (see harness.mjs). Prints one line per test and a
 // closing "N passed, N failed" line; exits non-zero on any failure.
-//   node tests/browser/run.mjs [filter]
+//   node tests/browser/run.mjs [filter]          every test but the long ones
+//   node tests/browser/run.mjs --long [filter]   the long ones only
+// A long test (t.test(name, fn, { long: true })) is a size or stress check
+// that would take npm test past its 20-minute budget; `npm run test:long`
+// (scripts/test-long.sh, which .ci/run calls after npm test) runs them.
 import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { startHarness, REPO_ROOT } from './harness.mjs';
 
-const filter = process.argv[2] ?? '';
+const args = process.argv.slice(2);
+const long = args.includes('--long');
+const filter = args.find((a) => a !== '--long') ?? '';
 const dir = path.join(REPO_ROOT, 'tests', 'browser');
 const files = fs.readdirSync(dir).filter((f) => f.endsWith('.browser.mjs')).sort();
 
@@ -16,7 +22,9 @@ const tests = [];
 for (const f of files) {
   const mod = await import(pathToFileURL(path.join(dir, f)).href);
   await mod.default({
-    test: (name, fn, { timeout = 120000 } = {}) => tests.push({ name: `${f.replace('.browser.mjs', '')} › ${name}`, fn, timeout }),
+    test: (name, fn, { timeout = 120000, long: isLong = false } = {}) => {
+      if (isLong === long) tests.push({ name: `${f.replace('.browser.mjs', '')} › ${name}`, fn, timeout });
+    },
   });
 }
 

@@ -259,5 +259,5 @@ export default function (t) {
     assert.ok(r.stats.largestBuffer <= 8192 * 512 * 4, `largest buffer ${r.stats.largestBuffer} > one [L, E] tensor`);
     console.log(`    [1,8192,512] H8 causal, no weights: ${(r.ms / 1000).toFixed(1)} s, peak pool ${(r.stats.peakBytes / 2 ** 20).toFixed(0)} MiB, largest buffer ${(r.stats.largestBuffer / 2 ** 20).toFixed(0)} MiB`);
     assert.deepEqual(problems, []);
-  }, { timeout: 240000 });
+  }, { timeout: 240000, long: true });
 }

@@ -205,7 +205,7 @@ export default function (t) {
     } finally {
       await page.closeAll();
     }
-  }, { timeout: 600000 });
+  }, { timeout: 600000, long: true });
 
   t.test('a model too large for the wasm heap is listed with its size and refused before any weight is read', async (h) => {
     const { dir } = cachedFolder('al-gpt2-huge-sparse', { seed: 2, dtype: 'F16', sparse: true, layers: 48, embd: 2048, heads: 16, vocab: 50257, positions: 1024 });

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# test-long.sh — `npm run test:long`: the size and stress checks kept out of
+# npm test for its 20-minute budget (.ci/run runs them after it):
+#   - the browser tests marked { long: true } (tests/browser/run.mjs --long):
+#     the webgpu MHA at [1, 8192, 512], and GPT-2 small (generated, F16) loaded
+#     whole in the page's worker
+#   - npm run train:lm -- --lang en|zh --check 20: the first 20 training steps
+#     of each shipped model's recipe, loss for loss against its committed log
+# It expects npm test's set-up and build (web/dist/) to be done.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+rc=0
+node tests/browser/run.mjs --long || rc=1
+for lang in en zh; do
+  node scripts/train-lm.mjs --lang "$lang" --check 20 || rc=1
+done
+exit $rc
