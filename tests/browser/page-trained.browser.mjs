@@ -4,9 +4,10 @@
 // "learned" weights draw every head of lab.pretrained(page language) on the reader's sentence,
 // titled by the roles model.headRoles measures; the maps and a clicked value equal Node's
 // model.forwardSync; "random" brings today's view back; the trained-model chapter's next-token
-// list equals Node's model.nextTokens; in EN and 中文. The models load lazily: nothing under
-// data/models/ is requested before the first chapter has rendered, nor at all while no chapter
-// asks. Stand-ins while data/models/<lang>/ lacks trained files (pretrained-fixture.mjs).
+// list equals Node's model.nextTokens; in EN and 中文. The models load lazily: with every chapter
+// on its random view (the default is learned: page-learned.browser.mjs), nothing under
+// data/models/ is requested at all while no chapter asks. Stand-ins while data/models/<lang>/
+// lacks trained files (pretrained-fixture.mjs).
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { init } from '../../web/node.js';
@@ -14,6 +15,9 @@ import { ARTIFACTS } from './harness.mjs';
 import { nodePretrained, routeStandIns } from './pretrained-fixture.mjs';
 import { headRoleLabels, embeddingRows } from '../../web/page/lib/learned.js';
 import { SAMPLE_PROMPT } from '../../web/components/lib/pretrained-model.js';
+import { RANDOM_WEIGHTS } from '../../web/page/lib/state.js';
+
+const RANDOM_HASH = Object.entries(RANDOM_WEIGHTS).map(([k, v]) => `${k}=${v}`).join('&');
 
 const settle = (page) => page.evaluate(() => window.__attentionLab.settled());
 
@@ -74,10 +78,10 @@ export default function (t) {
     page.on('request', (r) => { if (r.url().includes('/data/models/')) modelRequests.push({ url: r.url(), at: Date.now() }); });
     try {
       await routeStandIns(page, lab);
-      await page.goto(h.url('/web/page/#lang=en'));
+      await page.goto(h.url(`/web/page/#lang=en&${RANDOM_HASH}`));
       await page.waitForFunction(() => document.documentElement.dataset.ready === 'true', null, { timeout: 60000 });
       await settle(page);
-      // Lazy: the default page (random weights, the trained-model chapter below the fold) asks for no model file.
+      // Lazy: the page on random weights (the trained-model chapter below the fold) asks for no model file.
       assert.deepEqual(modelRequests.map((r) => r.url), [], 'no model file before a chapter asks');
       assert.equal(await page.getAttribute('#ch4 [data-weights="random"]', 'aria-pressed'), 'true');
 

@@ -5,10 +5,15 @@
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { ARTIFACTS } from './harness.mjs';
+import { RANDOM_WEIGHTS } from '../../web/page/lib/state.js';
 
 const PAGE = '/web/page/';
+// These checks read the seeded ("random") view of chapters 1-9; the learned one, the default, is
+// page-learned.browser.mjs's.
+const RANDOM_HASH = Object.entries(RANDOM_WEIGHTS).map(([k, v]) => `${k}=${v}`).join('&');
 
 async function openPage(h, { hash = '', ...opts } = {}) {
+  hash = hash ? `${hash}&${RANDOM_HASH}` : `#${RANDOM_HASH}`;
   const page = await h.newPage(opts);
   await page.goto(h.url(PAGE + hash));
   await page.waitForFunction(() => document.documentElement.dataset.ready === 'true', null, { timeout: 60000 });

@@ -13,6 +13,7 @@ import { buildControls } from './lib/controls.js';
 import { TextRegistry, errorBox } from './lib/ui.js';
 import { ObjectCache, deriveTokens } from './lib/model.js';
 import { CHAPTERS, chapterMessages, checkRegistry, titleKey } from './chapters/registry.js';
+import { pendingModels } from './lib/learned.js';
 
 checkRegistry(CHAPTERS);
 const CATALOGUES = [chapterMessages(CHAPTERS), PAGE_MESSAGES];
@@ -250,9 +251,23 @@ async function renderPass() {
 }
 
 /** Resolves when every chapter has rendered the current state. */
-function settled() {
+function rendered() {
   if (!root.dataset.busy && root.dataset.ready === 'true' && !runners.some((r) => r.dirty || r.running)) return Promise.resolve();
   return new Promise((res) => settleWaiters.push(res));
+}
+
+/**
+ * rendered(), and then, while a chapter's learned view is waiting for its model (lib/learned.js),
+ * the arrival and the re-render it causes. The page itself never waits for a model: ready is set
+ * when the chapters have drawn their loading state.
+ */
+async function settled() {
+  for (;;) {
+    await rendered();
+    const pending = pendingModels();
+    if (!pending) return;
+    await pending;
+  }
 }
 
 // ---- permalink -------------------------------------------------------------
@@ -405,7 +420,7 @@ async function start() {
   // Other backends, for the comparison and the switch: loaded after the first
   // paint. WebGPU joins the comparison once the reader has selected it (its
   // first forward compiles pipelines, which is slow on software adapters).
-  settled().then(async () => {
+  rendered().then(async () => {
     const names = ['wasm', 'wasm-scalar'];
     const wasmLabs = (await Promise.all(names.map((n) => getLab(n).catch(() => null)))).filter(Boolean);
     availableLabs = [...new Set([...wasmLabs, ...availableLabs])];

@@ -1,10 +1,15 @@
 // Chapter 2 — Q, K, V: the three projection matrices as a table and as
 // animated matrix blocks, and the projected Q, K, V (tutorial 1, step 2).
+// The weights switch (state w2): 'random' projects seeded embeddings with
+// seeded matrices (the d_k, d_v controls); 'learned' shows the shipped model's
+// own layer-0 projections (h.0.attn.c_attn) of ln_1(wte + wpe) on the reader's
+// sentence (lib/learned-layer.js).
 import { h, fmt, shapeText } from '../../components/lib/dom.js';
 import { tween, lerp } from '../../components/lib/motion.js';
 import { deriveInputs, projections } from '../lib/model.js';
 import { formula, f, codeBlock } from '../lib/ui.js';
 import { checkValue } from '../lib/state.js';
+import { weightsSwitch, learnedText, loadingText, layerZero } from '../lib/learned-layer.js';
 
 const COLOURS = { x: '#7f8aa3', q: '#0072B2', k: '#E69F00', v: '#009E73' };
 const sw = (n) => 10 + 15 * Math.log2(1 + n);
@@ -62,7 +67,7 @@ class MatrixBlocks {
 }
 
 export default {
-  deps: ['text', 'text2', 'B', 'L', 'E', 'dk', 'dv', 'seed', 'pe'],
+  deps: ['text', 'text2', 'B', 'L', 'E', 'dk', 'dv', 'seed', 'pe', 'w2'],
   mount(ctx, body) {
     const dvInput = h('input', { type: 'number', class: 'al-input', id: 'ch2-dv', min: '1', max: '512', step: '1' });
     const dvMsg = h('span', { class: 'ctl-msg', role: 'alert', hidden: true });
@@ -84,40 +89,88 @@ export default {
     const blocks = new MatrixBlocks();
     const maps = ['q', 'k', 'v'].map((k) => ctx.heatmap({ palette: 'diverging', rowKind: 'token', colKind: 'dimension', maxSize: 230, cellMax: 20, name: `ch2_${k.toUpperCase()}` }));
     const code = codeBlock('');
+    const sw = weightsSwitch(ctx, 'w2', 'ch2');
+    const learnedLine = h('p', { class: 'small muted ch2-learned', hidden: true });
+    const dRow = h('div', { class: 'inline-ctls' },
+      h('label', { class: 'inline-ctl', for: 'ch2-dk' }, h('span', null, 'd_k'), dkInput),
+      h('label', { class: 'inline-ctl', for: 'ch2-dv' }, ctx.text('span', 'ch2.dv'), dvInput), dvMsg);
+    const tryRandom = ctx.tryThis(['ch2.try1', 'ch2.try2']);
+    const tryLearned = ctx.tryThis(['ch2.tryL1', 'ch2.tryL2']);
+    const row = (t, name, shape, role) => h('tr', null, h('td', null, h('code', null, name)), h('td', { class: 'num' }, shape), h('td', null, t(role)));
 
     body.append(
       ctx.text('p', 'ch2.p1'),
       formula(f.v('Q'), f.op('='), f.v('X'), f.v('W'), f.sup('Q'), h('span', { class: 'op' }, ',  '), f.v('K'), f.op('='), f.v('X'), f.v('W'), f.sup('K'), h('span', { class: 'op' }, ',  '), f.v('V'), f.op('='), f.v('X'), f.v('W'), f.sup('V')),
       ctx.text('p', 'ch2.p2'),
-      h('div', { class: 'inline-ctls' },
-        h('label', { class: 'inline-ctl', for: 'ch2-dk' }, h('span', null, 'd_k'), dkInput),
-        h('label', { class: 'inline-ctl', for: 'ch2-dv' }, ctx.text('span', 'ch2.dv'), dvInput), dvMsg),
+      sw.el,
+      dRow,
       h('div', { class: 'figs' },
+        learnedLine,
         h('div', { class: 'table-scroll' }, table),
         ctx.text('div', 'ch2.blocks', { class: 'panel-title' }),
         blocks.svg,
         h('div', { class: 'fig-row' }, ...maps.map((m) => m.el)),
         code),
-      ctx.tryThis(['ch2.try1', 'ch2.try2']),
+      tryRandom,
+      tryLearned,
     );
+
+    /** The shipped model's layer-0 Q, K, V of the reader's sentence. */
+    async function updateLearned(c, state) {
+      const t = c.t;
+      const s = learnedText(c, state, ['w2']);
+      if (!s) {
+        learnedLine.textContent = loadingText(c, state);
+        return { loading: true };
+      }
+      const lab = c.lab();
+      const z = await layerZero(lab, s.model, s.ids);
+      const { L, E, H, D } = z;
+      learnedLine.textContent = [t('ch2.learned', { model: s.name, L, E, H, D }), s.notes].filter(Boolean).join(' ');
+      tbody.replaceChildren(
+        row(t, 'W_Q', `[d_model, H·d_k] = ${shapeText([E, E])}`, 'ch2.role.wq'),
+        row(t, 'W_K', `[d_model, H·d_k] = ${shapeText([E, E])}`, 'ch2.role.wk'),
+        row(t, 'W_V', `[d_model, H·d_v] = ${shapeText([E, E])}`, 'ch2.role.wv'),
+        row(t, 'Q', `[seq_len, H·d_k] = ${shapeText([L, E])}`, 'ch2.role.q'),
+        row(t, 'K', `[seq_len, H·d_k] = ${shapeText([L, E])}`, 'ch2.role.k'),
+        row(t, 'V', `[seq_len, H·d_v] = ${shapeText([L, E])}`, 'ch2.role.v'),
+      );
+      blocks.set({ L, E, dk: E, dv: E }, `X ${shapeText([L, E])} · W_Q ${shapeText([E, E])} = Q ${shapeText([L, E])}; W_K → K; W_V → V ${shapeText([L, E])}`);
+      [['q', z.q, 'ch2.qL'], ['k', z.k, 'ch2.kL'], ['v', z.v, 'ch2.vL']].forEach(([, data, key], i) => {
+        maps[i].setData({ data, offset: 0, rows: L, cols: E, rowLabels: s.labels, title: t(key, { L, E }), tensor: { data, shape: [L, E] }, dimNames: ['token', 'dimension'] });
+      });
+      code.firstChild.textContent = [
+        `// the ${s.lang} model's layer 0: h.0.attn.c_attn [${E}, ${3 * E}] holds W_Q | W_K | W_V (and their biases)`,
+        `const mha = lab.multiHeadAttention({ embedDim: ${E}, numHeads: ${H} }).loadStateDict(tensors, { format: 'hf-gpt2', prefix: 'h.0.' });`,
+        `const { trace } = await mha.forward(ln1x /* ln_1(wte + wpe) [1, ${L}, ${E}] */, undefined, undefined, { mask: { kind: 'causal' }, trace: 'values' });`,
+        `// trace linear_qkv: Q, K, V [1, ${L}, ${E}] = H = ${H} heads × d_k = ${D} side by side`,
+      ].join('\n');
+      return z;
+    }
 
     return {
       async update(c, state) {
         const t = c.t;
+        const learned = sw.learned(state);
+        sw.update(t, state);
+        dRow.hidden = learned;
+        learnedLine.hidden = !learned;
+        tryRandom.hidden = learned;
+        tryLearned.hidden = !learned;
+        if (learned) return updateLearned(c, state);
         const inp = await deriveInputs(c.lab(), state, c.cache);
         const p = await projections(c.lab(), c.objects, inp, state, c.cache);
         const { L, E, tokens } = inp;
         const { dk, dv } = p;
         if (document.activeElement !== dvInput) dvInput.value = String(dv);
         if (document.activeElement !== dkInput) dkInput.value = String(dk);
-        const row = (name, shape, role) => h('tr', null, h('td', null, h('code', null, name)), h('td', { class: 'num' }, shape), h('td', null, t(role)));
         tbody.replaceChildren(
-          row('W_Q', `[d_model, d_k] = ${shapeText([E, dk])}`, 'ch2.role.wq'),
-          row('W_K', `[d_model, d_k] = ${shapeText([E, dk])}`, 'ch2.role.wk'),
-          row('W_V', `[d_model, d_v] = ${shapeText([E, dv])}`, 'ch2.role.wv'),
-          row('Q', `[seq_len, d_k] = ${shapeText([L, dk])}`, 'ch2.role.q'),
-          row('K', `[seq_len, d_k] = ${shapeText([L, dk])}`, 'ch2.role.k'),
-          row('V', `[seq_len, d_v] = ${shapeText([L, dv])}`, 'ch2.role.v'),
+          row(t, 'W_Q', `[d_model, d_k] = ${shapeText([E, dk])}`, 'ch2.role.wq'),
+          row(t, 'W_K', `[d_model, d_k] = ${shapeText([E, dk])}`, 'ch2.role.wk'),
+          row(t, 'W_V', `[d_model, d_v] = ${shapeText([E, dv])}`, 'ch2.role.wv'),
+          row(t, 'Q', `[seq_len, d_k] = ${shapeText([L, dk])}`, 'ch2.role.q'),
+          row(t, 'K', `[seq_len, d_k] = ${shapeText([L, dk])}`, 'ch2.role.k'),
+          row(t, 'V', `[seq_len, d_v] = ${shapeText([L, dv])}`, 'ch2.role.v'),
         );
         blocks.set({ L, E, dk, dv }, `X ${shapeText([L, E])} · W_Q ${shapeText([E, dk])} = Q ${shapeText([L, dk])}; W_K ${shapeText([E, dk])} → K; W_V ${shapeText([E, dv])} → V ${shapeText([L, dv])}`);
         const labels = tokens[0];

@@ -1,15 +1,20 @@
 // Chapter 3 — scaled dot-product attention in four operations (dot
 // products, scaling, softmax, weighted sum), with the √d_k switch, the
 // temperature and the entropy of each row (tutorial 1, step 3).
+// The weights switch (state w3): 'random' runs on chapter 2's seeded Q, K, V;
+// 'learned' on one head (state hd) of the shipped model's layer 0, whose
+// Q, K, V are its own projections, under its causal mask: with √d_k on and
+// T = 1 the weights are the model's own attention (lib/learned-layer.js).
 import { h, fmt } from '../../components/lib/dom.js';
 import { reducedMotion } from '../../components/lib/motion.js';
 import { rowEntropy } from '../../components/lib/tensor-math.js';
 import { deriveInputs, projections, stepValue } from '../lib/model.js';
 import { formula, f, codeBlock } from '../lib/ui.js';
 import { Provenance } from '../lib/provenance.js';
+import { weightsSwitch, learnedText, loadingText, layerZero, headOf, checkAgainstModel } from '../lib/learned-layer.js';
 
 export default {
-  deps: ['text', 'text2', 'B', 'L', 'E', 'dk', 'dv', 'seed', 'pe', 'scale', 'T', 'mask', 'step3'],
+  deps: ['text', 'text2', 'B', 'L', 'E', 'dk', 'dv', 'seed', 'pe', 'scale', 'T', 'mask', 'step3', 'w3', 'hd'],
   mount(ctx, body) {
     const ops = ['ch3.op1', 'ch3.op2', 'ch3.op3', 'ch3.op4'];
     const maps = [
@@ -72,11 +77,22 @@ export default {
     const entropy = h('div', { class: 'entropy', role: 'list' });
     const meanLine = h('p', { class: 'check-line' });
     const code = codeBlock('');
+    const sw = weightsSwitch(ctx, 'w3', 'ch3');
+    const hdSelect = h('select', { class: 'al-select', id: 'ch3-hd' });
+    hdSelect.addEventListener('change', () => ctx.set({ hd: Number(hdSelect.value) }));
+    const hdRow = h('div', { class: 'inline-ctls' }, h('label', { class: 'inline-ctl', for: 'ch3-hd' }, ctx.text('span', 'ch3.head'), hdSelect));
+    const learnedLine = h('p', { class: 'small muted ch3-learned', hidden: true });
+    const modelLine = h('p', { class: 'check-line ch3-model', hidden: true });
+    const tryRandom = ctx.tryThis(['ch3.try1', 'ch3.try2']);
+    const tryLearned = ctx.tryThis(['ch3.tryL1', 'ch3.try2']);
 
     body.append(
       ctx.text('p', 'ch3.p1'),
       formula(f.fn('Attention'), '(', f.v('Q'), ',', f.v('K'), ',', f.v('V'), ')', f.op('='), f.fn('softmax'), '(', f.frac([f.v('Q'), f.v('K'), f.sup('T')], ['√', f.v('d'), f.sub('k')]), ')', f.v('V')),
       ctx.text('p', 'ch3.p2'),
+      sw.el,
+      hdRow,
+      learnedLine,
       h('div', { class: 'inline-ctls' },
         h('label', { class: 'inline-ctl', for: 'ch3-scale' }, scaleBox, ctx.text('span', 'ctl.scale')),
         h('label', { class: 'inline-ctl', for: 'ch3-T' }, ctx.text('span', 'ctl.T'), tRange, tOut)),
@@ -86,12 +102,14 @@ export default {
         prov.box,
         h('div', { class: 'fig-row ch3-qk' }, qMap.el, kMap.el),
         scaleLine,
+        modelLine,
         sharedLine,
         entropyHead,
         entropy,
         meanLine,
         code),
-      ctx.tryThis(['ch3.try1', 'ch3.try2']),
+      tryRandom,
+      tryLearned,
     );
 
     let lastStep = 0;
@@ -106,17 +124,47 @@ export default {
         tRange.value = String(state.T);
         tOut.textContent = state.T.toFixed(2);
         const lab = c.lab();
-        const inp = await deriveInputs(lab, state, c.cache);
-        const p = await projections(c.lab(), c.objects, inp, state, c.cache);
-        const { L, tokens, lengths } = inp;
-        const { dk, dv } = p;
-        const q = p.q.subarray(0, L * dk);
-        const k = p.k.subarray(0, L * dk);
-        const v = p.v.subarray(0, L * dv);
-        const s = (state.scale ? 1 / Math.sqrt(dk) : 1) / state.T;
+        const learned = sw.learned(state);
+        sw.update(t, state);
+        hdRow.hidden = !learned;
+        learnedLine.hidden = !learned;
+        modelLine.hidden = !learned;
+        tryRandom.hidden = learned;
+        tryLearned.hidden = !learned;
+        let L, labels, dk, dv, q, k, v, lengths;
         const mask = [];
-        if (state.mask === 'causal' || state.mask === 'both') mask.push({ kind: 'causal' });
-        if (state.mask === 'padding' || state.mask === 'both') mask.push({ kind: 'padding', lengths: [lengths[0]] });
+        let learnedRun = null;
+        if (learned) {
+          // One head of the shipped model's layer 0: its own Q, K, V [L, D], its causal mask.
+          const st = learnedText(c, state, ['w3']);
+          if (!st) {
+            learnedLine.textContent = loadingText(c, state);
+            return { loading: true };
+          }
+          const z = await layerZero(lab, st.model, st.ids);
+          const hd = Math.min(state.hd, z.H - 1);
+          if (hdSelect.options.length !== z.H) hdSelect.replaceChildren(...Array.from({ length: z.H }, (_, n) => h('option', { value: String(n) }, String(n))));
+          hdSelect.value = String(hd);
+          ({ L, labels } = st);
+          dk = dv = z.D;
+          ({ q, k, v } = headOf(z, hd));
+          lengths = [L];
+          mask.push({ kind: 'causal' });
+          learnedRun = { st, z, hd };
+          learnedLine.textContent = [t('ch3.learned', { model: st.name, h: hd, H: z.H, D: z.D, L }), st.notes].filter(Boolean).join(' ');
+        } else {
+          const inp = await deriveInputs(lab, state, c.cache);
+          const p = await projections(c.lab(), c.objects, inp, state, c.cache);
+          ({ L, lengths } = inp);
+          labels = inp.tokens[0];
+          ({ dk, dv } = p);
+          q = p.q.subarray(0, L * dk);
+          k = p.k.subarray(0, L * dk);
+          v = p.v.subarray(0, L * dv);
+          if (state.mask === 'causal' || state.mask === 'both') mask.push({ kind: 'causal' });
+          if (state.mask === 'padding' || state.mask === 'both') mask.push({ kind: 'padding', lengths: [lengths[0]] });
+        }
+        const s = (state.scale ? 1 / Math.sqrt(dk) : 1) / state.T;
         const Q = { data: q, shape: [L, dk] };
         const K = { data: k, shape: [L, dk] };
         const V = { data: v, shape: [L, dv] };
@@ -125,7 +173,15 @@ export default {
         // same call with scale 1, whose scores are the plain dot products.
         const scaled = (stepValue(r.trace, 'mask') ?? stepValue(r.trace, 'scores')).data;
         const dots = stepValue((await lab.scaledDotProductAttention(Q, K, V, { scale: 1, trace: 'values', needWeights: false })).trace, 'scores').data;
-        const labels = tokens[0];
+        if (learnedRun) {
+          // The same head in the model's own forward pass (model.forwardSync): equal when s = 1/√D.
+          const { st, z, hd } = learnedRun;
+          const ref = checkAgainstModel(st.model, st.ids, z).run.attentions[0].data.subarray(hd * L * L, (hd + 1) * L * L);
+          let diff = 0;
+          for (let n = 0; n < L * L; n++) diff = Math.max(diff, Math.abs(ref[n] - r.weights.data[n]));
+          modelLine.dataset.diff = String(diff);
+          modelLine.textContent = t(state.scale && state.T === 1 ? 'ch3.modelSame' : 'ch3.modelDiff', { h: hd, diff: fmt(diff, 3) });
+        }
         // One colour scale for the scores before and after scaling: with a
         // scale per map the two would look identical whatever the factor.
         let m = 0;

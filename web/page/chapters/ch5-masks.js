@@ -1,12 +1,17 @@
 // Chapter 5 — masks: padding over a batch of unequal sentences, causal, both;
 // −1e9 before softmax and zeros after; the PyTorch keep / TensorFlow block
 // conventions; cross-attention with Lq ≠ Lk (tutorial 2's masking section).
+// The weights switch (state w5): 'random' runs on chapter 2's seeded batch;
+// 'learned' on one head (state hd) of the shipped model's layer 0 over the
+// reader's sentence (B = 1), where causal is the mask the model was trained
+// with: its own attention is exactly zero above the diagonal.
 import { h, fmt } from '../../components/lib/dom.js';
 import { tokenize, embedBatch } from '../../components/lib/tokens.js';
 import { maxAbsDiff } from '../../components/lib/tensor-math.js';
 import { deriveInputs, projections, maskSpec, libraryProjection, stepValue } from '../lib/model.js';
 import { codeBlock, tokenChips } from '../lib/ui.js';
 import { Provenance } from '../lib/provenance.js';
+import { weightsSwitch, learnedText, loadingText, layerZero, headOf, checkAgainstModel } from '../lib/learned-layer.js';
 
 function miniMatrix(bits, L, cls) {
   const rows = [];
@@ -22,7 +27,7 @@ function miniMatrix(bits, L, cls) {
 }
 
 export default {
-  deps: ['text', 'text2', 'B', 'L', 'E', 'dk', 'dv', 'seed', 'pe', 'mask5', 'scale', 'T', 'b5'],
+  deps: ['text', 'text2', 'B', 'L', 'E', 'dk', 'dv', 'seed', 'pe', 'mask5', 'scale', 'T', 'b5', 'w5', 'hd'],
   mount(ctx, body) {
     const batchBox = h('div', { class: 'batch-box' });
     const batchTitle = h('div', { class: 'panel-title' });
@@ -49,19 +54,31 @@ export default {
     const crossMap = ctx.heatmap({ maxSize: 320, cellMax: 40, name: 'ch5_cross_attention' });
     prov.weights({ map: crossMap, source: () => provData?.cross ?? null });
     const code = codeBlock('');
+    const sw = weightsSwitch(ctx, 'w5', 'ch5');
+    const learnedLine = h('p', { class: 'small muted ch5-learned', hidden: true });
+    const modelLine = h('p', { class: 'check-line ch5-model', hidden: true });
+    const opened = ctx.text('p', 'ch5.opened', { class: 'small muted' });
+    const bLabel = h('label', { class: 'inline-ctl', for: 'ch5-b' }, ctx.text('span', 'ch4.batchItem'), bSelect);
+    const crossBox = h('div', null, ctx.text('h3', 'ch5.cross'), crossP, crossMap.el);
+    const crossNote = ctx.text('p', 'ch5.crossL', { class: 'small muted', hidden: true });
+    const tryRandom = ctx.tryThis(['ch5.try1', 'ch5.try2']);
+    const tryLearned = ctx.tryThis(['ch5.tryL1', 'ch5.tryL2']);
 
     body.append(
       ctx.text('p', 'ch5.p1'),
       h('ul', null, ctx.text('li', 'ch5.padding'), ctx.text('li', 'ch5.causal')),
+      sw.el,
       h('div', { class: 'figs' },
+        learnedLine,
         batchTitle,
         batchBox,
-        ctx.text('p', 'ch5.opened', { class: 'small muted' }),
+        opened,
         noneNote,
         h('div', { class: 'inline-ctls' },
           h('span', { class: 'inline-ctl' }, ctx.text('span', 'ctl.mask'), h('span', { class: 'seg', role: 'group' }, kindBtns)),
-          h('label', { class: 'inline-ctl', for: 'ch5-b' }, ctx.text('span', 'ch4.batchItem'), bSelect)),
+          bLabel),
         h('div', { class: 'fig-row' }, keepMap.el, beforeMap.el, afterMap.el),
+        modelLine,
         prov.box,
         ctx.text('h3', 'ch5.conv'),
         h('div', { class: 'conv' },
@@ -69,18 +86,40 @@ export default {
           h('div', { class: 'panel' }, ctx.text('p', 'ch5.tf', { class: 'small' }), blockBox)),
         sameLine,
         code,
-        ctx.text('h3', 'ch5.cross'),
-        crossP,
-        crossMap.el),
-      ctx.tryThis(['ch5.try1', 'ch5.try2']),
+        crossBox,
+        crossNote),
+      tryRandom,
+      tryLearned,
     );
 
     return {
       async update(c, state) {
         const t = c.t;
         const lab = c.lab();
-        const inp = await deriveInputs(lab, state, c.cache);
-        const p = await projections(c.lab(), c.objects, inp, state, c.cache);
+        const learned = sw.learned(state);
+        sw.update(t, state);
+        for (const el of [learnedLine, modelLine, crossNote, tryLearned]) el.hidden = !learned;
+        for (const el of [opened, bLabel, crossBox, tryRandom]) el.hidden = learned;
+        let inp;
+        let p;
+        let learnedRun = null;
+        if (learned) {
+          // The reader's sentence (B = 1) through one head of the shipped model's layer 0.
+          const st = learnedText(c, state, ['w5']);
+          if (!st) {
+            learnedLine.textContent = loadingText(c, state);
+            return { loading: true };
+          }
+          const z = await layerZero(lab, st.model, st.ids);
+          const hd = Math.min(state.hd, z.H - 1);
+          inp = { B: 1, L: st.L, tokens: [st.labels], lengths: [st.L] };
+          p = { ...headOf(z, hd), dk: z.D, dv: z.D };
+          learnedRun = { st, z, hd };
+          learnedLine.textContent = [t('ch5.learned', { model: st.name, h: hd, L: st.L }), st.notes].filter(Boolean).join(' ');
+        } else {
+          inp = await deriveInputs(lab, state, c.cache);
+          p = await projections(c.lab(), c.objects, inp, state, c.cache);
+        }
         const { B, L, tokens, lengths } = inp;
         const { dk, dv } = p;
         const b = Math.min(state.b5, B - 1);
@@ -139,6 +178,14 @@ export default {
           "lab.scaledDotProductAttention(Q, K, V, { mask: { kind: 'block', data: block, shape: [B, L, L] } })",
         ].join('\n');
 
+        if (learnedRun) {
+          // The model's own attention (every layer and head): exactly zero above the diagonal.
+          const chk = checkAgainstModel(learnedRun.st.model, learnedRun.st.ids, learnedRun.z);
+          const cfg = learnedRun.st.model.config;
+          modelLine.dataset.above = String(chk.above);
+          modelLine.textContent = t('ch5.model', { N: cfg.numLayers, H: cfg.numHeads, above: String(chk.above) });
+          return r;
+        }
         // Cross-attention: sentence 2 queries sentence 1.
         let qt = tokenize(state.text2);
         let kt = tokenize(state.text);

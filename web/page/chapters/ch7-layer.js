@@ -1,11 +1,17 @@
 // Chapter 7 — the full self-attention layer, y = LayerNorm(x + Dropout(MHA(x))),
 // in train or eval mode. Every map is a step of one library call,
 // layer.forward(x, { trace: 'values' }) (tutorial 1, step 5).
+// The weights switch (state w7): 'random' is that layer on seeded weights;
+// 'learned' the first layer of the shipped model, GPT-2's pre-LN block, on the
+// reader's sentence: x = wte + wpe, ln_1(x), its causal attention and the
+// residual, each computed by the library from the model's weights
+// (lib/learned-layer.js), the weights checked against model.forward.
 import { h, fmt } from '../../components/lib/dom.js';
 import { mixSeed } from '../../components/lib/tokens.js';
 import { deriveInputs, maskSpec, ObjectCache, scoreFactor, stepValue } from '../lib/model.js';
 import { formula, f, codeBlock } from '../lib/ui.js';
 import { checkValue } from '../lib/state.js';
+import { weightsSwitch, learnedText, loadingText, layerZero, checkAgainstModel, modelSizes } from '../lib/learned-layer.js';
 
 /** The dropout seed of the current sample: shared with chapter 8. */
 export function dropoutSeedFor(cache, state) {
@@ -31,7 +37,7 @@ export async function runLayer(c, state, { trace = 'values' } = {}) {
 }
 
 export default {
-  deps: ['text', 'text2', 'B', 'L', 'E', 'H', 'seed', 'mask', 'T', 'scale', 'pe', 'b', 'drop', 'train'],
+  deps: ['text', 'text2', 'B', 'L', 'E', 'H', 'seed', 'mask', 'T', 'scale', 'pe', 'b', 'drop', 'train', 'w7'],
   mount(ctx, body) {
     const evalBtn = h('button', { type: 'button', class: 'al-btn', id: 'ch7-eval' });
     const trainBtn = h('button', { type: 'button', class: 'al-btn', id: 'ch7-train' });
@@ -52,21 +58,84 @@ export default {
     const stats = h('p', { class: 'check-line' });
     const check = h('p', { class: 'check-line', id: 'ch7-check' });
     const code = codeBlock('');
+    const sw = weightsSwitch(ctx, 'w7', 'ch7');
+    const learnedLine = h('p', { class: 'small muted ch7-learned', hidden: true });
+    const modeRow = h('div', { class: 'inline-ctls' },
+      ctx.text('span', 'ch7.mode', { class: 'muted' }), h('span', { class: 'seg', role: 'group' }, evalBtn, trainBtn),
+      h('label', { class: 'inline-ctl', for: 'ch7-p' }, ctx.text('span', 'ch7.p'), pRange, pOut),
+      resample);
+    const tryRandom = ctx.tryThis(['ch7.try1', 'ch7.try2']);
+    const tryLearned = ctx.tryThis(['ch7.tryL1', 'ch7.tryL2']);
 
     body.append(
       ctx.text('p', 'ch7.p1'),
       formula(f.v('y'), f.op('='), f.fn('LayerNorm'), '(', f.v('x'), f.op('+'), f.fn('Dropout'), '(', f.fn('MHA'), '(', f.v('x'), ',', f.v('x'), ',', f.v('x'), '))', ')'),
-      h('div', { class: 'inline-ctls' },
-        ctx.text('span', 'ch7.mode', { class: 'muted' }), h('span', { class: 'seg', role: 'group' }, evalBtn, trainBtn),
-        h('label', { class: 'inline-ctl', for: 'ch7-p' }, ctx.text('span', 'ch7.p'), pRange, pOut),
-        resample),
-      h('div', { class: 'figs' }, note, sharedLine, ...maps.map((m) => m.el), stats, check, code),
-      ctx.tryThis(['ch7.try1', 'ch7.try2']),
+      sw.el,
+      modeRow,
+      h('div', { class: 'figs' }, learnedLine, note, sharedLine, ...maps.map((m) => m.el), stats, check, code),
+      tryRandom,
+      tryLearned,
     );
+
+    /** Layer 0 of the shipped model: x, ln_1(x), its attention, the residual. */
+    async function updateLearned(c, state) {
+      const t = c.t;
+      const st = learnedText(c, state, ['w7']);
+      if (!st) {
+        learnedLine.textContent = loadingText(c, state);
+        return { loading: true };
+      }
+      const lab = c.lab();
+      const z = await layerZero(lab, st.model, st.ids);
+      const { L, E, H } = z;
+      const sz = modelSizes(lab, st.model);
+      const chk = checkAgainstModel(st.model, st.ids, z);
+      learnedLine.textContent = [t('ch7.learned', { model: st.name, N: sz.N, E, H, F: sz.F, L }), st.notes].filter(Boolean).join(' ');
+      const list = [
+        [z.x, t('ch7.xL', { L, E })],
+        [z.ln1, t('ch7.ln1')],
+        [z.attn, t('ch7.attnL', { H })],
+        [z.res, t('ch7.resL')],
+      ];
+      let m = 0;
+      for (const [data] of list) for (const v of data) if (Math.abs(v) > m) m = Math.abs(v);
+      const domain = [-(m || 1), m || 1];
+      list.forEach(([data, title], k) => {
+        maps[k].setData({ data, offset: 0, rows: L, cols: E, rowLabels: st.labels, title, tensor: { data, shape: [L, E] }, dimNames: ['token', 'dimension'], domain });
+      });
+      ctx.texts.bind(sharedLine, 'ch7.sharedL', { m: fmt(m, 3) });
+      let mean = 0;
+      let sd = 0;
+      for (let i = 0; i < L; i++) {
+        let mu = 0;
+        for (let j = 0; j < E; j++) mu += z.ln1[i * E + j];
+        mu /= E;
+        let v = 0;
+        for (let j = 0; j < E; j++) v += (z.ln1[i * E + j] - mu) ** 2;
+        mean += mu / L;
+        sd += Math.sqrt(v / E) / L;
+      }
+      stats.textContent = t('ch7.statsL', { mean: fmt(mean, 3), std: fmt(sd, 3) });
+      check.dataset.diff = String(chk.diff);
+      ctx.texts.bind(check, 'ch7.checkL', { diff: fmt(chk.diff, 3) });
+      code.firstChild.textContent = [
+        `// the ${st.lang} model's layer 0 (GPT-2, pre-LN): h = x + attn(ln_1(x)); out = h + mlp(ln_2(h))`,
+        `const x = wte[ids] + wpe[0..${L});                         // [${L}, ${E}]`,
+        "const a = mha /* loadStateDict(tensors, { format: 'hf-gpt2', prefix: 'h.0.' }) */",
+        "  .forward(ln_1(x), undefined, undefined, { mask: { kind: 'causal' }, trace: 'values' });",
+        `const h = x + a.output;                                       // [${L}, ${E}]`,
+      ].join('\n');
+      return z;
+    }
 
     return {
       async update(c, state) {
         const t = c.t;
+        const learned = sw.learned(state);
+        sw.update(t, state);
+        for (const el of [learnedLine, tryLearned]) el.hidden = !learned;
+        for (const el of [modeRow, note, tryRandom, maps[4].el]) el.hidden = learned;
+        if (learned) return updateLearned(c, state);
         bumpSample = () => {
           c.cache.dropoutSample = (c.cache.dropoutSample ?? 0) + 1;
           if (!c.state().train) c.set({ train: true });

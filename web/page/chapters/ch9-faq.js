@@ -1,11 +1,17 @@
 // Chapter 9 — FAQ (tutorial 2's three questions), each with a live demo:
 // self-focus and entropy per head; parameter counts against H; and what
 // permute / contiguous() do to the memory order of a small tensor.
+// The weights switch (state w9): 'learned' answers Q1 with the shipped model's
+// own heads (their measured roles, model.headRoles, and their self-focus and
+// entropy on the reader's sentence, from model.forward) and Q2 at its E and H;
+// Q3 and Q4 (memory order, argument order) run on seeded weights either way.
 import { h, fmt } from '../../components/lib/dom.js';
 import { rowEntropy, maxAbsDiff } from '../../components/lib/tensor-math.js';
 import { tokenize, embedBatch } from '../../components/lib/tokens.js';
 import { HEAD_COLOURS } from '../../components/lib/shape-flow.js';
 import { deriveInputs, maskSpec, ObjectCache, scoreFactor } from '../lib/model.js';
+import { weightsSwitch, learnedText, loadingText, modelSizes } from '../lib/learned-layer.js';
+import { cachedHeadRoles, headRoleLabels, ROLES } from '../lib/learned.js';
 
 function barCell(v, max) {
   const bar = h('span');
@@ -85,7 +91,7 @@ async function orderDemo(c, state, item, box) {
 }
 
 export default {
-  deps: ['text', 'text2', 'B', 'L', 'E', 'H', 'seed', 'mask', 'T', 'scale', 'pe', 'b'],
+  deps: ['text', 'text2', 'B', 'L', 'E', 'H', 'seed', 'mask', 'T', 'scale', 'pe', 'b', 'w9'],
   mount(ctx, body) {
     const d1 = h('div', { class: 'table-scroll' });
     const d1p = h('p', { class: 'small' });
@@ -102,12 +108,59 @@ export default {
     };
     hSel.addEventListener('change', drawMem);
     const d4 = h('div', { class: 'ch9-order', id: 'ch9-order' });
+    const sw = weightsSwitch(ctx, 'w9', 'ch9');
+    const learnedLine = h('p', { class: 'small muted ch9-learned', hidden: true });
     body.append(
+      sw.el,
+      learnedLine,
       h('div', { class: 'faq' }, ctx.text('h3', 'ch9.q1'), ctx.text('p', 'ch9.a1'), d1p, d1, d1note),
       h('div', { class: 'faq' }, ctx.text('h3', 'ch9.q2'), ctx.text('p', 'ch9.a2'), d2p, d2),
       h('div', { class: 'faq' }, ctx.text('h3', 'ch9.q3'), ctx.text('p', 'ch9.a3'), h('div', { class: 'inline-ctls' }, hSel), d3p, d3),
       h('div', { class: 'faq' }, ctx.text('h3', 'ch9.q4'), ctx.text('p', 'ch9.a4'), d4),
     );
+
+    /** Q1 on the shipped model: every head's measured role, self-focus and entropy here. */
+    function learnedQ1(t, st, sz) {
+      const run = st.model.forwardSync(st.ids, { attentions: true });
+      const roles = cachedHeadRoles(st.lang, st.model, st.text);
+      const labels = headRoleLabels(roles);
+      const L = st.L;
+      const rows = [];
+      let selfAll = 0;
+      let maxSelf = { v: -1, k: 0 };
+      run.attentions.forEach((a, l) => {
+        for (let hh = 0; hh < sz.H; hh++) {
+          const off = hh * L * L;
+          let diag = 0;
+          for (let i = 0; i < L; i++) diag += a.data[off + i * L + i];
+          const ent = rowEntropy(a.data, L, L, off).reduce((x, v) => x + v, 0) / L;
+          const k = l * sz.H + hh;
+          const self = diag / L;
+          selfAll += self / (sz.N * sz.H);
+          if (self > maxSelf.v) maxSelf = { v: self, k };
+          rows.push({ k, l, hh, self, ent, role: labels[k].role });
+        }
+      });
+      // What the heads do: how many have each strongest role.
+      const counts = new Map();
+      for (const lb of labels) counts.set(lb.role, (counts.get(lb.role) ?? 0) + 1);
+      const order = [...ROLES, 'spread'].filter((r) => counts.has(r));
+      const roleList = order.map((r) => t('ch9.d1.roleCount', { role: t(`ch4.role.${r}`), n: counts.get(r) })).join(t('ch9.d1.sep'));
+      const distinct = order.filter((r) => r !== 'spread').length;
+      const maxEnt = Math.log(L) || 1;
+      // An even spread over the keys a causal row may see: 1/(i + 1) on the own position.
+      let u = 0;
+      for (let i = 0; i < L; i++) u += 1 / (i + 1) / L;
+      learnedLine.textContent = [t('ch9.learned', { model: st.name, N: sz.N, H: sz.H, E: sz.E }), st.notes].filter(Boolean).join(' ');
+      ctx.texts.bind(d1p, 'ch9.d1L', { model: st.name, n: sz.N * sz.H, L });
+      const mk = rows[maxSelf.k];
+      ctx.texts.bind(d1note, 'ch9.d1.noteL', { roles: roleList, distinct, self: fmt(selfAll, 3), u: fmt(u, 3), max: fmt(maxSelf.v, 3), l: mk.l, h: mk.hh });
+      Object.assign(d1note.dataset, { self: String(selfAll), distinct: String(distinct) });
+      d1.replaceChildren(h('table', { class: 'data faq-heads' },
+        h('thead', null, h('tr', null, h('th', { scope: 'col' }, t('ch9.d1.th.who')), h('th', { scope: 'col' }, t('ch9.d1.th.role')), h('th', { scope: 'col' }, t('ch9.d1.th.self')), h('th', { scope: 'col' }, `${t('ch9.d1.th.ent')} (≤ ${fmt(maxEnt, 3)})`))),
+        h('tbody', null, rows.map((r) => h('tr', { dataset: { row: `L${r.l}H${r.hh}`, self: String(r.self), role: r.role } },
+          h('th', { scope: 'row' }, t('ch4.rolesRow', { l: r.l, h: r.hh })), h('td', null, t(`ch4.role.${r.role}`)), barCell(r.self, 1), barCell(r.ent, maxEnt))))));
+    }
 
     return {
       setMessages() {
@@ -117,20 +170,36 @@ export default {
         const t = c.t;
         const lab = c.lab();
         drawMem();
+        const learned = sw.learned(state);
+        sw.update(t, state);
+        learnedLine.hidden = !learned;
+        let st = null;
+        if (learned) {
+          st = learnedText(c, state, ['w9']);
+          if (!st) learnedLine.textContent = loadingText(c, state);
+        }
+        const sz = st && modelSizes(lab, st.model);
         // Q2 first: it needs no computation and stays valid when E % H ≠ 0.
-        const E = state.E;
+        const E = sz ? sz.E : state.E;
+        const curH = sz ? sz.H : state.H;
         const rows = [];
         for (const Hh of [1, 2, 4, 8, 16, 32, 64]) {
           if (E % Hh) continue;
           const split = 4 * E * E + 4 * E;
           const full = 3 * (Hh * E * E + Hh * E) + (Hh * E * E + E);
-          rows.push(h('tr', { class: Hh === state.H ? 'current' : '' }, h('td', { class: 'num' }, String(Hh)), h('td', { class: 'num' }, String(E / Hh)), h('td', { class: 'num' }, split.toLocaleString('en')), h('td', { class: 'num' }, full.toLocaleString('en'))));
+          rows.push(h('tr', { class: Hh === curH ? 'current' : '' }, h('td', { class: 'num' }, String(Hh)), h('td', { class: 'num' }, String(E / Hh)), h('td', { class: 'num' }, split.toLocaleString('en')), h('td', { class: 'num' }, full.toLocaleString('en'))));
         }
         d2p.textContent = t('ch9.d2', { E });
         d2.replaceChildren(h('table', { class: 'data' },
           h('thead', null, h('tr', null, ['ch9.d2.th.H', 'ch9.d2.th.D', 'ch9.d2.th.split', 'ch9.d2.th.full'].map((k) => h('th', { class: 'num', scope: 'col' }, t(k))))),
           h('tbody', null, rows)));
 
+        if (learned && !st) return { loading: true };
+        if (st) {
+          learnedQ1(t, st, sz);
+          await orderDemo(c, state, c.objects.mha(lab, { E: state.E, H: state.H, seed: state.seed }), d4);
+          return { learned: true };
+        }
         // Q1: self-focus and entropy of bare attention, of tied projections
         // (W_K = W_Q), and of the same W_Q ≠ W_K used with H = 1 and with H.
         const inp = await deriveInputs(lab, state, c.cache);

@@ -28,8 +28,17 @@ export function learnedModel(ctx, lang, keys) {
   }
   const entry = { keys: new Set(keys) };
   loaded.set(lang, entry);
-  pretrainedModel(lang).then((m) => { entry.model = m; }, (e) => { entry.error = e; }).then(() => ctx.invalidate([...entry.keys]));
+  entry.done = pretrainedModel(lang).then((m) => { entry.model = m; }, (e) => { entry.error = e; }).then(() => ctx.invalidate([...entry.keys]));
   return null;
+}
+
+/**
+ * A Promise that resolves once every model load a chapter started has arrived and its chapters
+ * are marked for re-rendering (null when none is loading): the page's settled() waits for it.
+ */
+export function pendingModels() {
+  const waiting = [...loaded.values()].filter((e) => !e.model && !e.error && e.done).map((e) => e.done);
+  return waiting.length ? Promise.all(waiting) : null;
 }
 
 /** The reader's text cut to the model's positions (one token per character). */
@@ -81,14 +90,20 @@ const weightsCache = new WeakMap();
  * by its name without the 'transformer.' prefix: 'wte.weight' [V, E], 'wpe.weight' [P, E], …
  */
 export function modelTensor(lab, model, name) {
+  const t = modelTensors(lab, model);
+  const hit = t[name] ?? t[`transformer.${name}`];
+  if (!hit) throw new RangeError(`the model's files hold no tensor ${name}`);
+  return hit;
+}
+
+/** All the tensors of the model's model.safetensors (model.save()), read once per model. */
+export function modelTensors(lab, model) {
   let t = weightsCache.get(model);
   if (!t) {
     t = lab.readSafetensors(model.save()['model.safetensors']).tensors;
     weightsCache.set(model, t);
   }
-  const hit = t[name] ?? t[`transformer.${name}`];
-  if (!hit) throw new RangeError(`the model's files hold no tensor ${name}`);
-  return hit;
+  return t;
 }
 
 /** The learned character embeddings of `ids`: rows of wte, [L, E]. */

@@ -45,7 +45,15 @@ export const SCHEMA = {
   win11: int(1, 64),
   cap11: int(1, 100),
   w1: oneOf('random', 'learned'),
+  w2: oneOf('random', 'learned'),
+  w3: oneOf('random', 'learned'),
   w4: oneOf('random', 'learned'),
+  w5: oneOf('random', 'learned'),
+  w6: oneOf('random', 'learned'),
+  w7: oneOf('random', 'learned'),
+  w8: oneOf('random', 'learned'),
+  w9: oneOf('random', 'learned'),
+  hd: int(0, 63),
   ch: str(40),
 };
 
@@ -80,10 +88,26 @@ export const DEFAULTS = Object.freeze({
   kv11: '2',
   win11: 16,
   cap11: 5,
-  w1: 'random',
-  w4: 'random',
+  w1: 'learned',
+  w2: 'learned',
+  w3: 'learned',
+  w4: 'learned',
+  w5: 'learned',
+  w6: 'learned',
+  w7: 'learned',
+  w8: 'learned',
+  w9: 'learned',
+  hd: 0,
   ch: '',
 });
+
+/**
+ * The weights switch of each chapter (w1 … w9): 'learned' (the shipped model of the page's
+ * language, the default) or 'random' (the seeded weights the controls set). RANDOM_WEIGHTS is
+ * the patch that puts every chapter on its random view.
+ */
+export const WEIGHT_KEYS = Object.freeze(['w1', 'w2', 'w3', 'w4', 'w5', 'w6', 'w7', 'w8', 'w9']);
+export const RANDOM_WEIGHTS = Object.freeze(Object.fromEntries(WEIGHT_KEYS.map((k) => [k, 'random'])));
 
 /** Validates one value; returns { value } or { error }. Strings from the hash are parsed first. */
 export function checkValue(key, raw) {
