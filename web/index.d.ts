@@ -733,6 +733,8 @@ export interface Trainer {
   /** Forward, backward and AdamW in one wasm call. Throws TrainingStoppedError on a NaN loss (weights kept). */
   step(tokens: TokensLike, targets: TokensLike, options?: { lossMask?: TensorLike | ArrayLike<number> }): StepResult;
   evaluate(tokens: TokensLike, targets: TokensLike, options?: { lossMask?: TensorLike | ArrayLike<number> }): Pick<StepResult, 'loss' | 'accuracy' | 'sequenceAccuracy'>;
+  /** Sets the base learning rate of the next steps (a schedule's: call it before each step), keeping the AdamW moments and the step count (a new trainer resets them). */
+  setLearningRate(lr: number): void;
   reset(): void;
 }
 

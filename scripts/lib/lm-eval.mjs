@@ -23,6 +23,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { Tokenizer } from '@huggingface/tokenizers';
+import { encodeText, stream, windows } from '../../web/lib/train/lm-data.js';
+
+// The token stream and the windows are web/lib/train/lm-data.js's (shared with chapter 10's live
+// training in the browser).
+export { encodeText, stream, windows };
 
 /** FNV-1a, 32 bits, of the UTF-8 bytes of s: the split's fixed hash. */
 export function fnv1a32(s) {
@@ -41,43 +46,6 @@ export function loadTokenizer(dir) {
   tok.newlineId = json.model.vocab['\n'];
   tok.unkId = json.model.vocab[json.model.unk_token];
   return tok;
-}
-
-/** Token ids of text, one per character; encoded line by line (the same ids as the whole text). */
-export function encodeText(text, tokenizer) {
-  const nl = tokenizer.token_to_id('\n');
-  const parts = text.split('\n');
-  const out = [];
-  for (let i = 0; i < parts.length; i++) {
-    if (i > 0) out.push(nl);
-    if (parts[i].length) for (const id of tokenizer.encode(parts[i]).ids) out.push(id);
-  }
-  return Int32Array.from(out);
-}
-
-/**
- * The token stream of a corpus text (lines each ended by "\n"): "\n" line "\n" line …, without
- * the final newline. The windows are cut from it, and a trainer should sample from the same
- * stream of train.txt, so that a poem's first character always follows the newline token.
- */
-export function stream(text, tokenizer) {
-  if (!text.endsWith('\n')) text += '\n';
-  return encodeText('\n' + text.slice(0, -1), tokenizer);
-}
-
-/**
- * The evaluation windows of a corpus text: one per line, starting at the newline before it,
- * context + 1 tokens long (or to the end of the text). Returns Int32Arrays (views of one stream).
- */
-export function windows(text, tokenizer, context) {
-  const ids = stream(text, tokenizer);
-  const nl = tokenizer.token_to_id('\n');
-  const wins = [];
-  for (let i = 0; i < ids.length; i++) {
-    if (ids[i] !== nl || i === ids.length - 1) continue;
-    wins.push(ids.subarray(i, Math.min(ids.length, i + context + 1)));
-  }
-  return wins;
 }
 
 /**

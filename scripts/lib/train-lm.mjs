@@ -9,14 +9,19 @@
 //
 // The learning rate: linear warmup, then a cosine decay to minLr at the last step. The trainer's
 // own schedule is a warmup only, and a new trainer resets the AdamW moments, so the lr of each
-// step is set with the core's transformerConfigureOptimizer (which keeps the moments and the
-// step count; the trainer's warmup is 0 here). See docs/models.md, "Training".
+// step is set with trainer.setLearningRate (the core's transformerConfigureOptimizer, which keeps
+// the moments and the step count; the trainer's warmup is 0 here). See docs/models.md, "Training".
 
 import fs from 'node:fs';
 import path from 'node:path';
 import crypto from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { loadTokenizer, stream, windows, evaluate } from './lm-eval.mjs';
+import { rng, lrAt, sampler, evalBatches, meanLoss } from '../../web/lib/train/lm-data.js';
+
+// The batching, the held-out windows and the lr schedule are web/lib/train/lm-data.js's, shared
+// with chapter 10's live training (web/lib/train/lm-session.js).
+export { rng, lrAt, sampler, evalBatches };
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 
@@ -33,89 +38,6 @@ export const RECIPES = {
     boundary: 0.5, seed: 22, evalEvery: 100, evalWindows: 128,
   },
 };
-
-/** xorshift32 with a splitmix-style seed: uniform integers, the same sequence everywhere. */
-export function rng(seed) {
-  let s = (Math.imul((seed >>> 0) ^ 0x9e3779b9, 0x85ebca6b) >>> 0) || 0x6d2b79f5;
-  return {
-    /** an integer in [0, n) */
-    int(n) {
-      s ^= s << 13; s >>>= 0;
-      s ^= s >>> 17;
-      s ^= s << 5; s >>>= 0;
-      return Math.floor((s / 4294967296) * n);
-    },
-    /** a float in [0, 1) */
-    float() {
-      return this.int(4294967296) / 4294967296;
-    },
-  };
-}
-
-/**
- * The lr of step t (1-based): linear warmup to lr, then cosine to minLr at step `horizon` (default:
- * the step budget). The schedule does not depend on the budget when horizon is given, so the
- * weights after k steps of a longer run are those of a run with steps = k.
- */
-export function lrAt(r, t) {
-  if (r.warmup > 0 && t <= r.warmup) return (r.lr * t) / r.warmup;
-  const span = Math.max(1, (r.horizon ?? r.steps) - r.warmup);
-  const q = Math.min(1, (t - r.warmup) / span);
-  return r.minLr + 0.5 * (r.lr - r.minLr) * (1 + Math.cos(Math.PI * q));
-}
-
-/**
- * A batch sampler over the training stream: each row starts at a newline (the start of a poem or
- * paragraph, as the evaluation windows do) with probability `boundary`, else at a uniform offset.
- */
-export function sampler(ids, nl, r) {
-  const L = r.context;
-  const last = ids.length - L - 1; // the last start that leaves L + 1 tokens
-  const starts = [];
-  for (let i = 0; i <= last; i++) if (ids[i] === nl) starts.push(i);
-  const g = rng(r.seed * 2654435761 + 1);
-  return () => {
-    const x = new Int32Array(r.batch * L);
-    const y = new Int32Array(r.batch * L);
-    for (let b = 0; b < r.batch; b++) {
-      const s = g.float() < r.boundary ? starts[g.int(starts.length)] : g.int(last + 1);
-      x.set(ids.subarray(s, s + L), b * L);
-      y.set(ids.subarray(s + 1, s + L + 1), b * L);
-    }
-    return { tokens: { data: x, shape: [r.batch, L] }, targets: { data: y, shape: [r.batch, L] } };
-  };
-}
-
-/** Full-length evaluation windows as batches of inputs/targets (at most n windows, evenly spread). */
-export function evalBatches(wins, L, n, batch = 32) {
-  let full = wins.filter((w) => w.length === L + 1);
-  if (full.length > n) {
-    const step = full.length / n;
-    full = Array.from({ length: n }, (_, i) => full[Math.floor(i * step)]);
-  }
-  const out = [];
-  for (let i = 0; i < full.length; i += batch) {
-    const part = full.slice(i, i + batch);
-    const x = new Int32Array(part.length * L);
-    const y = new Int32Array(part.length * L);
-    part.forEach((w, b) => {
-      x.set(w.subarray(0, L), b * L);
-      y.set(w.subarray(1, L + 1), b * L);
-    });
-    out.push({ tokens: { data: x, shape: [part.length, L] }, targets: { data: y, shape: [part.length, L] }, n: part.length * L });
-  }
-  return out;
-}
-
-function meanLoss(trainer, batches) {
-  let sum = 0;
-  let n = 0;
-  for (const b of batches) {
-    sum += trainer.evaluate(b.tokens, b.targets).loss * b.n;
-    n += b.n;
-  }
-  return sum / n;
-}
 
 function readCorpus(lang, split) {
   return fs.readFileSync(path.join(ROOT, 'data', 'corpora', lang, `${split}.txt`), 'utf8');
@@ -143,15 +65,6 @@ export function train(options) {
     numLayers: r.numLayers, ffnDim: r.ffnDim, dropout: r.dropout, seed: r.seed,
   });
   const trainer = model.trainer({ lr: r.lr, warmup: 0, weightDecay: r.weightDecay, clip: r.clip, betas: r.betas });
-  const Module = model._Module;
-  const setLr = (lr) => {
-    // keeps the moments and the step count (src/train/transformer.cpp ConfigureOptimizer)
-    const status = Module.transformerConfigureOptimizer(model._handle, {
-      lr, beta1: r.betas[0], beta2: r.betas[1], eps: 1e-8, weightDecay: r.weightDecay, warmup: 0, clip: r.clip,
-    });
-    if (status !== 0) throw new Error(`train-lm: transformerConfigureOptimizer returned ${status}`);
-  };
-
   const save = () => {
     const files = model.save({ dtype: 'F16' });
     // '\n' (id 1) starts and ends every poem and paragraph (docs/models.md, Tokenizers).
@@ -172,7 +85,7 @@ export function train(options) {
   history.heldout.push([0, h0]);
   log(`step     0  heldout ${h0.toFixed(4)}`);
   for (let t = 1; t <= r.steps; t++) {
-    setLr(lrAt(r, t));
+    trainer.setLearningRate(lrAt(r, t)); // keeps the AdamW moments and the step count
     const b = next();
     const s = trainer.step(b.tokens, b.targets);
     history.loss.push(s.loss);

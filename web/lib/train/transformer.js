@@ -329,13 +329,19 @@ export class Trainer {
     this._configure();
   }
 
-  _configure() {
+  _configure(where = 'model.trainer', reset = true) {
     const m = this.model;
     const o = this.options;
-    checkStatus(m._Module, 'model.trainer', m._Module.transformerConfigureOptimizer(m._live('model.trainer'), {
+    checkStatus(m._Module, where, m._Module.transformerConfigureOptimizer(m._live(where), {
       lr: o.lr, beta1: o.betas[0], beta2: o.betas[1], eps: o.eps, weightDecay: o.weightDecay, warmup: o.warmup, clip: o.clip,
     }));
-    m._Module.transformerResetOptimizer(m._handle);
+    if (reset) m._Module.transformerResetOptimizer(m._handle);
+  }
+
+  /** Sets the base lr of the next steps (a schedule's), keeping the AdamW moments and step count. */
+  setLearningRate(lr) {
+    this.options = Object.freeze({ ...this.options, lr: checkNumber('trainer.setLearningRate', 'lr', lr, { min: 0 }) });
+    this._configure('trainer.setLearningRate', false);
   }
 
   _run(where, fn, tokens, targets, options) {
