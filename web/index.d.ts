@@ -860,8 +860,9 @@ export interface Model {
   decode(ids: ArrayLike<number>, options?: { skipSpecialTokens?: boolean }): string;
   /** Token strings as the tokenizer spells them ('Ġ', '▁', '##'). */
   tokens(ids: ArrayLike<number>): string[];
+  /** One forward pass: on a webgpu lab on the GPU (after a device loss on the wasm copy), else on wasm. */
   forward(input: string | ArrayLike<number>, options?: { attentions?: boolean; hiddenStates?: boolean }): Promise<ModelOutput>;
-  /** The same call, synchronously (the wasm backends). */
+  /** The same call, synchronously, on the model's wasm copy (every backend). */
   forwardSync(input: string | ArrayLike<number>, options?: { attentions?: boolean; hiddenStates?: boolean }): ModelOutput;
   /** The k most likely next tokens (causal models). */
   nextTokens(input: string | ArrayLike<number>, options?: { k?: number; temperature?: number }): Promise<TokenProbability[]>;
@@ -912,7 +913,8 @@ export interface AttentionLab<M extends LabMode = 'either'> {
    * A Hugging Face checkpoint (model_type gpt2, llama or bert), from its files:
    * { config, weights, tokenizer } or a FileList / array of Files named as the
    * folder names them. Nothing is fetched unless a URL string is passed. Runs on
-   * the wasm backends.
+   * every backend; on 'webgpu' the weights are also uploaded to the GPU, where
+   * model.forward runs (the other calls run on the model's wasm copy; docs/models.md).
    */
   loadModel(source: LoadModelArgs | FileList | File[]): Promise<Model>;
   /** The package's character-level GPT-2 (English prose, or Tang poems), read lazily from its own files (docs/models.md). */

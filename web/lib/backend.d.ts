@@ -292,4 +292,25 @@ export interface WebGpuBackend<M = any, C = any> extends Backend<M, C> {
   readonly wasmReady: Promise<Backend | null>;
   /** Inverted dropout of x (a copy) on the GPU. */
   dropout(x: Float32Array, p: number, seed: number): Promise<Float32Array>;
+
+  // ---- whole models (web/lib/webgpu-model.js; lab.loadModel on a webgpu lab) ----
+  /** An empty GPU model of the block graph (spec: the normalised config of web/lib/model/architectures.js). */
+  modelCreate(spec: Record<string, any>): Promise<GpuModelHandle>;
+  /** One tensor, by the block graph's name; matrices in keras layout [in, out]. */
+  modelUpload(m: GpuModelHandle, where: string, name: string, shape: number[], data: Float32Array): void;
+  modelBytes(m: GpuModelHandle): number;
+  /** The forward on the GPU, or null once calls go to wasm (device lost): the caller runs its wasm copy. */
+  modelForward(m: GpuModelHandle, ids: Int32Array, want: { attentions: boolean; hiddenStates: boolean }): Promise<GpuModelOutput | null>;
+  modelDispose(m: GpuModelHandle): void;
+}
+
+/** A whole model's GPU buffers (opaque to callers). */
+export type GpuModelHandle = { readonly disposed: boolean };
+export interface GpuModelOutput {
+  /** [L·V], null without a head */
+  logits: Float32Array | null;
+  /** [H·L·L] per layer, or null */
+  attentions: Float32Array[] | null;
+  /** [L·E], or null */
+  hidden: Float32Array | null;
 }

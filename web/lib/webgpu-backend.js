@@ -8,7 +8,7 @@
 //     wasm backend (loaded at creation: the default weights and the dropout
 //     hash come from the C++ core through it);
 //   - the device-loss state machine and wasm fallback: webgpu-device-loss.js;
-//   - weight mirroring (module objects, KV caches): webgpu-modules.js;
+//   - weights on the GPU: module objects and KV caches (webgpu-modules.js), whole models (webgpu-model.js);
 //   - the MHA recording and the variants' inputs: webgpu-attention.js;
 //   - op composition (this file): each op recorded as kernels into a job
 //     (webgpu-ops.js), run on the GPU, or on wasm once the device is lost.
@@ -21,6 +21,7 @@ import * as ops from './webgpu-ops.js';
 import { keepScale, defaultScale, maskStrides, peFrequencies } from './webgpu-host.js';
 import { createDeviceLoss } from './webgpu-device-loss.js';
 import { createGpuModules } from './webgpu-modules.js';
+import { createGpuModels } from './webgpu-model.js';
 import { scoreBuffers, reads, readMhaTrace, expandKv, result } from './webgpu-readback.js';
 import { refusedByCore, rotaryOutsideGpu, tableRows, recordRotary, recordMha, readWeights } from './webgpu-attention.js';
 
@@ -304,6 +305,7 @@ function makeBackend(rt, info, fallbackFactory) {
     },
 
     ...modules.methods,
+    ...createGpuModels(rt, dl).methods, // whole models (lab.loadModel): webgpu-model.js
 
     mhaForward(obj, p) {
       if (p.cache || refusedByCore(p)) {

@@ -168,3 +168,33 @@ export function positionalEncoding(job, freq, out, seqLen, dModel) {
   const n = seqLen * pairs;
   job.dispatch('positional_encoding', [freq, out], { seq_len: seqLen, d_model: dModel, pairs, n }, Math.ceil(n / WG_1D));
 }
+
+// ---- whole models (webgpu-model.js) -----------------------------------------
+
+/** x [L, E] = word[:, ids] + pos[:, pos0 + l] + types[:, 0] (tables [E, V|P|T]; pos, types optional). */
+export function embedding(job, { ids, word, pos, types, x, rows, dim, vocab, positions = 0, pos0 = 0, typeCount = 0 }) {
+  const n = rows * dim;
+  job.dispatch('embedding', [ids, word, pos ?? job.dummy, types ?? job.dummy, x], {
+    rows, dim, vocab, has_pos: pos ? 1 : 0, positions, pos0, has_type: types ? 1 : 0, types: typeCount, n,
+  }, Math.ceil(n / WG_1D));
+}
+
+/** y [rows, dim] = RMSNorm(x)·w (w optional). */
+export function rmsNorm(job, { x, weight, y, rows, dim, eps }) {
+  job.dispatch('rms_norm', [x, weight ?? job.dummy, y], { rows, dim, eps, has_weight: weight ? 1 : 0 }, rows);
+}
+
+/** GELU in place on n floats of x: erf form, or GPT-2's tanh form (gelu_new). */
+export function gelu(job, x, n, tanhForm) {
+  job.dispatch('gelu', [x], { n, tanh_form: tanhForm ? 1 : 0 }, Math.ceil(n / WG_1D));
+}
+
+/** up = SiLU(gate)·up in place (n floats). */
+export function swiglu(job, gate, up, n) {
+  job.dispatch('swiglu', [gate, up], { n }, Math.ceil(n / WG_1D));
+}
+
+/** x += r in place (n floats). */
+export function residualAdd(job, r, x, n) {
+  job.dispatch('residual_add', [r, x], { n }, Math.ceil(n / WG_1D));
+}

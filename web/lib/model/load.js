@@ -15,6 +15,8 @@
 //      bits (dtype 'auto', the default): the core's packed panels hold the
 //      file's values and its kernels widen them exactly as they read them, so
 //      the results are those of the float32 conversion, from half the bytes
+//   5. on a webgpu lab (`gpu`), the same tensors read again and uploaded to
+//      GPU buffers (gpu.js), where model.forward runs
 // Any failure disposes what was allocated: the heap is back at its baseline.
 import { rangeError, typeError, describe, checkOptions } from '../errors.js';
 import { decode } from '../io/dtypes.js';
@@ -23,6 +25,7 @@ import { architectureOf } from './architectures.js';
 import { readJson, openWeights, splitFolder, isBlob } from './files.js';
 import { ModelTokenizer } from './tokenizer.js';
 import { Model } from './model.js';
+import { uploadToGpu } from './gpu.js';
 
 const WHERE = 'loadModel';
 const KEYS = ['config', 'weights', 'tokenizer', 'dtype', 'signal', 'onProgress'];
@@ -154,8 +157,10 @@ async function place(Module, handle, step, params, staging, signal, progress, ha
 /**
  * @param {object} Module the wasm module of a wasm backend
  * @param {object|FileList|File[]} source { config, weights, tokenizer, dtype, signal, onProgress } or a folder's files
+ * @param {{ gpu?: import('../backend.js').WebGpuBackend }} [options] gpu: also upload the weights
+ *   to this webgpu backend (whose wasm backend `Module` is), where model.forward then runs
  */
-export async function loadModel(Module, source) {
+export async function loadModel(Module, source, { gpu = undefined } = {}) {
   let args;
   if (isFileList(source)) {
     args = splitFolder(source);
@@ -206,6 +211,8 @@ export async function loadModel(Module, source) {
     ffnDim: c.ffnDim, causal: c.core.causal, positional: c.core.positional, eps: c.eps, ...pick(c.core, ['prenorm', 'activation', 'tieEmbeddings', 'headBias']),
   }, { ...c.core, initWeights: false, packedWeights: true, packedHalf: halfKind });
   let staging = 0;
+  let gpuSide = null;
+  const toGpu = Boolean(gpu) && !gpu.deviceLost; // after a device loss the wasm copy answers alone
   try {
     const index = new Map(transformer._params.map((p, i) => [p.name, i]));
     let largestRow = 0;
@@ -213,7 +220,8 @@ export async function loadModel(Module, source) {
     staging = Module._malloc(Math.max(CHUNK_BYTES, 4 * largestRow));
     if (!staging) throw rangeError(WHERE, 'out of wasm memory for the loading buffer');
     let loaded = 0;
-    const total = steps.reduce((n, s) => n + (s.entry.end - s.entry.begin), 0);
+    // On webgpu every tensor is read twice: into the block graph, then to the GPU.
+    const total = steps.reduce((n, s) => n + (s.entry.end - s.entry.begin), 0) * (toGpu ? 2 : 1);
     const progress = (bytes) => {
       loaded += bytes;
       onProgress?.({ loaded, total });
@@ -228,13 +236,17 @@ export async function loadModel(Module, source) {
     }
     const code = Module.transformerCheckParams(transformer._handle);
     if (code !== 0) throw rangeError(WHERE, Module.trainLastError());
+    Module._free(staging);
+    staging = 0;
+    // The weights were checked (finite, shapes) on the way into the block graph.
+    if (toGpu) gpuSide = await uploadToGpu(gpu, c, maxLength, steps, { signal, progress, abortError: () => abortError(signal) });
   } catch (err) {
     transformer.dispose();
     throw err;
   } finally {
     if (staging) Module._free(staging);
   }
-  return new Model(Module, transformer, tokenizer, { modelType: type, hfConfig, c, tokenizerJson, files: weights.files, dtypes: weights.dtypes });
+  return new Model(Module, transformer, tokenizer, { modelType: type, hfConfig, c, tokenizerJson, files: weights.files, dtypes: weights.dtypes, gpu: gpuSide });
 }
 
 /**

@@ -10,6 +10,11 @@
 // same tokens everywhere. A draw walks the top-k / top-p candidates in rank
 // order, or, untruncated, all ids in id order; temperature 0 is the arg max
 // (no softmax, no sort).
+//
+// On a webgpu lab the model also has a GPU copy of its weights (gpu.js):
+// forward runs there (web/lib/webgpu-model.js); forwardSync, nextTokens,
+// fillMask, generate and headRoles run on the wasm copy, and so does forward
+// after a device loss.
 import { rangeError, typeError, describe, checkInt, checkNumber, checkOptions, disposedError } from '../errors.js';
 import { withArena, checkStatus } from '../train/heap.js';
 import { saveModel } from './save.js';
@@ -66,6 +71,8 @@ export class Model {
     this._maxLength = transformer.config.maxLength;
     this._eos = new Set([].concat(info.hfConfig.eos_token_id ?? []).filter((v) => Number.isSafeInteger(v)));
     this._cacheOwner = null;
+    /** The GPU copy on a webgpu lab (gpu.js): { forward, dispose, bytes }, else null. */
+    this._gpu = info.gpu ?? null;
   }
 
   _live(where) {
@@ -125,17 +132,36 @@ export class Model {
     return Int32Array.from(ids);
   }
 
+  /** forward's checked arguments: { ids, attentions, hiddenStates } (bert and head-less models always give hiddenStates). */
+  _forwardArgs(where, input, options) {
+    this._live(where);
+    const o = checkKeys(where, options, FORWARD_KEYS);
+    const attentions = checkBoolOption(where, 'attentions', o.attentions, true);
+    const hiddenStates = checkBoolOption(where, 'hiddenStates', o.hiddenStates, false) || !this._hasHead || this.config.modelType === 'bert';
+    return { ids: this._ids(where, input), attentions, hiddenStates };
+  }
+
+  /** forward's result from flat arrays: logits [L·V], attentions [H·L·L] per layer, hidden [L·E] (each or null). */
+  _result(ids, logits, attentions, hidden) {
+    const L = ids.length;
+    const { vocabSize: V, numHeads: H, embedDim: E } = this.config;
+    return {
+      ids: Array.from(ids),
+      tokens: this._tokenizer ? this._tokenizer.tokens(ids) : null,
+      logits: logits ? { data: logits, shape: [1, L, V] } : null,
+      attentions: attentions ? attentions.map((data) => ({ data, shape: [1, H, L, L] })) : null,
+      hiddenStates: hidden ? { data: hidden, shape: [1, L, E] } : null,
+    };
+  }
+
   /**
-   * One forward pass (wasm, synchronous).
+   * One forward pass on the wasm copy (synchronous; on every backend).
    * @returns {{ ids, tokens, logits, attentions, hiddenStates }}
    */
   forwardSync(input, options) {
     const where = 'model.forward';
-    const handle = this._live(where);
-    const o = checkKeys(where, options, FORWARD_KEYS);
-    const wantAtt = checkBoolOption(where, 'attentions', o.attentions, true);
-    const wantHidden = checkBoolOption(where, 'hiddenStates', o.hiddenStates, false) || !this._hasHead || this.config.modelType === 'bert';
-    const ids = this._ids(where, input);
+    const { ids, attentions: wantAtt, hiddenStates: wantHidden } = this._forwardArgs(where, input, options);
+    const handle = this._t._handle;
     const L = ids.length;
     const { vocabSize: V, numHeads: H, numLayers: N, embedDim: E } = this.config;
     const Module = this._Module;
@@ -149,20 +175,21 @@ export class Model {
         batch: 1, length: L, keep: 0, tokens: tp, logits: lp, attention: ap, hidden: hp, cached: false, lastOnly: false,
       }));
       const attentions = [];
-      for (let l = 0; wantAtt && l < N; l++) attentions.push({ data: arena.readF32(ap + l * per * 4, per), shape: [1, H, L, L] });
-      return {
-        ids: Array.from(ids),
-        tokens: this._tokenizer ? this._tokenizer.tokens(ids) : null,
-        logits: lp ? { data: arena.readF32(lp, L * V), shape: [1, L, V] } : null,
-        attentions: wantAtt ? attentions : null,
-        hiddenStates: hp ? { data: arena.readF32(hp, L * E), shape: [1, L, E] } : null,
-      };
+      for (let l = 0; wantAtt && l < N; l++) attentions.push(arena.readF32(ap + l * per * 4, per));
+      return this._result(ids, lp ? arena.readF32(lp, L * V) : null, wantAtt ? attentions : null, hp ? arena.readF32(hp, L * E) : null);
     });
   }
 
-  /** The same call as forwardSync, as a Promise (the shape every backend shares). */
+  /**
+   * One forward pass: on a webgpu lab on the GPU (web/lib/webgpu-model.js), else (and after a
+   * device loss) as forwardSync on the wasm copy.
+   */
   async forward(input, options) {
-    return this.forwardSync(input, options);
+    if (!this._gpu) return this.forwardSync(input, options);
+    const a = this._forwardArgs('model.forward', input, options);
+    const out = await this._gpu.forward(a.ids, { attentions: a.attentions, hiddenStates: a.hiddenStates });
+    if (!out) return this.forwardSync(input, options); // the device is lost: the wasm copy answers
+    return this._result(a.ids, out.logits, out.attentions, out.hidden);
   }
 
   /**
@@ -313,6 +340,7 @@ export class Model {
   /** Frees the weights and the cache; every later call throws. */
   dispose() {
     this._t.dispose();
+    this._gpu?.dispose();
   }
 
   get disposed() {

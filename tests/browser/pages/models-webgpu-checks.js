@@ -1,0 +1,137 @@
+// In-page checks of whole models on the webgpu backend, imported by
+// tests/browser/models-webgpu.browser.mjs on a page served by the harness.
+// One webgpu lab: each model's forward (on the GPU, web/lib/webgpu-model.js)
+// against forwardSync (the same Model's wasm copy: the wasm backend's block
+// graph) and, for the tiny checkpoints of tests/golden/models/, against the
+// float64 references of tests/reference/hf_models.py. Returns plain data
+// (max differences, counters); the Node side asserts.
+import { init } from '/web/index.js';
+
+/** max |a - b| over flat arrays or nested ones ([layer][head][L][L], [L][V]); Infinity on a length or NaN mismatch. */
+function maxDiff(a, b) {
+  const fa = Float64Array.from(a.flat ? a.flat(Infinity) : a);
+  const fb = Float64Array.from(b.flat ? b.flat(Infinity) : b);
+  if (fa.length !== fb.length) return Infinity;
+  let m = 0;
+  for (let i = 0; i < fa.length; i++) {
+    const d = Math.abs(fa[i] - fb[i]);
+    if (!(d <= m)) m = d; // NaN propagates as NaN
+  }
+  return m;
+}
+
+const cat = (list) => {
+  const n = list.reduce((s, x) => s + x.data.length, 0);
+  const out = new Float32Array(n);
+  let o = 0;
+  for (const x of list) {
+    out.set(x.data, o);
+    o += x.data.length;
+  }
+  return out;
+};
+
+/** GPU vs wasm (and vs `want`, the float64 case): { logits, attentions (worst layer), hidden, shapes }. */
+function compare(g, w, want) {
+  const shapes = JSON.stringify([g.logits?.shape, g.attentions.map((a) => a.shape), g.hiddenStates.shape])
+    === JSON.stringify([w.logits?.shape, w.attentions.map((a) => a.shape), w.hiddenStates.shape]);
+  const r = {
+    shapes,
+    ids: JSON.stringify(g.ids) === JSON.stringify(w.ids),
+    logits: g.logits ? maxDiff(g.logits.data, w.logits.data) : (w.logits ? Infinity : 0),
+    attentions: Math.max(...g.attentions.map((a, l) => maxDiff(a.data, w.attentions[l].data))),
+    hidden: maxDiff(g.hiddenStates.data, w.hiddenStates.data),
+  };
+  if (want) {
+    r.golden = {
+      logits: want.logits ? maxDiff(g.logits.data, want.logits) : 0,
+      attentions: maxDiff(cat(g.attentions), want.attentions),
+      hidden: maxDiff(g.hiddenStates.data, want.hidden_states),
+      // the wasm copy's own distance, for scale
+      wasmLogits: want.logits ? maxDiff(w.logits.data, want.logits) : 0,
+    };
+  }
+  return r;
+}
+
+const bytes = async (url) => {
+  const res = await fetch(url);
+  if (!res.ok) throw new Error(`${url}: ${res.status}`);
+  return new Uint8Array(await res.arrayBuffer());
+};
+
+/**
+ * @param {{ name: string, shards?: string[] }[]} goldens folders of tests/golden/models/
+ * @param {string} text the input of lab.pretrained('en')
+ */
+export async function modelParity(goldens, text) {
+  const t0 = performance.now();
+  const lab = await init({ backend: 'webgpu' });
+  const backend = lab._backend;
+  const persistent0 = backend.poolStats().persistentBytes;
+  const out = { backend: lab.backend, models: {}, times: {} };
+  for (const { name, shards } of goldens) {
+    const dir = `/tests/golden/models/${name}/`;
+    const expected = await (await fetch(`${dir}expected.json`)).json();
+    const weights = shards
+      ? [...await Promise.all(shards.map(async (f) => new File([await bytes(dir + f)], f))), new File([await bytes(`${dir}model.safetensors.index.json`)], 'model.safetensors.index.json')]
+      : await bytes(`${dir}model.safetensors`);
+    const t = performance.now();
+    const model = await lab.loadModel({ config: await bytes(`${dir}config.json`), weights, tokenizer: await bytes(`${dir}tokenizer.json`) });
+    const c0 = backend.counters();
+    const cases = [];
+    for (const c of expected.cases) {
+      const g = await model.forward(c.ids, { attentions: true, hiddenStates: true });
+      cases.push(compare(g, model.forwardSync(c.ids, { attentions: true, hiddenStates: true }), c));
+    }
+    const c1 = backend.counters();
+    // Without attentions: the fused (flash) kernel; the same logits.
+    const ids = expected.cases[0].ids;
+    const flash = await model.forward(ids, { attentions: false });
+    const wasm = model.forwardSync(ids, { attentions: false });
+    const r = {
+      cases,
+      submissionsPerForward: (c1.submissions - c0.submissions) / expected.cases.length,
+      flashLogits: flash.logits ? maxDiff(flash.logits.data, wasm.logits.data) : maxDiff(flash.hiddenStates.data, wasm.hiddenStates.data),
+      flashAttentionsNull: flash.attentions === null,
+      gpuBytes: model._gpu?.bytes ?? 0,
+      wasmBytes: model.config.bytes,
+    };
+    if (name === 'bert') {
+      // the MLM head and [MASK] predictions stay the shared ones (fillMask on the wasm copy)
+      r.fillMask = (await model.fillMask('the [MASK] sat .', { k: 1 })).length;
+    }
+    model.dispose();
+    r.disposedThrows = await model.forward(ids).then(() => false, (e) => /dispose/i.test(String(e)));
+    out.models[name] = r;
+    out.times[name] = Math.round(performance.now() - t);
+  }
+  out.persistentAfterDispose = backend.poolStats().persistentBytes - persistent0;
+
+  // The shipped model, by text.
+  let t = performance.now();
+  const en = await lab.pretrained('en');
+  backend.trimPool();
+  backend.resetPoolStats();
+  const g = await en.forward(text, { attentions: true, hiddenStates: true });
+  const pool = backend.poolStats();
+  const w = en.forwardSync(text, { attentions: true, hiddenStates: true });
+  out.pretrained = {
+    ...compare(g, w, null), length: g.ids.length, tokens: JSON.stringify(g.tokens) === JSON.stringify(w.tokens),
+    gpuBytes: en._gpu.bytes, wasmBytes: en.config.bytes, poolPeakBytes: pool.peakBytes,
+  };
+  out.times.pretrained = Math.round(performance.now() - t);
+  out.fallbackCalls = backend.counters().fallbackCalls;
+
+  // After a device loss the wasm copy answers forward (the same numbers as forwardSync).
+  t = performance.now();
+  await backend.simulateDeviceLoss();
+  const lost = await en.forward(text, { attentions: true, hiddenStates: true });
+  out.afterLoss = { ...compare(lost, w, null), fallbackCalls: backend.counters().fallbackCalls - out.fallbackCalls, backend: lab.backend };
+  const next = await en.nextTokens(text, { k: 3 });
+  out.afterLoss.nextTokens = next.length;
+  en.dispose();
+  out.times.afterLoss = Math.round(performance.now() - t);
+  out.times.total = Math.round(performance.now() - t0);
+  return out;
+}

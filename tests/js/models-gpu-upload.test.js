@@ -1,0 +1,119 @@
+// The GPU copy of a loaded model (web/lib/model/gpu.js, lab.loadModel on a
+// webgpu lab) without a GPU: loadModel with a recording stand-in for the
+// webgpu backend's model methods. Every tensor of the block graph is
+// uploaded once, under its block-graph name, in keras layout [in, out]: the
+// transpose of what the wasm block graph holds (Transformer.getWeights,
+// torch layout), for GPT-2's Conv1D and fused c_attn, Llama's GQA and untied
+// head (F32 and BF16 shards) and BERT's MLM head. A forward answered null
+// (a device loss) falls back to the wasm copy. The browser test
+// (tests/browser/models-webgpu.browser.mjs) runs the kernels.
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { init } from '../../web/node.js';
+import { loadModel } from '../../web/lib/model/load.js';
+
+const MODELS = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'golden', 'models');
+
+function standIn() {
+  const uploads = new Map();
+  const calls = { create: 0, forward: 0, dispose: 0 };
+  return {
+    uploads,
+    calls,
+    deviceLost: false,
+    async modelCreate(spec) {
+      calls.create++;
+      return { spec, disposed: false };
+    },
+    modelUpload(m, where, name, shape, data) {
+      expect(uploads.has(name)).toBe(false);
+      uploads.set(name, { shape, data: Float32Array.from(data) });
+    },
+    modelBytes: () => 0,
+    async modelForward() {
+      calls.forward++;
+      return null;
+    },
+    modelDispose() {
+      calls.dispose++;
+    },
+  };
+}
+
+function source(name, shards) {
+  const read = (f) => new Uint8Array(fs.readFileSync(path.join(MODELS, name, f)));
+  const weights = shards
+    ? [...shards.map((f) => new File([read(f)], f)), JSON.parse(Buffer.from(read('model.safetensors.index.json')).toString())]
+    : read('model.safetensors');
+  return { config: Buffer.from(read('config.json')).toString(), weights, tokenizer: Buffer.from(read('tokenizer.json')).toString() };
+}
+
+describe('loadModel onto a GPU: the uploaded tensors', () => {
+  let Module;
+  let backend;
+  beforeAll(async () => {
+    backend = (await init({ backend: 'wasm' }))._backend;
+    Module = backend.wasmModule;
+  });
+
+  test.each([
+    ['gpt2', null],
+    ['llama', null],
+    ['llama-sharded', ['model-00001-of-00002.safetensors', 'model-00002-of-00002.safetensors']],
+    ['bert', null],
+  ])('%s: every block-graph tensor once, [in, out], equal to the wasm copy', async (name, shards) => {
+    const gpu = standIn();
+    const progress = [];
+    const model = await loadModel(Module, { ...source(name, shards), onProgress: (p) => progress.push(p) }, { gpu });
+    const wasm = model._t.getWeights();
+    expect([...gpu.uploads.keys()].sort()).toEqual(Object.keys(wasm).sort());
+    for (const [key, { data, shape }] of Object.entries(wasm)) {
+      const up = gpu.uploads.get(key);
+      if (shape.length === 1) {
+        expect(up.shape).toEqual(shape);
+        expect(up.data).toEqual(data);
+        continue;
+      }
+      const [rows, cols] = shape;
+      expect(up.shape).toEqual([cols, rows]);
+      const t = new Float32Array(rows * cols);
+      for (let r = 0; r < rows; r++) for (let c = 0; c < cols; c++) t[c * rows + r] = data[r * cols + c];
+      expect(up.data).toEqual(t);
+    }
+    // Every tensor is read twice (wasm, then GPU), and progress says so.
+    const last = progress[progress.length - 1];
+    expect(last.loaded).toBe(last.total);
+    // A forward the GPU side answers with null (device lost) is the wasm copy's.
+    const ids = JSON.parse(fs.readFileSync(path.join(MODELS, name, 'expected.json'), 'utf8')).cases[0].ids;
+    const r = await model.forward(ids, { attentions: true, hiddenStates: true });
+    const w = model.forwardSync(ids, { attentions: true, hiddenStates: true });
+    expect(gpu.calls.forward).toBe(1);
+    expect(r.hiddenStates.data).toEqual(w.hiddenStates.data);
+    expect(r.attentions.map((a) => a.shape)).toEqual(w.attentions.map((a) => a.shape));
+    model.dispose();
+    expect(gpu.calls.dispose).toBe(1);
+    await expect(model.forward(ids)).rejects.toThrow(/dispose/i);
+  });
+
+  test('a device already lost: no upload, forward on the wasm copy', async () => {
+    const gpu = { ...standIn(), deviceLost: true };
+    const model = await loadModel(Module, source('gpt2'), { gpu });
+    expect(gpu.calls.create).toBe(0);
+    expect(model._gpu).toBe(null);
+    const ids = [1, 2, 3];
+    expect((await model.forward(ids)).logits.data).toEqual(model.forwardSync(ids).logits.data);
+    model.dispose();
+  });
+
+  test('a failed upload frees the GPU side and the wasm block graph', async () => {
+    const gpu = standIn();
+    gpu.modelUpload = () => {
+      throw new RangeError('loadModel: tensor embed.weight [32, 297] needs 37.1 KiB in one GPU buffer, above this device\'s maxStorageBufferBindingSize');
+    };
+    const before = backend.heapBytesInUse();
+    await expect(loadModel(Module, source('gpt2'), { gpu })).rejects.toThrow(/maxStorageBufferBindingSize/);
+    expect(gpu.calls.dispose).toBe(1);
+    expect(backend.heapBytesInUse()).toBe(before);
+  });
+});

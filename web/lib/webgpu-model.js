@@ -1,0 +1,221 @@
+// Whole models on the webgpu backend (lab.loadModel / lab.pretrained on a
+// webgpu lab; web/lib/model/gpu.js uploads the weights): the block graph of
+// the C++ core (src/train/transformer.cpp, TransformerConfig) recorded as
+// one job of WGSL kernels: one submission, one readback of what was asked.
+//
+//   x0 = Emb[ids] + Pos (+ Type[0]); embedNorm: x0 = LN(x0)         [L, E]
+//   pre-norm block:  n1 = Norm1(x); h = x + MHA(n1); x' = h + MLP(Norm2(h))
+//   post-norm block: h = LN1(x + MHA(x)); x' = LN2(h + MLP(h))
+//   MLP: W2·act(W1·n + b1) + b2, act GELU / gelu_new, or SwiGLU SiLU(Wg·n)·(W1·n)
+//   hidden = FinalNorm(x_N) (pre-norm) or x_N; MLM: t = LN(GELU(hidden·Wt + bt))
+//   logits = (t or hidden)·Wh + bh (Wh = Emb when tied)                 [L, V]
+//
+// The model's wasm copy (the same Model) answers everything else (forwardSync,
+// nextTokens, generate over the KV cache) and, after a device loss, forward
+// too: modelForward then resolves to null. The RoPE cos/sin tables come from
+// the C++ core through the wasm backend (one source); the attention is the
+// MHA recording of webgpu-attention.js (GQA heads by index arithmetic).
+//
+// Weights arrive by the block graph's names (`embed.weight`, `blocks.0.attn.wq`,
+// …), every matrix in keras layout [in, out] (what linear.wgsl reads),
+// the embedding tables [E, V|P|T] included; vectors as they are.
+// Shape legend: L sequence (batch 1), E embed, H heads, Hkv kv heads,
+// D head dim, F MLP width, V vocabulary.
+import * as ops from './webgpu-ops.js';
+import { recordMha } from './webgpu-attention.js';
+
+/**
+ * @typedef {object} GpuModelSpec
+ * @property {number} numLayers
+ * @property {number} numHeads
+ * @property {number} numKvHeads
+ * @property {number} embedDim
+ * @property {number} ffnDim
+ * @property {number} vocabSize
+ * @property {number} maxPositions rows of the learned position table
+ * @property {number} maxLength longest input (the RoPE tables' rows)
+ * @property {number} [typeVocab] rows of BERT's token-type table
+ * @property {number} eps
+ * @property {Record<string, any>} core the architecture table's block fields (architectures.js)
+ */
+
+/**
+ * @param {any} rt the GpuRuntime
+ * @param {ReturnType<typeof import('./webgpu-device-loss.js').createDeviceLoss>} dl
+ */
+export function createGpuModels(rt, dl) {
+  const { state, run, loadWasm } = dl;
+
+  function record(job, m, ids, want) {
+    const { numLayers: N, numHeads: H, numKvHeads: Hkv, embedDim: E, ffnDim: F, vocabSize: V, core } = m.spec;
+    const eps = Math.fround(m.spec.eps);
+    const L = ids.length;
+    const D = E / H;
+    const g = (name) => m.buffers.get(name) ?? null; // null: the model has no such tensor (a bias)
+    const rows = (name, n) => job.storage(name, [1, L, n], L * n);
+    const layerNorm = (x, y, prefix, residual = null) => ops.addLayerNorm(job, {
+      x, residual, gamma: g(`${prefix}.weight`), beta: g(`${prefix}.bias`), y, rows: L, dim: E, eps,
+    });
+    // The block graph's Norm: RMSNorm (pre-norm only) or LayerNorm.
+    const norm = (x, y, prefix, residual = null) => (core.norm === 'rmsnorm'
+      ? ops.rmsNorm(job, { x, weight: g(`${prefix}.weight`), y, rows: L, dim: E, eps })
+      : layerNorm(x, y, prefix, residual));
+
+    let x = rows('the embeddings', E);
+    ops.embedding(job, {
+      ids: job.input('the token ids', [L], Uint32Array.from(ids)), word: g('embed.weight'),
+      pos: core.positional === 'learned' ? g('pos.weight') : null, types: g('type.weight'), x,
+      rows: L, dim: E, vocab: V, positions: m.spec.maxPositions, typeCount: m.spec.typeVocab ?? 0,
+    });
+    if (core.embedNorm) {
+      const y = rows('the normalised embeddings', E);
+      layerNorm(x, y, 'embed_norm');
+      x = y;
+    }
+    const swiglu = core.activation === 'swiglu';
+    const n1 = rows('the attention input', E);
+    const n2 = rows('the MLP input', E);
+    const f1 = rows('the MLP hidden rows', F);
+    const fg = swiglu ? rows('the SwiGLU gates', F) : null;
+    const mhaCfg = {
+      embedDim: E, numHeads: H, numKvHeads: Hkv, kdim: E, vdim: E,
+      rope: m.rope ? { rotaryDim: D, interleaved: false } : null,
+    };
+    const extra = m.rope ? { rope: { cos: m.rope.cos.subarray(0, (L * D) / 2), sin: m.rope.sin.subarray(0, (L * D) / 2) } } : {};
+    const p = { batch: 1, lq: L, lk: L, mask: { causal: core.causal }, needWeights: want.attentions, trace: false };
+    const attentions = [];
+    for (let l = 0; l < N; l++) {
+      const b = `blocks.${l}.`;
+      const w = (key) => g(`${b}attn.${key}`);
+      const obj = { cfg: mhaCfg, gpu: { wq: w('wq'), bq: w('bq'), wk: w('wk'), bk: w('bk'), wv: w('wv'), bv: w('bv'), wo: w('wo'), bo: w('bo') } };
+      const mlp = (input) => {
+        ops.linear(job, { x: input, m: L, k: E, w: g(`${b}ffn.w1`), bias: g(`${b}ffn.b1`), n: F, y: f1 });
+        if (swiglu) {
+          ops.linear(job, { x: input, m: L, k: E, w: g(`${b}ffn.wg`), bias: null, n: F, y: fg });
+          ops.swiglu(job, fg, f1, L * F);
+        } else {
+          ops.gelu(job, f1, L * F, core.activation === 'gelu_new');
+        }
+        const f2 = rows('the MLP output', E);
+        ops.linear(job, { x: f1, m: L, k: F, w: g(`${b}ffn.w2`), bias: g(`${b}ffn.b2`), n: E, y: f2 });
+        return f2;
+      };
+      let weights;
+      if (core.prenorm) {
+        norm(x, n1, `${b}norm1`);
+        const mha = recordMha(job, obj, p, n1, n1, n1, extra);
+        weights = mha.weights;
+        const h = mha.out;
+        ops.residualAdd(job, x, h, L * E); // h = x + a
+        norm(h, n2, `${b}norm2`);
+        const f2 = mlp(n2);
+        ops.residualAdd(job, h, f2, L * E); // x' = h + f2
+        x = f2;
+      } else {
+        const mha = recordMha(job, obj, p, x, x, x, extra);
+        weights = mha.weights;
+        const h = rows('the block\'s first norm', E);
+        layerNorm(x, h, `${b}norm1`, mha.out);
+        const f2 = mlp(h);
+        const y = rows('the block output', E);
+        layerNorm(h, y, `${b}norm2`, f2);
+        x = y;
+      }
+      if (want.attentions) attentions.push(weights);
+    }
+    let hidden = x;
+    if (core.prenorm) {
+      hidden = rows('the final norm', E);
+      norm(x, hidden, 'final_norm');
+    }
+    let headIn = hidden;
+    if (core.mlmHead) {
+      const t = rows('the MLM transform', E);
+      ops.linear(job, { x: hidden, m: L, k: E, w: g('mlm.dense.weight'), bias: g('mlm.dense.bias'), n: E, y: t });
+      ops.gelu(job, t, L * E, false);
+      headIn = rows('the MLM head input', E);
+      layerNorm(t, headIn, 'mlm.norm');
+    }
+    const reads = [];
+    if (core.hasHead !== false) {
+      const logits = job.storage('the logits', [1, L, V], L * V);
+      ops.linear(job, { x: headIn, m: L, k: E, w: core.tieEmbeddings ? g('embed.weight') : g('head.weight'), bias: g('head.bias'), n: V, y: logits });
+      job.read(logits, L * V);
+      reads.push('logits');
+    }
+    for (const a of attentions) job.read(a, H * L * L);
+    if (want.hiddenStates) job.read(hidden, L * E);
+    return reads;
+  }
+
+  const methods = {
+    /**
+     * A model's GPU side, empty: fill it with modelUpload. Resolves once the
+     * RoPE tables (RoPE models) have come from the C++ core.
+     * @param {GpuModelSpec} spec
+     */
+    async modelCreate(spec) {
+      const m = { spec, buffers: new Map(), rope: null, disposed: false };
+      if (spec.core.positional === 'rope') {
+        const D = spec.embedDim / spec.numHeads;
+        const n = spec.maxLength;
+        const fb = await loadWasm('the RoPE cos/sin tables need the wasm backend');
+        m.rope = await fb.op('rotaryCache', { maxPosition: n, rotaryDim: D, base: spec.core.ropeTheta }, { cos: (n * D) / 2, sin: (n * D) / 2 });
+      } else if (spec.core.positional !== 'learned') {
+        throw new Error(`webgpu: internal: no GPU path for positional ${JSON.stringify(spec.core.positional)}`);
+      }
+      return m;
+    },
+
+    /** Uploads one tensor of the block graph (`name`, shape for messages) into a persistent buffer. */
+    modelUpload(m, where, name, shape, data) {
+      if (m.disposed) throw new Error(`${where}: internal: upload into a disposed model`);
+      rt.checkBuffer(where, `tensor ${name}`, shape, data.byteLength, 'load the model on a wasm lab (init({ backend: \'wasm\' }))');
+      if (state.lost) return; // forward answers from the wasm copy from now on
+      rt.destroyPersistent(m.buffers.get(name));
+      m.buffers.set(name, rt.createPersistent(name, data));
+    },
+
+    /** Bytes of the model's GPU buffers. */
+    modelBytes(m) {
+      let n = 0;
+      for (const b of m.buffers.values()) n += b.size;
+      return n;
+    },
+
+    /**
+     * One forward pass on the GPU: { logits [L·V] | null, attentions: [H·L·L] per layer | null,
+     * hidden [L·E] | null }, or null once calls go to the wasm backend (device lost): the
+     * caller then runs its wasm copy. ids are validated by the caller (the Model).
+     * @param {any} m
+     * @param {Int32Array} ids
+     * @param {{ attentions: boolean, hiddenStates: boolean }} want
+     */
+    modelForward(m, ids, want) {
+      const where = 'model.forward';
+      return run(async () => {
+        const job = rt.job(where);
+        let reads;
+        try {
+          reads = record(job, m, ids, want);
+        } catch (err) {
+          job.abort();
+          throw err;
+        }
+        const out = await job.submit();
+        const logits = reads.length ? out.shift() : null;
+        const attentions = want.attentions ? out.splice(0, m.spec.numLayers) : null;
+        return { logits, attentions, hidden: want.hiddenStates ? out.shift() : null };
+      }, () => null);
+    },
+
+    /** Frees the model's GPU buffers. */
+    modelDispose(m) {
+      if (m.disposed) return;
+      m.disposed = true;
+      for (const b of m.buffers.values()) rt.destroyPersistent(b);
+      m.buffers.clear();
+    },
+  };
+  return { methods };
+}
