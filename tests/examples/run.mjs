@@ -3,9 +3,17 @@
 // Chromium (playwright-core + Debian's chromium, as tests/browser):
 //   - every embedded element renders (its screenshot has non-background
 //     pixels; a heatmap's canvas has painted pixels);
-//   - no console error, page error, hydration warning, failed request or
-//     request that leaves the origin, under the site's CSP (tests/examples/sites.mjs),
-//     and no inline script of ours (those the CSP allows are the framework's);
+//   - the heatmap of the shipped English model (<attention-lab-heatmap
+//     model="en" text="…">, loaded lazily) draws that model's real heads: its
+//     maps equal, within 1e-5, the attention of the shown layer that Node
+//     computes with the package the site was built from
+//     (init({ backend: 'wasm' }) → lab.pretrained('en') → forwardSync);
+//     the model's four files are fetched from the site's own origin, under
+//     its base path, with the package's bytes;
+//   - no console error, page error, hydration warning, failed request,
+//     CSP violation (securitypolicyviolation events) or request that leaves
+//     the origin, under the site's CSP (tests/examples/sites.mjs), and no
+//     inline script of ours (those the CSP allows are the framework's);
 //   - one wasm instance on the page;
 //   - the site's dark toggle changes the components' background and repaints the canvas;
 //   - going to another page and back (on the client where the framework has a
@@ -15,20 +23,26 @@
 //   node tests/examples/run.mjs [name ...]      (default: all five)
 // Not part of `npm test` (the builds take minutes): .ci/run runs it after.
 import assert from 'node:assert/strict';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { chromium } from 'playwright-core';
 import { chromiumPath, CHROMIUM_ARGS, REPO_ROOT } from '../browser/harness.mjs';
 import { buildSite, OUT_ROOT } from '../../scripts/examples-build.mjs';
 import { startSiteServer } from './server.mjs';
-import { SITES, EMBEDS } from './sites.mjs';
+import { SITES, EMBEDS, SEEDED_HEATMAP, MODEL_EMBED } from './sites.mjs';
 import { decodePng, pixelStats } from './png.mjs';
 
 const ARTIFACTS = path.join(REPO_ROOT, 'test-artifacts', 'examples');
 
-// Counts wasm instances made on the page (not in workers).
+// Counts wasm instances made on the page (not in workers); collects CSP violations.
 const INIT_SCRIPT = () => {
   window.__alWasm = { calls: 0, instances: 0 };
+  window.__alCsp = [];
+  document.addEventListener('securitypolicyviolation', (e) => {
+    window.__alCsp.push(`${e.effectiveDirective} refused ${e.blockedURI || '(inline)'} (${e.sourceFile || ''}:${e.lineNumber || 0})`);
+  });
   for (const k of ['instantiate', 'instantiateStreaming']) {
     const f = WebAssembly[k];
     if (typeof f !== 'function') continue;
@@ -59,21 +73,119 @@ async function checkElements(page, label) {
     assert.ok(stats.nonBackground > 0.02 && stats.colours > 16, `${label}: <${tag}> looks blank (${(stats.nonBackground * 100).toFixed(1)}% non-background, ${stats.colours} colours)`);
     out[tag] = stats;
   }
-  // The heatmap's canvas has painted pixels.
-  const painted = await page.locator('attention-lab-heatmap').evaluate((el) => {
-    const c = el.shadowRoot.querySelector('canvas.al-hm-canvas');
-    const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
-    let n = 0;
-    for (let i = 3; i < d.length; i += 4) if (d[i] > 0) n++;
-    return n / (c.width * c.height);
-  });
-  assert.ok(painted > 0.2, `${label}: the heatmap canvas is ${(painted * 100).toFixed(1)}% painted`);
+  // Each heatmap's (first) canvas has painted pixels.
+  for (const sel of [SEEDED_HEATMAP, MODEL_EMBED.selector]) {
+    const painted = await page.locator(sel).evaluate((el) => {
+      const c = el.shadowRoot.querySelector('canvas.al-hm-canvas');
+      const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+      let n = 0;
+      for (let i = 3; i < d.length; i += 4) if (d[i] > 0) n++;
+      return n / (c.width * c.height);
+    });
+    assert.ok(painted > 0.2, `${label}: the canvas of <${sel}> is ${(painted * 100).toFixed(1)}% painted`);
+  }
   return out;
+}
+
+/**
+ * Node's reference for the model heatmap: lab.pretrained(MODEL_EMBED.model)
+ * of the package installed in the site's folder (the tarball the site was
+ * built from), run on MODEL_EMBED.text. Also the SHA-256 of each model file.
+ */
+async function modelReference(name) {
+  const pkg = path.join(REPO_ROOT, 'examples', name, 'node_modules', 'attention-lab');
+  const { init } = await import(pathToFileURL(path.join(pkg, 'web', 'node.js')).href);
+  const lab = await init({ backend: 'wasm' });
+  const model = await lab.pretrained(MODEL_EMBED.model);
+  try {
+    const r = model.forwardSync(MODEL_EMBED.text, { attentions: true });
+    const files = {};
+    for (const f of MODEL_EMBED.files) {
+      const bytes = fs.readFileSync(path.join(pkg, 'data', 'models', MODEL_EMBED.model, f));
+      files[f] = { sha: crypto.createHash('sha256').update(bytes).digest('hex'), size: bytes.length };
+    }
+    return {
+      ids: Array.from(r.ids),
+      layers: r.attentions.map((a) => ({ shape: a.shape.slice(-3), data: Float32Array.from(a.data) })),
+      files,
+    };
+  } finally {
+    model.dispose();
+  }
+}
+
+/**
+ * The model heatmap draws the shipped model's attention: what the element
+ * computed (modelRun) and what each of its maps holds equal Node's
+ * reference for the shown layer, within 1e-5.
+ */
+async function checkModelHeatmap(page, label, ref) {
+  const got = await page.locator(MODEL_EMBED.selector).evaluate((el) => {
+    const run = el.modelRun;
+    return run && {
+      model: run.model,
+      text: run.text,
+      layer: run.layer,
+      ids: Array.from(run.ids),
+      shape: Array.from(run.attention.shape),
+      data: Array.from(run.attention.data),
+      head: el.getAttribute('head'),
+      maps: el.maps.map((m) => ({ rows: m.rows, cols: m.cols, data: Array.from(m.data) })),
+    };
+  });
+  assert.ok(got, `${label}: the model heatmap has no modelRun`);
+  assert.equal(got.model, MODEL_EMBED.model, `${label}: model heatmap of model "${got.model}"`);
+  assert.equal(got.text, MODEL_EMBED.text, `${label}: the model heatmap's text`);
+  assert.deepEqual(got.ids, ref.ids, `${label}: the model heatmap's token ids differ from Node's`);
+  assert.ok(Number.isInteger(got.layer) && got.layer >= 0 && got.layer < ref.layers.length, `${label}: layer ${got.layer}`);
+  const want = ref.layers[got.layer];
+  assert.deepEqual(got.shape, want.shape, `${label}: attention shape of layer ${got.layer}`);
+  const [H, L] = want.shape;
+  const maxDiff = (a, b, off = 0) => {
+    let m = 0;
+    for (let i = 0; i < a.length; i++) m = Math.max(m, Math.abs(a[i] - b[off + i]));
+    return m;
+  };
+  const d = maxDiff(got.data, want.data);
+  assert.ok(d <= 1e-5, `${label}: the model heatmap's layer ${got.layer} differs from Node's lab.pretrained('${MODEL_EMBED.model}').forwardSync by ${d}`);
+  // What is drawn: head="all" (the default) is one map per head, then their average.
+  assert.ok(got.head === null || got.head === 'all', `${label}: the check expects head="all", the page has head="${got.head}"`);
+  assert.equal(got.maps.length, H + 1, `${label}: ${got.maps.length} maps for ${H} heads`);
+  for (let h = 0; h < H; h++) {
+    const m = got.maps[h];
+    assert.ok(m.rows === L && m.cols === L, `${label}: map ${h} is ${m.rows}×${m.cols}, expected ${L}×${L}`);
+    const dh = maxDiff(m.data, want.data, h * L * L);
+    assert.ok(dh <= 1e-5, `${label}: map ${h} (layer ${got.layer} head ${h}) differs from Node's by ${dh}`);
+  }
+  const avg = new Float64Array(L * L);
+  for (let h = 0; h < H; h++) for (let k = 0; k < L * L; k++) avg[k] += want.data[h * L * L + k] / H;
+  const da = maxDiff(got.maps[H].data, avg);
+  assert.ok(da <= 1e-5, `${label}: the average map differs from the mean of Node's heads by ${da}`);
+  return { layer: got.layer, heads: H, length: L, maxDiff: Math.max(d, da) };
+}
+
+/**
+ * The model's files were fetched from the site's origin, under its base path,
+ * each with the bytes of the package's file (by SHA-256; bundlers rename them).
+ */
+function checkModelFiles(label, fetched, ref, origin, base) {
+  for (const f of MODEL_EMBED.files) {
+    const hits = fetched.filter((r) => r.sha === ref.files[f].sha);
+    assert.ok(hits.length > 0, `${label}: no fetch answered with the bytes of data/models/${MODEL_EMBED.model}/${f} (${ref.files[f].size} bytes); fetched: ${fetched.map((r) => r.url).join(', ') || 'nothing'}`);
+    for (const h of hits) {
+      const u = new URL(h.url);
+      assert.ok(u.origin === origin && u.pathname.startsWith(base), `${label}: data/models/${MODEL_EMBED.model}/${f} came from ${h.url}, not from ${origin}${base}`);
+    }
+  }
+}
+
+async function cspViolations(page) {
+  return page.evaluate(() => window.__alCsp ?? []);
 }
 
 /** The heatmap host's computed background and the mean colour of one of its map canvases' label area. */
 async function themeProbe(page) {
-  return page.locator('attention-lab-heatmap').evaluate((el) => {
+  return page.locator(SEEDED_HEATMAP).evaluate((el) => {
     const c = el.shadowRoot.querySelector('canvas.al-hm-canvas');
     // The canvas paints cells and label text on a transparent ground: the
     // text colour is what follows the theme. Mean grey of the painted pixels
@@ -93,6 +205,7 @@ async function testSite(browser, name) {
   const t0 = Date.now();
   const built = buildSite(name);
   const buildS = built.seconds;
+  const ref = await modelReference(name);
   const server = await startSiteServer({ root: OUT_ROOT, csp: site.csp });
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, serviceWorkers: 'block', colorScheme: 'light' });
   const problems = [];
@@ -111,9 +224,22 @@ async function testSite(browser, name) {
       else if (/hydrat/i.test(text)) problems.push(`console ${msg.type()}: ${text}`);
     });
     page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
+    // Every fetch's bytes (by hash), to find the model files under their built names.
+    const fetched = [];
+    const bodies = [];
     page.on('response', (r) => {
       if (r.status() >= 400) problems.push(`HTTP ${r.status()} for ${r.url()}`);
+      if (r.request().resourceType() === 'fetch' && r.status() === 200) {
+        bodies.push(r.body().then(
+          (b) => fetched.push({ url: r.url(), sha: crypto.createHash('sha256').update(b).digest('hex') }),
+          () => {},
+        ));
+      }
     });
+    const allFetched = async () => {
+      await Promise.all(bodies);
+      return fetched;
+    };
 
     // No inline script of ours: the inline scripts the CSP allows by hash are the framework's.
     const html = await (await fetch(server.url + site.page)).text();
@@ -123,6 +249,10 @@ async function testSite(browser, name) {
 
     await page.goto(server.url + site.page, { waitUntil: 'load' });
     await checkElements(page, `${name} first load`);
+    const model1 = await checkModelHeatmap(page, `${name} first load`, ref);
+    const base = '/' + name + '/';
+    checkModelFiles(`${name} first load`, await allFetched(), ref, server.url, base);
+    assert.deepEqual(await cspViolations(page), [], `${name}: CSP violations on first load`);
     const wasm1 = await page.evaluate(() => window.__alWasm);
     assert.equal(wasm1.instances, 1, `${name}: ${wasm1.instances} wasm instances on the page (${wasm1.calls} instantiate calls)`);
 
@@ -148,6 +278,8 @@ async function testSite(browser, name) {
     await page.locator(site.back).first().click();
     await page.waitForURL((u) => u.pathname === site.page, { timeout: 15000 });
     await checkElements(page, `${name} after away and back`);
+    await checkModelHeatmap(page, `${name} after away and back`, ref);
+    assert.deepEqual(await cspViolations(page), [], `${name}: CSP violations after away and back`);
     const wasm2 = await page.evaluate(() => ({ ...window.__alWasm, same: window.__alSamePage === true }));
     if (site.clientNav) assert.equal(wasm2.same, true, `${name}: coming back reloaded the page (expected the client-side router)`);
     assert.equal(wasm2.instances, 1, `${name}: ${wasm2.instances} wasm instances after away and back`);
@@ -156,7 +288,8 @@ async function testSite(browser, name) {
     await page.screenshot({ path: path.join(ARTIFACTS, `${name}-back.png`), fullPage: true });
 
     assert.deepEqual(problems, [], `${name}: problems:\n  ${problems.join('\n  ')}`);
-    return { buildS, built: built.built, testS: (Date.now() - t0) / 1000 - buildS, clientNav: site.clientNav && wasm2.same };
+    await allFetched();
+    return { buildS, built: built.built, testS: (Date.now() - t0) / 1000 - buildS, clientNav: site.clientNav && wasm2.same, model: model1 };
   } finally {
     await context.close();
     await server.close();
@@ -175,7 +308,7 @@ for (const n of list) {
   try {
     const r = await testSite(browser, n);
     passed++;
-    console.log(`  ✓ examples › ${n} (build ${r.built ? `${r.buildS.toFixed(1)} s` : 'cached'}, test ${r.testS.toFixed(1)} s${r.clientNav ? ', client-side navigation' : ''})`);
+    console.log(`  ✓ examples › ${n} (build ${r.built ? `${r.buildS.toFixed(1)} s` : 'cached'}, test ${r.testS.toFixed(1)} s${r.clientNav ? ', client-side navigation' : ''}; model="en": layer ${r.model.layer}, ${r.model.heads} heads × ${r.model.length} characters, max |Δ| vs Node ${r.model.maxDiff.toExponential(1)})`);
   } catch (err) {
     failed++;
     console.log(`  ✗ examples › ${n}\n    ${String((err && err.stack) || err).split('\n').slice(0, 12).join('\n    ')}`);

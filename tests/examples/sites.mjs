@@ -56,5 +56,24 @@ export const SITES = {
   },
 };
 
-/** The elements every site's component page embeds, once each. */
-export const EMBEDS = ['attention-lab-heatmap', 'attention-lab-shape-flow', 'attention-lab-positional-encoding'];
+/**
+ * The elements every site's component page embeds, once each (selectors): the
+ * seeded heatmap, the shape flow, the positional-encoding view and the heatmap
+ * of the shipped English model (MODEL_EMBED).
+ */
+export const SEEDED_HEATMAP = 'attention-lab-heatmap:not([model])';
+export const EMBEDS = [SEEDED_HEATMAP, 'attention-lab-shape-flow', 'attention-lab-positional-encoding', 'attention-lab-heatmap[model]'];
+
+/**
+ * The shipped-model heatmap of every component page: <attention-lab-heatmap
+ * model="en" text="…"> (Docusaurus and Starlight: their AttentionLab wrapper).
+ * The test checks that it draws lab.pretrained('en')'s attention for this
+ * text, as Node computes it, and that the model's files come from the site.
+ */
+export const MODEL_EMBED = {
+  selector: 'attention-lab-heatmap[model]',
+  model: 'en',
+  text: 'The cat sat on the mat because it was tired.',
+  // The package's data/models/en/ files that the element fetches.
+  files: ['config.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json'],
+};

@@ -25,9 +25,12 @@ export default defineConfig({
     worker: { format: 'es' },
     build: {
       // VitePress 1 bundles Vite 5, which ignores the package's `?no-inline`
-      // and would inline the 2 KB threads worker script as a data: URL (a
-      // worker the CSP and COEP refuse). Keep the attention-lab files as files.
-      assetsInlineLimit: (file) => (/attention_lab_/.test(file) ? false : undefined),
+      // and would inline files under 4 KB as data: URLs: the 2 KB threads
+      // worker script (a worker the CSP and COEP refuse) and the shipped
+      // models' small JSON files (config.json, tokenizer.json: a fetch of a
+      // data: URL, which the CSP's connect-src 'self' refuses). Keep the
+      // package's files as files.
+      assetsInlineLimit: (file) => (/attention_lab_|[\\/]attention-lab[\\/]data[\\/]models[\\/]/.test(file) ? false : undefined),
     },
   },
   themeConfig: {
