@@ -31,7 +31,7 @@ async function setState(page, patch) {
 /** Data and geometry of the n-th heatmap in a section. */
 function mapInfo(page, sel, n) {
   return page.evaluate(([s, k]) => {
-    const fig = document.querySelectorAll(`${s} figure.al-hm`)[k];
+    const fig = document.querySelectorAll(`${s} figure.al-hm:not([hidden])`)[k];
     const m = fig.heatmap;
     return { rows: m.rows, cols: m.cols, data: Array.from(m.data), domain: m.domain, title: m.title, ds: { ...m.canvas.dataset } };
   }, [sel, n]);
@@ -40,7 +40,7 @@ function mapInfo(page, sel, n) {
 /** Mean RGB of each cell's centre pixel, from the canvas. */
 function cellColours(page, sel, n) {
   return page.evaluate(([s, k]) => {
-    const c = document.querySelectorAll(`${s} figure.al-hm`)[k].querySelector('canvas.al-hm-canvas');
+    const c = document.querySelectorAll(`${s} figure.al-hm:not([hidden])`)[k].querySelector('canvas.al-hm-canvas');
     const d = c.dataset;
     const ctx = c.getContext('2d');
     const out = [];
@@ -57,7 +57,7 @@ function cellColours(page, sel, n) {
 
 /** Hovers cell (i, j) of the n-th heatmap of a section. */
 async function hoverCell(page, sel, n, i, j) {
-  const fig = page.locator(`${sel} figure.al-hm`).nth(n);
+  const fig = page.locator(`${sel} figure.al-hm:not([hidden])`).nth(n);
   await fig.scrollIntoViewIfNeeded();
   const g = await fig.locator('canvas.al-hm-canvas').evaluate((c) => ({ ...c.dataset, dpr: devicePixelRatio }));
   await fig.locator('.al-hm-overlay').hover({ position: { x: (Number(g.plotX) + (j + 0.5) * Number(g.cellW)) / g.dpr, y: (Number(g.plotY) + (i + 0.5) * Number(g.cellH)) / g.dpr } });

@@ -16,7 +16,7 @@ import { stream, windows, sampler, evalBatches, meanLoss, lrAt, isCharTokenizer,
 const COMMON = {
   context: 64, embedDim: 64, numLayers: 2, numHeads: 4, ffnDim: 256, dropout: 0,
   batch: 8, horizon: 3000, lr: 5e-3, minLr: 5e-4, warmup: 30, weightDecay: 0.01, betas: [0.9, 0.99], clip: 1,
-  boundary: 0.5, seed: 22, evalEvery: 20, evalWindows: 16,
+  boundary: 0.5, seed: 22, evalEvery: 10, evalWindows: 16,
 };
 /** The live recipes (the shipped ones, RECIPES of scripts/lib/train-lm.mjs, scaled down). */
 export const LIVE_RECIPES = Object.freeze({

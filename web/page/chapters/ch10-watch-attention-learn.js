@@ -7,8 +7,13 @@
 // the diagonal) are measured by the library when the chapter renders: each
 // snapshot is loaded into a TrainingSession on the page's wasm lab and
 // evaluated on its held-out sequences with heads switched off.
+// Below the synthetic tasks, <attention-lab-lm-trainer> trains a character language model from
+// scratch in its own Web Worker ("train a poet" on the Tang poems, "train an English model" on
+// the English prose: the corpora of data/corpora/, which the page's server serves from the
+// repository root), and loads the shipped model (lab.pretrained) as the end point.
 import { h, fmt } from '../../components/lib/dom.js';
 import { AttentionLabTrainer } from '../../components/elements/trainer-element.js';
+import { AttentionLabLmTrainer } from '../../components/elements/lm-trainer-element.js';
 import { readSafetensors } from '../../lib/io/safetensors.js';
 import { TrainingSession, patternScore } from '../../lib/train/session.js';
 
@@ -16,6 +21,7 @@ const SNAPSHOTS = ['copy', 'reverse', 'sort', 'shift'];
 // The map each task needs (patternScore's names); sort and induction have none.
 const PATTERN = { copy: 'diagonal', reverse: 'anti-diagonal', shift: 'previous' };
 const snapshotUrl = (task) => new URL(`../pretrained/${task}.safetensors`, import.meta.url).href;
+const corpusUrl = (lang) => new URL(`../../../data/corpora/${lang}/`, import.meta.url).href;
 const pct = (x) => `${(100 * x).toFixed(1)}%`;
 
 function meanRowMax(map, L) {
@@ -77,6 +83,9 @@ export default {
   mount(ctx, body, section) {
     if (typeof customElements !== 'undefined' && !customElements.get('attention-lab-trainer')) {
       customElements.define('attention-lab-trainer', AttentionLabTrainer);
+    }
+    if (typeof customElements !== 'undefined' && !customElements.get('attention-lab-lm-trainer')) {
+      customElements.define('attention-lab-lm-trainer', AttentionLabLmTrainer);
     }
     const trainer = h('attention-lab-trainer', { id: 'ch10-trainer', task: 'reverse', size: '64', lr: '0.003', lang: ctx.state().lang });
     const local = { measured: null, table: null, busy: null };
@@ -140,6 +149,24 @@ export default {
     measureBtn.addEventListener('click', () => {
       guard(trainer.saveSafetensors().then((bytes) => measure(bytes, trainer.report?.step ?? 0)));
     });
+    // The live language models: one element, its model switched by the two buttons.
+    const lm = h('attention-lab-lm-trainer', { id: 'ch10-lm', model: 'zh', corpus: corpusUrl('zh'), lang: ctx.state().lang });
+    const lmButtons = ['zh', 'en'].map((model) => {
+      const b = ctx.text('button', `ch10.lm.${model}`, { class: 'al-btn', type: 'button', 'data-lm': model, 'aria-pressed': 'false' });
+      b.addEventListener('click', async () => {
+        for (const x of lmButtons) x.setAttribute('aria-pressed', String(x === b));
+        if (lm.getAttribute('model') !== model) {
+          lm.setAttribute('corpus', corpusUrl(model));
+          lm.setAttribute('model', model);
+        }
+        try {
+          await lm.play();
+        } catch {
+          // the element shows the error in its own error box
+        }
+      });
+      return b;
+    });
     const p2 = ctx.text('p', 'ch10.p2', null, { copyDiag: '…', L: '…', u: '…', copyOff: '…', revOff: '…', shiftOff: '…' });
     const try1 = ctx.text('li', 'ch10.try1', null, { perHead: '…', worst: '…', m: '…' });
     body.append(
@@ -149,12 +176,18 @@ export default {
       trainer,
       h('p', { class: 'inline-ctls' }, measureBtn),
       headsBox,
-      ctx.tryThis([try1, 'ch10.try2']),
+      ctx.text('h3', 'ch10.lm.title'),
+      ctx.text('p', 'ch10.lm.p1'),
+      h('p', { class: 'inline-ctls' }, ...lmButtons),
+      lm,
+      ctx.text('p', 'ch10.lm.p2'),
+      ctx.tryThis([try1, 'ch10.try2', 'ch10.lm.try']),
     );
     drawTable();
     return {
       setMessages(t) {
         trainer.setAttribute('lang', ctx.state().lang);
+        lm.setAttribute('lang', ctx.state().lang);
         measureBtn.textContent = t('ch10.measure');
         drawTable();
       },
