@@ -130,4 +130,45 @@ export default function (t) {
       await page.close();
     }
   }, { timeout: 300000 });
+
+  t.test('ch10 in English: "train an English model" trains in the worker; switching to the poet starts a new session', async (h) => {
+    const page = await h.newPage({ viewport: { width: 1200, height: 1000 } });
+    try {
+      await page.goto(h.url(`${PAGE}#lang=en&ch=ch10`));
+      await page.waitForFunction(() => document.documentElement.dataset.ready === 'true', null, { timeout: 60000 });
+      await page.evaluate(() => document.getElementById('ch10-lm').scrollIntoView());
+      await page.click('#ch10 button[data-lm="en"]');
+      await page.waitForFunction(() => document.getElementById('ch10-lm').report?.step >= 30, null, { timeout: 120000, polling: 200 });
+      const en = await page.evaluate(async () => {
+        const el = document.getElementById('ch10-lm');
+        await el.pause();
+        const probe = await el.probe();
+        return {
+          model: el.getAttribute('model'), info: el.info, held: el.heldout, samples0: el.snapshots[0].samples, samples: probe.samples, roles: Object.keys(probe.roles.chance),
+          recipe: el.shadowRoot.querySelector('.lm-recipe').textContent, pressed: document.querySelector('#ch10 button[data-lm="en"]').getAttribute('aria-pressed'),
+        };
+      });
+      console.log(`    en: ${en.info.parameters} parameters, held-out ${en.held[0][1].toFixed(3)} → ${en.held[en.held.length - 1][1].toFixed(3)} (step ${en.held[en.held.length - 1][0]}); samples ${JSON.stringify(en.samples)}`);
+      assert.equal(en.model, 'en');
+      assert.equal(en.info.lang, 'en');
+      assert.equal(en.info.vocabSize, 100);
+      assert.ok(en.held[en.held.length - 1][1] < en.held[0][1] - 0.5);
+      assert.notDeepEqual(en.samples, en.samples0);
+      assert.ok(!en.roles.includes('previousLine'), 'prose has no previous-line score');
+      assert.match(en.recipe, /an English model/);
+      assert.equal(en.pressed, 'true');
+      // The poet: a new worker and session from step 0.
+      await page.click('#ch10 button[data-lm="zh"]');
+      await page.waitForFunction(() => document.getElementById('ch10-lm').info?.lang === 'zh' && document.getElementById('ch10-lm').report?.step > 0, null, { timeout: 120000, polling: 200 });
+      const zh = await page.evaluate(async () => {
+        const el = document.getElementById('ch10-lm');
+        await el.pause();
+        return { first: el.history[0].step, snap0: el.snapshots[0].step, vocab: el.info.vocabSize };
+      });
+      assert.deepEqual(zh, { first: 1, snap0: 0, vocab: 3874 });
+      assert.deepEqual(page.problems(), []);
+    } finally {
+      await page.close();
+    }
+  }, { timeout: 300000 });
 }
