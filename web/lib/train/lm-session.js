@@ -88,7 +88,8 @@ export class LmSession {
    *   Tokenizer of tokenizerJson (with the model's tokenizer_config, so decoding keeps spaces)
    */
   constructor(lab, options) {
-    const o = options ?? {};
+    const o = options;
+    if (!o || typeof o !== 'object') throw new TypeError('LmSession: options must be { lang, tokenizer, tokenizerJson, trainText, heldoutText }');
     if (!Object.hasOwn(LIVE_RECIPES, o.lang ?? '')) throw new RangeError(`LmSession: lang must be 'en' or 'zh', got ${String(o.lang)}`);
     this.lab = lab;
     this.lang = o.lang;

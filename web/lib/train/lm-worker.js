@@ -90,8 +90,7 @@ async function shipped() {
   try {
     const t0 = performance.now();
     const out = { heldOut: modelLoss(model, session.held), config: model.config, ...(await probeModel(model, session)) };
-    out.ms = performance.now() - t0;
-    if (g === generation) post({ type: 'shipped', shipped: out });
+    if (g === generation) post({ type: 'shipped', shipped: { ...out, ms: performance.now() - t0 } });
   } finally {
     model.dispose();
   }
