@@ -51,6 +51,10 @@ export const SITES = {
   sphinx: { kind: 'python', copyTo: 'source/_static/attention-lab', build: ['sphinx-build', '-W', '-q', '-b', 'html', '-d', '../../build/examples-doctrees/sphinx', 'source', '../../build/examples/sphinx'] },
 };
 
+// What the sites without a bundler (mkdocs, sphinx) copy from the installed
+// package into their static files, keeping the package's layout.
+export const COPIED = ['web', 'data/models'];
+
 // Files inside an example folder that are generated, not inputs.
 const GENERATED = new Set(['node_modules', '.docusaurus', '.astro', 'dist', 'build', '.cache', 'cache', '__pycache__', 'attention-lab', '.doctrees']);
 
@@ -254,7 +258,7 @@ export function buildSite(name, { force = false, updateLocks = false } = {}) {
   const t0 = Date.now();
   const tarSha = ensureTarball();
   if (site.kind === 'python') ensureDebianTools(name);
-  // Every example installs the package with npm (mkdocs and sphinx copy its web/ folder as static files).
+  // Every example installs the package with npm (mkdocs and sphinx copy its web/ and data/models/ folders as static files).
   ensureNodeModules(name, dir, tarSha, { updateLocks });
   const stampFile = path.join(out, '.attnlab-build-stamp');
   const want = sha256(treeHash(dir), tarSha, toolVersions(name), fs.readFileSync(fileURLToPath(import.meta.url)));
@@ -264,11 +268,13 @@ export function buildSite(name, { force = false, updateLocks = false } = {}) {
   }
   fs.rmSync(out, { recursive: true, force: true });
   if (site.copyTo) {
-    // The package's browser files as static assets: define.js loads
-    // ../index.js, which finds the .wasm files in dist/ beside it.
+    // The package's browser files as static assets, laid out as in the
+    // package: <copyTo>/web/ (define.js loads ../index.js, which finds the
+    // .wasm files in dist/ beside it) and <copyTo>/data/models/ (the shipped
+    // models, which web/lib/pretrained.js fetches from ../../data/models/).
     const dest = path.join(dir, site.copyTo);
     fs.rmSync(dest, { recursive: true, force: true });
-    fs.cpSync(path.join(dir, 'node_modules', 'attention-lab', 'web'), dest, { recursive: true });
+    for (const sub of COPIED) fs.cpSync(path.join(dir, 'node_modules', 'attention-lab', sub), path.join(dest, sub), { recursive: true });
   }
   log(`${name}: ${site.build.join(' ')}`);
   run(site.build[0], site.build.slice(1), { cwd: dir });
