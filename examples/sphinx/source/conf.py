@@ -4,12 +4,14 @@
 project = 'attention-lab in Sphinx'
 html_theme = 'furo'
 html_title = 'attention-lab in Sphinx'
-# _static/attention-lab/ is the package's web/ folder, copied there by
-# scripts/examples-build.mjs (cp -r node_modules/attention-lab/web source/_static/attention-lab).
+# _static/attention-lab/ holds the package's web/ and data/models/ folders, as
+# in the package, copied there by scripts/examples-build.mjs
+# (cp -r node_modules/attention-lab/web node_modules/attention-lab/data source/_static/attention-lab/).
 html_static_path = ['_static']
 html_css_files = ['attention-lab-theme.css']
-# define.js as a module script; it finds the .wasm files in attention-lab/dist/.
-html_js_files = [('attention-lab/components/define.js', {'type': 'module'})]
+# define.js as a module script; it finds the .wasm files in attention-lab/web/dist/,
+# and the model="en" heatmap fetches the shipped model from attention-lab/data/models/.
+html_js_files = [('attention-lab/web/components/define.js', {'type': 'module'})]
 
 
 # --- Debian's furo (2022.12.07+dfsg) needs two fixes to work from a static
