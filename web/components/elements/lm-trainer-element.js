@@ -110,7 +110,7 @@ export class AttentionLabLmTrainer extends AttentionLabElement {
     this._mapsKey = null;
     this._colours = null;
     this._build();
-    if (this._configured) this._line.textContent = this.t('lm.idle', { model: this.t(`lm.model.${this._model()}`) });
+    if (this._configured) this._line.textContent = this.t(this._sessionP ? 'lm.preparing' : 'lm.idle', { model: this.t(`lm.model.${this._model()}`) });
     this._drawAll();
   }
 
@@ -278,7 +278,7 @@ export class AttentionLabLmTrainer extends AttentionLabElement {
   _drawProbe(p, shipped) {
     if (!p) return;
     const t = this.t;
-    const temp = 0.8;
+    const temp = p.temperature;
     this._samples.replaceChildren(
       h('p', { class: 'al-readout' }, shipped ? t('lm.samplesShipped', { temp }) : t('lm.samples', { step: p.step, temp })),
       ...p.samples.map((s) => {

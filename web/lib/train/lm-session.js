@@ -62,7 +62,7 @@ export function modelLoss(model, batches) {
 
 /**
  * Samples, head-role scores and maps of a Model on a session's example window: { samples (texts),
- * roles (model.headRoles: heads and chance), maps ([layers] of { data, shape [H, L, L] }) }.
+ * temperature, roles (model.headRoles: heads and chance), maps ([layers] of { data, shape [H, L, L] }) }.
  */
 export async function probeModel(model, session) {
   const samples = [];
@@ -77,7 +77,7 @@ export async function probeModel(model, session) {
   const roles = model.headRoles(session.example, { inductionLength: Math.floor((session.recipe.context - 1) / 2) });
   const run = model.forwardSync(session.example, { attentions: true });
   const maps = run.attentions.map((a) => ({ data: a.data, shape: a.shape.slice(1) }));
-  return { samples, roles: { heads: roles.heads, chance: roles.chance }, maps };
+  return { samples, temperature: SAMPLING.temperature, roles: { heads: roles.heads, chance: roles.chance }, maps };
 }
 
 export class LmSession {
