@@ -157,6 +157,11 @@ export default function (t) {
       assert.ok(!en.roles.includes('previousLine'), 'prose has no previous-line score');
       assert.match(en.recipe, /an English model/);
       assert.equal(en.pressed, 'true');
+      // On a phone the trained view (table, maps, samples) does not widen the page.
+      await page.setViewportSize({ width: 390, height: 844 });
+      const overflow = await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => r(document.documentElement.scrollWidth - window.innerWidth))));
+      assert.ok(overflow <= 1, `horizontal overflow ${overflow}px on a phone`);
+      await page.setViewportSize({ width: 1200, height: 1000 });
       // The poet: a new worker and session from step 0.
       await page.click('#ch10 button[data-lm="zh"]');
       await page.waitForFunction(() => document.getElementById('ch10-lm').info?.lang === 'zh' && document.getElementById('ch10-lm').report?.step > 0, null, { timeout: 120000, polling: 200 });

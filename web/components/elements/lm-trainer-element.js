@@ -84,9 +84,10 @@ export class AttentionLabLmTrainer extends AttentionLabElement {
     this._recipe = h('p', { class: 'al-readout lm-recipe' });
     this._line = h('p', { class: 'al-readout lm-status', 'aria-live': 'polite' });
     this._chart = h('canvas', { class: 'lm-chart', width: 520, height: 180, role: 'img', 'aria-label': t('lm.chart') });
-    this._chart.style.cssText = 'max-width:100%;display:block';
+    this._chart.style.cssText = 'max-width:100%;height:auto;display:block';
     this._samples = h('div', { class: 'lm-samples' });
     this._roles = h('div', { class: 'lm-roles' });
+    this._roles.style.overflowX = 'auto'; // six columns: scroll on a phone, never widen the page
     this._example = h('p', { class: 'al-readout lm-example' });
     this._heads = h('div', { class: 'lm-heads' });
     this._axes = h('p', { class: 'al-readout' }, t('lm.axes'));
