@@ -141,15 +141,25 @@ export default function (t) {
       await page.waitForFunction(() => document.getElementById('ch10-lm').report?.step >= 30, null, { timeout: 120000, polling: 200 });
       const en = await page.evaluate(async () => {
         const el = document.getElementById('ch10-lm');
+        // The shipped model loads while training goes on.
+        const shipped = await el.loadShipped();
+        const at = el.report.step;
+        const t0 = performance.now();
+        while (el.report.step <= at + 2 && performance.now() - t0 < 20000) await new Promise((r) => setTimeout(r, 100));
+        const kept = el.report.step > at + 2;
         await el.pause();
         const probe = await el.probe();
         return {
+          shippedHeld: shipped.heldOut, kept, viewing: el.shadowRoot.querySelector('.lm-samples').dataset.step,
           model: el.getAttribute('model'), info: el.info, held: el.heldout, samples0: el.snapshots[0].samples, samples: probe.samples, roles: Object.keys(probe.roles.chance),
           recipe: el.shadowRoot.querySelector('.lm-recipe').textContent, pressed: document.querySelector('#ch10 button[data-lm="en"]').getAttribute('aria-pressed'),
         };
       });
-      console.log(`    en: ${en.info.parameters} parameters, held-out ${en.held[0][1].toFixed(3)} → ${en.held[en.held.length - 1][1].toFixed(3)} (step ${en.held[en.held.length - 1][0]}); samples ${JSON.stringify(en.samples)}`);
+      console.log(`    en: shipped model ${en.shippedHeld.toFixed(3)} on the same windows; ${en.info.parameters} parameters, held-out ${en.held[0][1].toFixed(3)} → ${en.held[en.held.length - 1][1].toFixed(3)} (step ${en.held[en.held.length - 1][0]}); samples ${JSON.stringify(en.samples)}`);
       assert.equal(en.model, 'en');
+      assert.ok(en.kept, 'training went on after the shipped model loaded');
+      assert.equal(en.viewing, 'shipped', 'the view stays on the shipped model while new snapshots arrive');
+      assert.ok(en.shippedHeld < en.held[en.held.length - 1][1], `shipped ${en.shippedHeld}`);
       assert.equal(en.info.lang, 'en');
       assert.equal(en.info.vocabSize, 100);
       assert.ok(en.held[en.held.length - 1][1] < en.held[0][1] - 0.5);
