@@ -123,7 +123,8 @@ export default {
         peMap.setData({ data: shown.data, rows: P, cols: E, title: wpe ? t('ch6.wpe', { P, E }) : `${t('pe.heatmap')} [${P}, ${E}]`, tensor: shown, dimNames: ['position', 'dimension'], domain: wpe ? [-lim, lim] : [-1, 1] });
         let dims = parseDims(state.peDims, E);
         if (!dims.length) dims = [0];
-        curves.setData(shown.data, P, E, dims);
+        // The curves are the sinusoids' (their legend says sin / cos) in both views.
+        curves.setData(pe.data, P, E, dims);
         const S = Math.min(P, 256);
         // Cosine similarity of positions (1 on the diagonal) on a sequential scale.
         const cosine = async (data) => cosineFromGram(await peGram(lab, data, S, E), S);
