@@ -55,7 +55,7 @@ const INIT_SCRIPT = () => {
   }
 };
 
-async function checkElements(page, label) {
+async function checkElements(page, label, problems = []) {
   const out = {};
   for (const tag of EMBEDS) {
     const loc = page.locator(tag);
@@ -65,7 +65,10 @@ async function checkElements(page, label) {
     await page.waitForFunction((t) => document.querySelector(t)?.dataset.state === 'ready', tag, { timeout: 60000 })
       .catch(async () => {
         const state = await loc.evaluate((el) => `${el.dataset.state}: ${el.shadowRoot?.querySelector('.al-error')?.textContent ?? ''}`);
-        throw new Error(`${label}: <${tag}> did not become ready (${state})`);
+        // What the page reported so far (a CSP refusal explains a bare "Failed to fetch").
+        const csp = await cspViolations(page);
+        const seen = [...problems, ...csp.map((v) => `CSP violation: ${v}`)].map((p) => (p.length > 240 ? `${p.slice(0, 240)}…` : p));
+        throw new Error(`${label}: <${tag}> did not become ready (${state})${seen.length ? `; so far:\n  ${seen.join('\n  ')}` : ''}`);
       });
     await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
     const shot = await loc.screenshot();
@@ -248,7 +251,7 @@ async function testSite(browser, name) {
     }
 
     await page.goto(server.url + site.page, { waitUntil: 'load' });
-    await checkElements(page, `${name} first load`);
+    await checkElements(page, `${name} first load`, problems);
     const model1 = await checkModelHeatmap(page, `${name} first load`, ref);
     const base = '/' + name + '/';
     checkModelFiles(`${name} first load`, await allFetched(), ref, server.url, base);
@@ -277,7 +280,7 @@ async function testSite(browser, name) {
     if (site.clientNav) assert.equal(await page.evaluate(() => window.__alSamePage === true), true, `${name}: navigating away reloaded the page (expected the client-side router)`);
     await page.locator(site.back).first().click();
     await page.waitForURL((u) => u.pathname === site.page, { timeout: 15000 });
-    await checkElements(page, `${name} after away and back`);
+    await checkElements(page, `${name} after away and back`, problems);
     await checkModelHeatmap(page, `${name} after away and back`, ref);
     assert.deepEqual(await cspViolations(page), [], `${name}: CSP violations after away and back`);
     const wasm2 = await page.evaluate(() => ({ ...window.__alWasm, same: window.__alSamePage === true }));
