@@ -268,10 +268,6 @@ void TransformerGetGradients(uintptr_t h, uintptr_t out) {
   }
   std::copy(t->Gradients(), t->Gradients() + t->ParamCount(), Ptr<float>(out));
 }
-// The parameter vector itself: a checkpoint is written into it in place.
-uintptr_t TransformerParamsPointer(uintptr_t h) {
-  return reinterpret_cast<uintptr_t>(T(h)->MutableParams());
-}
 int TransformerCheckParams(uintptr_t h) { return Report(T(h)->CheckParams()); }
 double TransformerCached(uintptr_t h) { return static_cast<double>(T(h)->Cached()); }
 
@@ -521,7 +517,6 @@ EMSCRIPTEN_BINDINGS(attention_lab_train) {
   function("transformerSetParams", &TransformerSetParams);
   function("transformerSetHeadEnabled", &TransformerSetHeadEnabled);
   function("transformerForward", &TransformerForward);
-  function("transformerParamsPointer", &TransformerParamsPointer);
   function("transformerCheckParams", &TransformerCheckParams);
   function("transformerWriteParam", &TransformerWriteParam);
   function("transformerCached", &TransformerCached);

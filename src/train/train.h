@@ -157,7 +157,7 @@ struct TransformerConfig {
   float init_std = 0.0f;        // > 0: GPT-2's init (normal(0, std), residual
                                 // projections std/√(2N)); 0: the default init
   bool init_weights = true;     // false: weights start at zero (a checkpoint
-                                // is written over them: MutableParams)
+                                // is written over them: WriteParam)
   bool packed_weights = false;  // inference only (no Step): the projection
                                 // weights are held packed for the GEMM, once,
                                 // instead of packed on every call; they are
@@ -225,11 +225,9 @@ class Transformer {
   // before the first Step or ConfigureOptimizer.
   const float* Gradients() const;
   Status SetParams(const float* data);
-  // The parameter vector to fill in place (loading a checkpoint without a
-  // second copy); CheckParams() then checks that every value is finite.
-  // Params() and MutableParams() are the flat layout only without
+  // After a checkpoint is written (WriteParam, WriteParamHalf): checks that
+  // every value is finite. Params() is the flat layout only without
   // packed_weights; CopyParams works for both.
-  float* MutableParams();
   Status CheckParams() const;
   // All parameters in the flat layout of params() (ParamCount() floats).
   void CopyParams(float* out) const;

@@ -517,7 +517,6 @@ const TransformerConfig& Transformer::config() const { return impl_->config; }
 const std::vector<ParamInfo>& Transformer::params() const { return impl_->infos; }
 int64_t Transformer::ParamCount() const { return impl_->count; }
 const float* Transformer::Params() const { return impl_->params.data(); }
-float* Transformer::MutableParams() { return impl_->params.data(); }
 const float* Transformer::Gradients() const {
   return impl_->training_buffers ? impl_->grads.data() : nullptr;
 }
