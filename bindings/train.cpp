@@ -272,20 +272,22 @@ int TransformerCheckParams(uintptr_t h) { return Report(T(h)->CheckParams()); }
 double TransformerCached(uintptr_t h) { return static_cast<double>(T(h)->Cached()); }
 
 // Outputs of a model forward; 0 for those not wanted.
+// layerInputs: optional [N, rows, E], every block's input (Transformer::LayerInputs).
 struct ModelRunJs {
   double batch = 1, length = 0, keep = 0;
-  uintptr_t tokens = 0, logits = 0, attention = 0, hidden = 0;
+  uintptr_t tokens = 0, logits = 0, attention = 0, hidden = 0, layerInputs = 0;
   bool cached = false, lastOnly = false;
 };
 int TransformerRun(uintptr_t h, const ModelRunJs& j) {
-  if (!j.cached) {
-    return Report(T(h)->Forward(static_cast<int64_t>(j.batch), static_cast<int64_t>(j.length),
-                                Ptr<const int32_t>(j.tokens), Ptr<float>(j.logits),
-                                Ptr<float>(j.attention), Ptr<float>(j.hidden)));
-  }
-  return Report(T(h)->Extend(static_cast<int64_t>(j.keep), static_cast<int64_t>(j.length),
-                             Ptr<const int32_t>(j.tokens), j.lastOnly, Ptr<float>(j.logits),
-                             Ptr<float>(j.attention), Ptr<float>(j.hidden)));
+  const Status s = !j.cached
+      ? T(h)->Forward(static_cast<int64_t>(j.batch), static_cast<int64_t>(j.length),
+                      Ptr<const int32_t>(j.tokens), Ptr<float>(j.logits), Ptr<float>(j.attention),
+                      Ptr<float>(j.hidden))
+      : T(h)->Extend(static_cast<int64_t>(j.keep), static_cast<int64_t>(j.length),
+                     Ptr<const int32_t>(j.tokens), j.lastOnly, Ptr<float>(j.logits),
+                     Ptr<float>(j.attention), Ptr<float>(j.hidden));
+  if (s.ok() && j.layerInputs != 0) T(h)->LayerInputs(Ptr<float>(j.layerInputs));
+  return Report(s);
 }
 int TransformerSetParams(uintptr_t h, uintptr_t data) {
   return Report(T(h)->SetParams(Ptr<const float>(data)));
@@ -478,6 +480,7 @@ EMSCRIPTEN_BINDINGS(attention_lab_train) {
       .field("logits", &ModelRunJs::logits)
       .field("attention", &ModelRunJs::attention)
       .field("hidden", &ModelRunJs::hidden)
+      .field("layerInputs", &ModelRunJs::layerInputs)
       .field("cached", &ModelRunJs::cached)
       .field("lastOnly", &ModelRunJs::lastOnly);
   value_object<AdamWJs>("AdamWConfig")

@@ -820,8 +820,12 @@ export interface ModelOutput {
   logits: Tensor | null;
   /** One [1, H, L, L] per layer; null with attentions: false. */
   attentions: Tensor[] | null;
-  /** The last hidden state [1, L, E] (after the final norm); always for bert. */
-  hiddenStates: Tensor | null;
+  /**
+   * The last hidden state [1, L, E] (after the final norm); always for bert. With hiddenStates: 'all',
+   * transformers' output_hidden_states: numLayers + 1 of them (the embeddings, every block's input,
+   * then the last hidden state).
+   */
+  hiddenStates: Tensor | Tensor[] | null;
 }
 
 export interface TokenProbability {
@@ -861,9 +865,9 @@ export interface Model {
   /** Token strings as the tokenizer spells them ('Ġ', '▁', '##'). */
   tokens(ids: ArrayLike<number>): string[];
   /** One forward pass: on a webgpu lab on the GPU (after a device loss on the wasm copy), else on wasm. */
-  forward(input: string | ArrayLike<number>, options?: { attentions?: boolean; hiddenStates?: boolean }): Promise<ModelOutput>;
+  forward(input: string | ArrayLike<number>, options?: { attentions?: boolean; hiddenStates?: boolean | 'all' }): Promise<ModelOutput>;
   /** The same call, synchronously, on the model's wasm copy (every backend). */
-  forwardSync(input: string | ArrayLike<number>, options?: { attentions?: boolean; hiddenStates?: boolean }): ModelOutput;
+  forwardSync(input: string | ArrayLike<number>, options?: { attentions?: boolean; hiddenStates?: boolean | 'all' }): ModelOutput;
   /** The k most likely next tokens (causal models). */
   nextTokens(input: string | ArrayLike<number>, options?: { k?: number; temperature?: number }): Promise<TokenProbability[]>;
   /** A masked LM's top predictions at each [MASK] (bert with its MLM head). */

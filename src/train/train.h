@@ -263,6 +263,11 @@ class Transformer {
                 float* hidden);
   // Positions held in the key/value cache.
   int64_t Cached() const;
+  // After Forward or Extend: the input of every block, [N, rows, E] (rows =
+  // B·L, or Extend's new positions): block 0's is the embeddings (after
+  // BERT's embedding norm), block l's the output of block l − 1. With
+  // `hidden`, these are transformers' output_hidden_states.
+  void LayerInputs(float* out) const;
 
   Status ConfigureOptimizer(const AdamWConfig& config);
   // Loss and metrics without updating (dropout off). The gradient and

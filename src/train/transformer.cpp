@@ -109,6 +109,7 @@ struct Transformer::Impl {
   AlignedBuffer logits, dlogits, dx, dh, dtmp, dn, dg, dg2;
   std::unique_ptr<LayerCache[]> cache;  // N, allocated by the first Extend
   int64_t cached = 0;
+  int64_t last_rows = 0;  // rows of the last Forward / Extend (LayerInputs)
   train::Workspace ws;
   int64_t rows_reserved = 0, grad_rows_reserved = 0;
   AdamWConfig opt;
@@ -1044,10 +1045,19 @@ Status Transformer::Forward(int64_t batch, int64_t length, const int32_t* tokens
     return Status::OutOfMemory("forward: out of memory for the logits");
   }
   if (hidden != nullptr) std::memcpy(hidden, im.Hidden(), static_cast<size_t>(rows * e) * sizeof(float));
+  im.last_rows = rows;
   return Status::Ok();
 }
 
 int64_t Transformer::Cached() const { return impl_->cached; }
+
+void Transformer::LayerInputs(float* out) const {
+  const Impl& im = *impl_;
+  const int64_t n = im.last_rows * im.config.embed_dim;
+  for (int64_t l = 0; l < im.config.num_layers; ++l) {
+    std::memcpy(out + l * n, im.x[l].data(), static_cast<size_t>(n) * sizeof(float));
+  }
+}
 
 Status Transformer::Extend(int64_t keep, int64_t length, const int32_t* tokens,
                            bool last_only, float* logits, float* attention,
@@ -1092,6 +1102,7 @@ Status Transformer::Extend(int64_t keep, int64_t length, const int32_t* tokens,
     }
   }
   if (hidden != nullptr) std::memcpy(hidden, im.Hidden(), static_cast<size_t>(length * e) * sizeof(float));
+  im.last_rows = length;
   return Status::Ok();
 }
 

@@ -83,8 +83,10 @@ async function checkChapters(page, lab, model, text, lang) {
   assert.deepEqual([wpe.rows, wpe.cols], [P, E]);
   near(wpe.data, modelTensor(lab, model, 'wpe.weight').data, 1e-6, `${lang} ch6 wpe`);
   near((await mapData(page, 'ch6', 1)).data, (await lab.positionalEncoding(P, E)).data, 1e-6, `${lang} ch6 sinusoids`);
-  // ch7: x, ln_1(x), attention, residual.
-  for (const [k, want7] of [[0, z.x], [1, z.ln1], [2, z.attn], [3, z.res]]) near((await mapData(page, 'ch7', k)).data, want7, 1e-4, `${lang} ch7 map ${k}`);
+  // ch7: x, ln_1(x), attention, residual, and the block's output (model.forwardSync's
+  // hiddenStates 'all', the input of layer 1).
+  const out7 = model.forwardSync(ids, { attentions: false, hiddenStates: 'all' }).hiddenStates[1].data;
+  for (const [k, want7] of [[0, z.x], [1, z.ln1], [2, z.attn], [3, z.res], [4, out7]]) near((await mapData(page, 'ch7', k)).data, want7, 1e-4, `${lang} ch7 map ${k}`);
   assert.ok(Number(await page.getAttribute('#ch7-check', 'data-diff')) <= 5e-5);
   // ch8: the real shapes.
   assert.match(await page.textContent('#ch8 .al-flow-steps [data-step="split_heads"]'), new RegExp(`\\[1,${H},${L},${D}\\]`));

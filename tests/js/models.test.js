@@ -76,7 +76,15 @@ describe.each(BACKENDS)('float64 references — %s', (backend) => {
         expect(maxRel(a.data, c.attentions[l])).toBeLessThan(1e-5);
       });
       expect(maxRel(r.hiddenStates.data, c.hidden_states)).toBeLessThan(1e-4);
+      // hiddenStates 'all': transformers' output_hidden_states, N + 1 of [1, L, E].
+      const all = model.forwardSync(c.ids, { attentions: false, hiddenStates: 'all' }).hiddenStates;
+      expect(all).toHaveLength(model.config.numLayers + 1);
+      all.forEach((h, l) => {
+        expect(h.shape).toEqual([1, L, model.config.embedDim]);
+        expect(maxRel(h.data, c.all_hidden_states[l])).toBeLessThan(1e-4);
+      });
     }
+    expect(() => model.forwardSync([1], { hiddenStates: 'some' })).toThrow(/hiddenStates must be true or false or 'all', got "some"/);
     model.dispose();
   });
 

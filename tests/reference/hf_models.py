@@ -258,7 +258,9 @@ def forward_gpt2(cfg, tensors, ids):
     wte = t.get('wte.weight')
     x = wte[ids] + t.get('wpe.weight')[np.arange(L)]
     atts = []
+    states = []  # output_hidden_states: the input of every block, then ln_f's output
     for i in range(cfg['n_layer']):
+        states.append(x[None])
         p = f'h.{i}.'
         a = layer_norm(x, t.get(p + 'ln_1.weight'), t.get(p + 'ln_1.bias'), eps)
         qkv = a @ t.get(p + 'attn.c_attn.weight') + t.get(p + 'attn.c_attn.bias')
@@ -277,7 +279,8 @@ def forward_gpt2(cfg, tensors, ids):
     h = layer_norm(x, t.get('ln_f.weight'), t.get('ln_f.bias'), eps)
     # GPT2LMHeadModel: lm_head (no bias) tied to wte (tie_word_embeddings, default true).
     head = wte if cfg.get('tie_word_embeddings', True) else t.get('lm_head.weight')
-    return {'logits': (h @ head.T)[None], 'attentions': atts, 'hidden_states': h[None]}
+    return {'logits': (h @ head.T)[None], 'attentions': atts, 'hidden_states': h[None],
+            'all_hidden_states': states + [h[None]]}
 
 
 def forward_llama(cfg, tensors, ids):
@@ -296,6 +299,7 @@ def forward_llama(cfg, tensors, ids):
     emb = t.get('model.embed_tokens.weight')
     x = emb[ids]
     atts = []
+    states = []  # output_hidden_states: the input of every layer, then model.norm's output
 
     def lin(a, name):  # torch Linear, [out, in]; attention_bias / mlp_bias when present
         b = t.get(name + '.bias', optional=True)
@@ -303,6 +307,7 @@ def forward_llama(cfg, tensors, ids):
         return y + b if b is not None else y
 
     for i in range(cfg['num_hidden_layers']):
+        states.append(x[None])
         p = f'model.layers.{i}.'
         a = rms_norm(x, t.get(p + 'input_layernorm.weight'), eps)
         q = rope(heads(lin(a, p + 'self_attn.q_proj'), H), theta, pos)
@@ -316,7 +321,8 @@ def forward_llama(cfg, tensors, ids):
         x = x + lin(f(lin(m, p + 'mlp.gate_proj')) * lin(m, p + 'mlp.up_proj'), p + 'mlp.down_proj')
     h = rms_norm(x, t.get('model.norm.weight'), eps)
     head = emb if cfg.get('tie_word_embeddings', False) else t.get('lm_head.weight')
-    return {'logits': (h @ head.T)[None], 'attentions': atts, 'hidden_states': h[None]}
+    return {'logits': (h @ head.T)[None], 'attentions': atts, 'hidden_states': h[None],
+            'all_hidden_states': states + [h[None]]}
 
 
 def forward_bert(cfg, tensors, ids):
@@ -340,6 +346,7 @@ def forward_bert(cfg, tensors, ids):
         + t.get('embeddings.token_type_embeddings.weight')[0]
     x = ln(x, 'embeddings.LayerNorm')
     atts = []
+    states = [x[None]]  # output_hidden_states: the embeddings' output, then every layer's
     for i in range(cfg['num_hidden_layers']):
         p = f'encoder.layer.{i}.'
         q, k, v = (heads(lin(x, p + 'attention.self.' + n), H) for n in ('query', 'key', 'value'))
@@ -348,7 +355,8 @@ def forward_bert(cfg, tensors, ids):
         x = ln(lin(merge(ctx), p + 'attention.output.dense') + x, p + 'attention.output.LayerNorm')
         m = f(lin(x, p + 'intermediate.dense'))
         x = ln(lin(m, p + 'output.dense') + x, p + 'output.LayerNorm')
-    out = {'logits': None, 'attentions': atts, 'hidden_states': x[None]}
+        states.append(x[None])
+    out = {'logits': None, 'attentions': atts, 'hidden_states': x[None], 'all_hidden_states': states}
     c = Tensors(tensors, ['cls.'])
     dense = c.get('predictions.transform.dense.weight', optional=True)
     if dense is not None:
@@ -378,10 +386,12 @@ def forward(folder, ids, weights=None):
 
 
 def result_json(r):
-    """{ids?, logits [L][V] | null, attentions [layer][head][L][L], hidden_states [L][E]}."""
+    """{ids?, logits [L][V] | null, attentions [layer][head][L][L], hidden_states [L][E],
+    all_hidden_states [layer + 1][L][E] (transformers' output_hidden_states)}."""
     return {'logits': None if r['logits'] is None else r['logits'][0].tolist(),
             'attentions': [a[0].tolist() for a in r['attentions']],
-            'hidden_states': r['hidden_states'][0].tolist()}
+            'hidden_states': r['hidden_states'][0].tolist(),
+            'all_hidden_states': [a[0].tolist() for a in r['all_hidden_states']]}
 
 
 # ---- tokenizers ------------------------------------------------------------------------

@@ -2,7 +2,7 @@
 // the Transformer handle of web/lib/train/transformer.js (the same C++ code
 // that lab.transformer trains), its tokenizer and its config. Results follow
 // transformers' names and shapes: logits [1, L, V], attentions one
-// [1, H, L, L] per layer, hiddenStates [1, L, E].
+// [1, H, L, L] per layer, hiddenStates [1, L, E] (or, with 'all', N + 1 of them).
 //
 // Generation runs on the core's key/value cache (Transformer::Extend): the
 // prompt once, then one token per step; draws come from the core's
@@ -33,9 +33,9 @@ function checkKeys(where, options, allowed) {
   return o;
 }
 
-function checkBoolOption(where, name, v, fallback) {
+function checkBoolOption(where, name, v, fallback, more = '') {
   if (v === undefined) return fallback;
-  if (typeof v !== 'boolean') throw typeError(where, `${name} must be true or false, got ${describe(v)}`);
+  if (typeof v !== 'boolean') throw typeError(where, `${name} must be true or false${more ? ` ${more}` : ''}, got ${describe(v)}`);
   return v;
 }
 
@@ -137,12 +137,17 @@ export class Model {
     this._live(where);
     const o = checkKeys(where, options, FORWARD_KEYS);
     const attentions = checkBoolOption(where, 'attentions', o.attentions, true);
-    const hiddenStates = checkBoolOption(where, 'hiddenStates', o.hiddenStates, false) || !this._hasHead || this.config.modelType === 'bert';
-    return { ids: this._ids(where, input), attentions, hiddenStates };
+    // 'all': transformers' output_hidden_states (every block's input, then the last hidden state).
+    const all = o.hiddenStates === 'all';
+    const hiddenStates = all || checkBoolOption(where, 'hiddenStates', o.hiddenStates, false, "or 'all'") || !this._hasHead || this.config.modelType === 'bert';
+    return { ids: this._ids(where, input), attentions, hiddenStates, all };
   }
 
-  /** forward's result from flat arrays: logits [L·V], attentions [H·L·L] per layer, hidden [L·E] (each or null). */
-  _result(ids, logits, attentions, hidden) {
+  /**
+   * forward's result from flat arrays: logits [L·V], attentions [H·L·L] per layer, hidden [L·E]
+   * (each or null); layers: every block's input [L·E] (hiddenStates 'all': N + 1 tensors).
+   */
+  _result(ids, logits, attentions, hidden, layers = null) {
     const L = ids.length;
     const { vocabSize: V, numHeads: H, embedDim: E } = this.config;
     return {
@@ -150,7 +155,7 @@ export class Model {
       tokens: this._tokenizer ? this._tokenizer.tokens(ids) : null,
       logits: logits ? { data: logits, shape: [1, L, V] } : null,
       attentions: attentions ? attentions.map((data) => ({ data, shape: [1, H, L, L] })) : null,
-      hiddenStates: hidden ? { data: hidden, shape: [1, L, E] } : null,
+      hiddenStates: layers ? [...layers, hidden].map((data) => ({ data, shape: [1, L, E] })) : hidden ? { data: hidden, shape: [1, L, E] } : null,
     };
   }
 
@@ -160,7 +165,7 @@ export class Model {
    */
   forwardSync(input, options) {
     const where = 'model.forward';
-    const { ids, attentions: wantAtt, hiddenStates: wantHidden } = this._forwardArgs(where, input, options);
+    const { ids, attentions: wantAtt, hiddenStates: wantHidden, all } = this._forwardArgs(where, input, options);
     const handle = this._t._handle;
     const L = ids.length;
     const { vocabSize: V, numHeads: H, numLayers: N, embedDim: E } = this.config;
@@ -171,12 +176,14 @@ export class Model {
       const per = H * L * L;
       const ap = wantAtt ? arena.f32(N * per) : 0;
       const hp = wantHidden ? arena.f32(L * E) : 0;
+      const xp = all ? arena.f32(N * L * E) : 0;
       checkStatus(Module, where, Module.transformerRun(handle, {
-        batch: 1, length: L, keep: 0, tokens: tp, logits: lp, attention: ap, hidden: hp, cached: false, lastOnly: false,
+        batch: 1, length: L, keep: 0, tokens: tp, logits: lp, attention: ap, hidden: hp, layerInputs: xp, cached: false, lastOnly: false,
       }));
       const attentions = [];
       for (let l = 0; wantAtt && l < N; l++) attentions.push(arena.readF32(ap + l * per * 4, per));
-      return this._result(ids, lp ? arena.readF32(lp, L * V) : null, wantAtt ? attentions : null, hp ? arena.readF32(hp, L * E) : null);
+      const layers = all ? Array.from({ length: N }, (_, l) => arena.readF32(xp + l * L * E * 4, L * E)) : null;
+      return this._result(ids, lp ? arena.readF32(lp, L * V) : null, wantAtt ? attentions : null, hp ? arena.readF32(hp, L * E) : null, layers);
     });
   }
 
@@ -187,6 +194,7 @@ export class Model {
   async forward(input, options) {
     if (!this._gpu) return this.forwardSync(input, options);
     const a = this._forwardArgs('model.forward', input, options);
+    if (a.all) return this.forwardSync(input, options); // every layer's states: the wasm copy
     const out = await this._gpu.forward(a.ids, { attentions: a.attentions, hiddenStates: a.hiddenStates });
     if (!out) return this.forwardSync(input, options); // the device is lost: the wasm copy answers
     return this._result(a.ids, out.logits, out.attentions, out.hidden);
@@ -204,7 +212,7 @@ export class Model {
     return withArena(Module, where, (arena) => {
       const lp = arena.f32(V);
       checkStatus(Module, where, Module.transformerRun(handle, {
-        batch: 1, length: ids.length, keep, tokens: arena.fromI32(ids), logits: lp, attention: 0, hidden: 0, cached: true, lastOnly: true,
+        batch: 1, length: ids.length, keep, tokens: arena.fromI32(ids), logits: lp, attention: 0, hidden: 0, layerInputs: 0, cached: true, lastOnly: true,
       }));
       return arena.readF32(lp, V);
     });

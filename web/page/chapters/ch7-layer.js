@@ -77,7 +77,10 @@ export default {
       tryLearned,
     );
 
-    /** Layer 0 of the shipped model: x, ln_1(x), its attention, the residual. */
+    /**
+     * Layer 0 of the shipped model: x, ln_1(x), its attention, the residual h, and the block's
+     * output h + MLP(ln_2(h)) (model.forwardSync's hiddenStates 'all': the input of layer 1).
+     */
     async function updateLearned(c, state) {
       const t = c.t;
       const st = learnedText(c, state, ['w7']);
@@ -90,12 +93,14 @@ export default {
       const { L, E, H } = z;
       const sz = modelSizes(lab, st.model);
       const chk = checkAgainstModel(st.model, st.ids, z);
+      const out = st.model.forwardSync(st.ids, { attentions: false, hiddenStates: 'all' }).hiddenStates[1].data;
       learnedLine.textContent = [t('ch7.learned', { model: st.name, N: sz.N, E, H, F: sz.F, L }), st.notes].filter(Boolean).join(' ');
       const list = [
         [z.x, t('ch7.xL', { L, E })],
         [z.ln1, t('ch7.ln1')],
         [z.attn, t('ch7.attnL', { H })],
         [z.res, t('ch7.resL')],
+        [out, t('ch7.outL')],
       ];
       let m = 0;
       for (const [data] of list) for (const v of data) if (Math.abs(v) > m) m = Math.abs(v);
@@ -124,6 +129,7 @@ export default {
         "const a = mha /* loadStateDict(tensors, { format: 'hf-gpt2', prefix: 'h.0.' }) */",
         "  .forward(ln_1(x), undefined, undefined, { mask: { kind: 'causal' }, trace: 'values' });",
         `const h = x + a.output;                                       // [${L}, ${E}]`,
+        "const out = model.forwardSync(ids, { hiddenStates: 'all' }).hiddenStates[1]; // h + mlp(ln_2(h))",
       ].join('\n');
       return z;
     }
@@ -134,7 +140,7 @@ export default {
         const learned = sw.learned(state);
         sw.update(t, state);
         for (const el of [learnedLine, tryLearned]) el.hidden = !learned;
-        for (const el of [modeRow, note, tryRandom, maps[4].el]) el.hidden = learned;
+        for (const el of [modeRow, note, tryRandom]) el.hidden = learned;
         if (learned) return updateLearned(c, state);
         bumpSample = () => {
           c.cache.dropoutSample = (c.cache.dropoutSample ?? 0) + 1;
