@@ -96,7 +96,8 @@ export class AttentionLabLmTrainer extends AttentionLabElement {
       shipped: btn('lm.shipped', () => this.loadShipped(), 'lm-shipped'),
     };
     this._recipe = h('p', { class: 'al-readout lm-recipe' });
-    this._line = h('p', { class: 'al-readout lm-status', 'aria-live': 'polite' });
+    // Not a live region: it changes about ten times a second while training.
+    this._line = h('p', { class: 'al-readout lm-status' });
     this._chart = h('canvas', { class: 'lm-chart', width: 520, height: 180, role: 'img', 'aria-label': t('lm.chart') });
     this._chart.style.cssText = 'max-width:100%;height:auto;display:block';
     this._samples = h('div', { class: 'lm-samples' });
