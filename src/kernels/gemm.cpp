@@ -384,9 +384,15 @@ void GemmImpl(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
   // result does not depend on the thread count.
   const int64_t row_blocks = (m + kMc - 1) / kMc;
   const int threads = internal::ThreadsFor(m * n * k, kMinParallelWork);
-  const auto block = b.half != nullptr ? GemmBlockHalf : GemmBlock;
+  // (Direct calls, not a function pointer: clang inlines GemmBlock into its
+  // callers, which V8's loop unrolling depends on; see GemmBlock.)
+  const bool half = b.half != nullptr;
   if (threads == 1) {
-    block(0, m, 0, n, k, a, lda, b, bias, accumulate, c, ldc);
+    if (half) {
+      GemmBlockHalf(0, m, 0, n, k, a, lda, b, bias, accumulate, c, ldc);
+    } else {
+      GemmBlock(0, m, 0, n, k, a, lda, b, bias, accumulate, c, ldc);
+    }
     return;
   }
   // About kTasksPerThread tasks a thread: with dynamic scheduling the last
@@ -399,8 +405,13 @@ void GemmImpl(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
     const int64_t i0 = (t / chunks) * kMc, q = t % chunks;
     const int64_t j_begin = pairs * q / chunks * 2 * kNr;
     const int64_t j_end = std::min(n, pairs * (q + 1) / chunks * 2 * kNr);
-    block(i0, std::min(m, i0 + kMc), j_begin, j_end, k, a, lda, b, bias,
-          accumulate, c, ldc);
+    if (half) {
+      GemmBlockHalf(i0, std::min(m, i0 + kMc), j_begin, j_end, k, a, lda, b, bias,
+                    accumulate, c, ldc);
+    } else {
+      GemmBlock(i0, std::min(m, i0 + kMc), j_begin, j_end, k, a, lda, b, bias,
+                accumulate, c, ldc);
+    }
   };
   if (internal::TakeDetach()) {
     // Started only (internal::DetachNextBatch): the tasks must outlive this

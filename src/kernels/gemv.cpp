@@ -267,15 +267,15 @@ void GemvPanelsHalf(int64_t m, int64_t n, int64_t k, const float* x, int64_t ldx
   }
 }
 
-void GemvPanelRange(int64_t m, int64_t n, int64_t k, const float* x, int64_t ldx,
-                    const PackedB& b, const float* bias, float* y, int64_t ldy,
-                    int64_t p0, int64_t p1) {
-  if (b.kind == HalfKind::kF16) {
-    GemvPanelsHalf<HalfKind::kF16>(m, n, k, x, ldx, b, bias, y, ldy, p0, p1);
-  } else if (b.kind == HalfKind::kBF16) {
-    GemvPanelsHalf<HalfKind::kBF16>(m, n, k, x, ldx, b, bias, y, ldy, p0, p1);
-  } else {
+inline void GemvPanelRange(int64_t m, int64_t n, int64_t k, const float* x, int64_t ldx,
+                           const PackedB& b, const float* bias, float* y, int64_t ldy,
+                           int64_t p0, int64_t p1) {
+  if (b.half == nullptr) {
     GemvPanels(m, n, k, x, ldx, b, bias, y, ldy, p0, p1);
+  } else if (b.kind == HalfKind::kF16) {
+    GemvPanelsHalf<HalfKind::kF16>(m, n, k, x, ldx, b, bias, y, ldy, p0, p1);
+  } else {
+    GemvPanelsHalf<HalfKind::kBF16>(m, n, k, x, ldx, b, bias, y, ldy, p0, p1);
   }
 }
 
