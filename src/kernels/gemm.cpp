@@ -397,16 +397,19 @@ void GemmImpl(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
   }
   // About kTasksPerThread tasks a thread: with dynamic scheduling the last
   // task to finish leaves the other threads idle for at most one task's time.
+  // 16-bit panels: column chunks only, each task over every row, so that each
+  // weight is widened once (GemmBlockHalf runs GemmBlock's row blocks itself).
+  const int64_t blocks = half ? 1 : row_blocks, rows_per = half ? m : kMc;
   const int64_t pairs = (n + 2 * kNr - 1) / (2 * kNr);
   const int64_t target = kTasksPerThread * threads;
-  const int64_t chunks = std::clamp<int64_t>((target + row_blocks - 1) / row_blocks, 1, pairs);
+  const int64_t chunks = std::clamp<int64_t>((target + blocks - 1) / blocks, 1, pairs);
   // By value: a started batch (below) runs after this call has returned.
   auto task = [=](int64_t t, int) {
-    const int64_t i0 = (t / chunks) * kMc, q = t % chunks;
+    const int64_t i0 = (t / chunks) * rows_per, q = t % chunks;
     const int64_t j_begin = pairs * q / chunks * 2 * kNr;
     const int64_t j_end = std::min(n, pairs * (q + 1) / chunks * 2 * kNr);
     if (half) {
-      GemmBlockHalf(i0, std::min(m, i0 + kMc), j_begin, j_end, k, a, lda, b, bias,
+      GemmBlockHalf(i0, std::min(m, i0 + rows_per), j_begin, j_end, k, a, lda, b, bias,
                     accumulate, c, ldc);
     } else {
       GemmBlock(i0, std::min(m, i0 + kMc), j_begin, j_end, k, a, lda, b, bias,
@@ -418,10 +421,10 @@ void GemmImpl(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
     // call, until JoinTasks().
     static thread_local std::optional<decltype(task)> started;
     started.emplace(task);
-    internal::StartParallelFor(row_blocks * chunks, *started);
+    internal::StartParallelFor(blocks * chunks, *started);
     return;
   }
-  internal::ParallelFor(row_blocks * chunks, task);
+  internal::ParallelFor(blocks * chunks, task);
 }
 
 }  // namespace
