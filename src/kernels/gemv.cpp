@@ -167,84 +167,57 @@ void StorePanel(const Batch& lo, const Batch& hi, int64_t j0, int64_t cols, cons
   for (int64_t c = 0; c < cols; ++c) yrow[j0 + c] = out[c] + (bias ? bias[j0 + c] : 0.0f);
 }
 
+// One panel row as two vectors: float32 panels (b.data), loaded; 16-bit
+// panels (b.half), widened as they are loaded (WidenHalves), so both run the
+// same chains of multiply-adds and the 16-bit outputs equal the float32 ones
+// over the widened values, from half the bytes streamed.
+struct FloatRows {
+  using Elem = float;
+  static const float* Base(const PackedB& b) { return b.data; }
+  static void Load(const float* row, Batch* lo, Batch* hi) {
+    *lo = Batch::load_aligned(row);
+    *hi = Batch::load_aligned(row + kWidth);
+  }
+};
+template <HalfKind kKind>
+struct HalfRows {
+  using Elem = uint16_t;
+  static const uint16_t* Base(const PackedB& b) { return b.half; }
+  static void Load(const uint16_t* row, Batch* lo, Batch* hi) { WidenHalves<kKind>(row, lo, hi); }
+};
+
+template <class Rows>
 void GemvPanels(int64_t m, int64_t n, int64_t k, const float* x, int64_t ldx,
                 const PackedB& b, const float* bias, float* y, int64_t ldy,
                 int64_t p0, int64_t p1) {
+  using Elem = typename Rows::Elem;
   const int64_t nr = b.nr, ps = b.panel_stride;
+  const Elem* base = Rows::Base(b);
   auto cols = [&](int64_t p) { return std::min<int64_t>(nr, n - p * nr); };
   for (int64_t i = 0; i < m; ++i) {
     const float* xr = x + i * ldx;
     float* yr = y + i * ldy;
     int64_t p = p0;
     for (; p + 4 <= p1; p += 4) {
-      const float* q0 = b.data + p * ps;
-      const float* q1 = q0 + ps;
-      const float* q2 = q1 + ps;
-      const float* q3 = q2 + ps;
-      Batch a0(0.0f), a1(0.0f), c0(0.0f), c1(0.0f), d0(0.0f), d1(0.0f), e0(0.0f), e1(0.0f);
-      for (int64_t q = 0; q < k; ++q) {
-        const Batch xv(xr[q]);
-        const int64_t o = q * nr;
-        a0 += xv * Batch::load_aligned(q0 + o);
-        a1 += xv * Batch::load_aligned(q0 + o + kWidth);
-        c0 += xv * Batch::load_aligned(q1 + o);
-        c1 += xv * Batch::load_aligned(q1 + o + kWidth);
-        d0 += xv * Batch::load_aligned(q2 + o);
-        d1 += xv * Batch::load_aligned(q2 + o + kWidth);
-        e0 += xv * Batch::load_aligned(q3 + o);
-        e1 += xv * Batch::load_aligned(q3 + o + kWidth);
-      }
-      StorePanel(a0, a1, p * nr, cols(p), bias, yr);
-      StorePanel(c0, c1, (p + 1) * nr, cols(p + 1), bias, yr);
-      StorePanel(d0, d1, (p + 2) * nr, cols(p + 2), bias, yr);
-      StorePanel(e0, e1, (p + 3) * nr, cols(p + 3), bias, yr);
-    }
-    for (; p < p1; ++p) {
-      const float* q0 = b.data + p * ps;
-      Batch a0(0.0f), a1(0.0f);
-      for (int64_t q = 0; q < k; ++q) {
-        const Batch xv(xr[q]);
-        a0 += xv * Batch::load_aligned(q0 + q * nr);
-        a1 += xv * Batch::load_aligned(q0 + q * nr + kWidth);
-      }
-      StorePanel(a0, a1, p * nr, cols(p), bias, yr);
-    }
-  }
-}
-
-// GemvPanels over 16-bit panels (PackedB::half): the same chains of
-// multiply-adds, each panel row widened as it is loaded (WidenHalves), so the
-// outputs equal GemvPanels' over the widened values; half the bytes streamed.
-template <HalfKind kKind>
-void GemvPanelsHalf(int64_t m, int64_t n, int64_t k, const float* x, int64_t ldx,
-                    const PackedB& b, const float* bias, float* y, int64_t ldy,
-                    int64_t p0, int64_t p1) {
-  const int64_t nr = b.nr, ps = b.panel_stride;
-  auto cols = [&](int64_t p) { return std::min<int64_t>(nr, n - p * nr); };
-  for (int64_t i = 0; i < m; ++i) {
-    const float* xr = x + i * ldx;
-    float* yr = y + i * ldy;
-    int64_t p = p0;
-    for (; p + 4 <= p1; p += 4) {
-      const uint16_t* q0 = b.half + p * ps;
-      const uint16_t* q1 = q0 + ps;
-      const uint16_t* q2 = q1 + ps;
-      const uint16_t* q3 = q2 + ps;
+      const Elem* q0 = base + p * ps;
+      const Elem* q1 = q0 + ps;
+      const Elem* q2 = q1 + ps;
+      const Elem* q3 = q2 + ps;
       Batch a0(0.0f), a1(0.0f), c0(0.0f), c1(0.0f), d0(0.0f), d1(0.0f), e0(0.0f), e1(0.0f);
       Batch w0, w1;
       for (int64_t q = 0; q < k; ++q) {
         const Batch xv(xr[q]);
         const int64_t o = q * nr;
-        WidenHalves<kKind>(q0 + o, &w0, &w1);
+        Rows::Load(q0 + o, &w0, &w1);
         a0 += xv * w0;
         a1 += xv * w1;
-        WidenHalves<kKind>(q1 + o, &w0, &w1);
+        Rows::Load(q1 + o, &w0, &w1);
         c0 += xv * w0;
         c1 += xv * w1;
-        WidenHalves<kKind>(q2 + o, &w0, &w1);
+        Rows::Load(q2 + o, &w0, &w1);
         d0 += xv * w0;
         d1 += xv * w1;
-        WidenHalves<kKind>(q3 + o, &w0, &w1);
+        Rows::Load(q3 + o, &w0, &w1);
         e0 += xv * w0;
         e1 += xv * w1;
       }
@@ -254,11 +227,11 @@ void GemvPanelsHalf(int64_t m, int64_t n, int64_t k, const float* x, int64_t ldx
       StorePanel(e0, e1, (p + 3) * nr, cols(p + 3), bias, yr);
     }
     for (; p < p1; ++p) {
-      const uint16_t* q0 = b.half + p * ps;
+      const Elem* q0 = base + p * ps;
       Batch a0(0.0f), a1(0.0f), w0, w1;
       for (int64_t q = 0; q < k; ++q) {
         const Batch xv(xr[q]);
-        WidenHalves<kKind>(q0 + q * nr, &w0, &w1);
+        Rows::Load(q0 + q * nr, &w0, &w1);
         a0 += xv * w0;
         a1 += xv * w1;
       }
@@ -271,11 +244,11 @@ inline void GemvPanelRange(int64_t m, int64_t n, int64_t k, const float* x, int6
                            const PackedB& b, const float* bias, float* y, int64_t ldy,
                            int64_t p0, int64_t p1) {
   if (b.half == nullptr) {
-    GemvPanels(m, n, k, x, ldx, b, bias, y, ldy, p0, p1);
+    GemvPanels<FloatRows>(m, n, k, x, ldx, b, bias, y, ldy, p0, p1);
   } else if (b.kind == HalfKind::kF16) {
-    GemvPanelsHalf<HalfKind::kF16>(m, n, k, x, ldx, b, bias, y, ldy, p0, p1);
+    GemvPanels<HalfRows<HalfKind::kF16>>(m, n, k, x, ldx, b, bias, y, ldy, p0, p1);
   } else {
-    GemvPanelsHalf<HalfKind::kBF16>(m, n, k, x, ldx, b, bias, y, ldy, p0, p1);
+    GemvPanels<HalfRows<HalfKind::kBF16>>(m, n, k, x, ldx, b, bias, y, ldy, p0, p1);
   }
 }
 
