@@ -2,8 +2,10 @@
 # test-long.sh — `npm run test:long`: the size and stress checks kept out of
 # npm test for its 20-minute budget (.ci/run runs them after it):
 #   - the browser tests marked { long: true } (tests/browser/run.mjs --long):
-#     the webgpu MHA at [1, 8192, 512], and GPT-2 small (generated, F16) loaded
-#     whole in the page's worker
+#     size and stress checks (the webgpu MHA at [1, 8192, 512]; GPT-2 small,
+#     generated, F16, whole in the page's worker; the permalink payloads; the
+#     webpack 5 consumer build; every 中文 chapter's screenshot; chapter 10's
+#     English model), about 3 minutes
 #   - npm run train:lm -- --lang en|zh --check 20: the first 20 training steps
 #     of each shipped model's recipe, loss for loss against its committed log
 # It expects npm test's set-up and build (web/dist/) to be done.

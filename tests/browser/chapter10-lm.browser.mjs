@@ -189,5 +189,5 @@ export default function (t) {
     } finally {
       await page.close();
     }
-  }, { timeout: 300000 });
+  }, { timeout: 300000, long: true });
 }

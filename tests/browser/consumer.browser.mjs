@@ -197,7 +197,7 @@ export default function (t) {
     assert.equal(files.filter((f) => f.endsWith('.wasm')).length, 3, `webpack emitted ${files.join(', ')}`);
     const r = await runInBrowser(h, path.join(app, 'dist'), '/index.html', 'webpack');
     console.log(`    webpack: ${files.length} files, auto → ${r.backend}, wasm ${r.wasm.join(' ')}`);
-  }, { timeout: 240000 });
+  }, { timeout: 240000, long: true });
 
   // Rollup and esbuild do not copy assets referenced as
   // new URL('./x.wasm', import.meta.url); the README's recipe (ESM output,

@@ -248,7 +248,7 @@ export default function (t) {
         await page.closeAll();
       }
     }
-  }, { timeout: 180000 });
+  }, { timeout: 180000, long: true });
 
   t.test('components: payloads in every observed attribute are shown as text only', async (h) => {
     if (!fs.existsSync(path.join(REPO_ROOT, 'web/components/index.js'))) {

@@ -410,5 +410,5 @@ export default function (t) {
     } finally {
       await page.closeAll();
     }
-  });
+  }, { long: true });
 }

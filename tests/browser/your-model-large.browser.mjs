@@ -219,7 +219,7 @@ export default function (t) {
       await page.click('#your-model .ym-load');
       await page.waitForFunction(() => ['loaded', 'error'].includes(document.getElementById('your-model').dataset.model), null, { timeout: 60000 });
       const msg = await page.textContent('#your-model .ym-model-error');
-      assert.match(msg, /^RangeError: loadModel: the model needs \d+\.\d MiB of float32 weights \(\d+ parameters, \d+\.\d MiB on file\), more than the wasm heap can hold/);
+      assert.match(msg, /^RangeError: loadModel: the model needs \d+\.\d MiB of (float32 weights|weights \(its matrices in 16 bits\)) \(\d+ parameters, \d+\.\d MiB on file\), more than the wasm heap can hold/);
       const ev = await page.evaluate(() => window.__attentionLab.runners.find((r) => r.id === 'your-model').inst.whole.progressEvents);
       assert.deepEqual(ev, [], 'no tensor was read');
       console.log(`    refused: ${msg}`);
