@@ -225,6 +225,7 @@ attnlab::Transformer* T(uintptr_t h) { return reinterpret_cast<attnlab::Transfor
 void TransformerDestroy(uintptr_t h) { delete T(h); }
 double TransformerParamCount(uintptr_t h) { return static_cast<double>(T(h)->ParamCount()); }
 double TransformerHeldBytes(uintptr_t h) { return static_cast<double>(T(h)->HeldBytes()); }
+double TransformerHeadCopyBytes(uintptr_t h) { return static_cast<double>(T(h)->HeadCopyBytes()); }
 
 // [{"name":…,"shape":[…],"offset":…,"decay":…}, …]
 std::string TransformerParamInfo(uintptr_t h) {
@@ -514,6 +515,7 @@ EMSCRIPTEN_BINDINGS(attention_lab_train) {
   function("transformerDestroy", &TransformerDestroy);
   function("transformerParamCount", &TransformerParamCount);
   function("transformerHeldBytes", &TransformerHeldBytes);
+  function("transformerHeadCopyBytes", &TransformerHeadCopyBytes);
   function("transformerParamInfo", &TransformerParamInfo);
   function("transformerGetParams", &TransformerGetParams);
   function("transformerGetGradients", &TransformerGetGradients);

@@ -82,6 +82,10 @@ struct RotateSpec {
 };
 void RotateRows(const RotateSpec& spec);
 
+// Up to this many rows, a torch-layout Linear runs as the GEMV over W as it
+// is (kernels::GemvT); more rows pack W and run the GEMM.
+constexpr int64_t kGemvRows = 4;
+
 // The driver of Linear (src/linear.cpp), shared with the training ops and
 // the models: y[R, N] = x[R, K]·op(W) + b on the active kernel set, W in
 // torch layout ([N, K], dense false) or [K, N] (dense). `pack`: scratch for

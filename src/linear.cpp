@@ -12,9 +12,6 @@
 namespace attnlab {
 
 namespace internal {
-namespace {
-constexpr int64_t kGemvRows = 4;
-}  // namespace
 
 bool LinearDriver(int64_t rows, int64_t in, int64_t out, const float* x,
                   const float* w, bool dense, const float* b, float* y,

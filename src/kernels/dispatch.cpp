@@ -49,6 +49,11 @@ void GemvT(int64_t m, int64_t n, int64_t k, const float* x, int64_t ldx,
            int64_t ldy) {
   ATTNLAB_DISPATCH(GemvT(m, n, k, x, ldx, w, ldw, bias, y, ldy));
 }
+int64_t HalfRowGroup() { return ATTNLAB_DISPATCH(HalfRowGroup()); }
+void GemvTHalf(int64_t m, int64_t n, int64_t k, const float* x, int64_t ldx,
+               const HalfMatrix& w, const float* bias, float* y, int64_t ldy) {
+  ATTNLAB_DISPATCH(GemvTHalf(m, n, k, x, ldx, w, bias, y, ldy));
+}
 void GemvPacked(int64_t m, int64_t n, int64_t k, const float* x, int64_t ldx,
                 const PackedB& b, const float* bias, float* y, int64_t ldy) {
   ATTNLAB_DISPATCH(GemvPacked(m, n, k, x, ldx, b, bias, y, ldy));

@@ -36,6 +36,19 @@ void GemvT(int64_t m, int64_t n, int64_t k, const float* x, int64_t ldx,
     }
   }
 }
+int64_t HalfRowGroup() { return 1; }
+void GemvTHalf(int64_t m, int64_t n, int64_t k, const float* x, int64_t ldx,
+               const HalfMatrix& w, const float* bias, float* y, int64_t ldy) {
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      const uint16_t* wr = w.data + j * w.ld;
+      const float* xr = x + i * ldx;
+      float s = 0.0f;
+      for (int64_t p = 0; p < k; ++p) s += xr[p] * HalfToFloat(wr[HalfRowOffset(w, p)], w.kind);
+      y[i * ldy + j] = s + (bias ? bias[j] : 0.0f);
+    }
+  }
+}
 void GemvPacked(int64_t m, int64_t n, int64_t k, const float* x, int64_t ldx,
                 const PackedB& b, const float* bias, float* y, int64_t ldy) {
   if (b.half != nullptr) {
@@ -136,7 +149,93 @@ void GemvBlock(int64_t m, int64_t j0, int64_t j1, int64_t k, const float* x,
   for (; i + 2 <= m; i += 2) GemvRows<true>(i, j0, j1, k, x, ldx, w, ldw, bias, y, ldy);
   if (i < m) GemvRows<false>(i, j0, j1, k, x, ldx, w, ldw, bias, y, ldy);
 }
+
+// GemvRows over 16-bit rows (groups of 2·kWidth, k a multiple), one x row
+// at a time: a group widens into its elements [0, kWidth) and [kWidth,
+// 2·kWidth), which meet each lane's accumulator in the order the float
+// loop's two steps do, so every output is GemvRows' chain over the widened
+// values (the x rows' pairing there shares loads only).
+template <HalfKind kKind>
+void GemvHalfRows(int64_t m, int64_t j0, int64_t j1, int64_t k, const float* x,
+                  int64_t ldx, const uint16_t* w, int64_t ldw, const float* bias,
+                  float* y, int64_t ldy) {
+  for (int64_t i = 0; i < m; ++i) {
+    const float* xr = x + i * ldx;
+    float* yr = y + i * ldy;
+    int64_t j = j0;
+    for (; j + 4 <= j1; j += 4) {
+      const uint16_t* w0 = w + j * ldw;
+      const uint16_t* w1 = w0 + ldw;
+      const uint16_t* w2 = w1 + ldw;
+      const uint16_t* w3 = w2 + ldw;
+      Batch a0(0.0f), a1(0.0f), a2(0.0f), a3(0.0f), lo, hi;
+      for (int64_t p = 0; p < k; p += 2 * kWidth) {
+        const Batch xl = Batch::load_unaligned(xr + p);
+        const Batch xh = Batch::load_unaligned(xr + p + kWidth);
+        WidenHalves<kKind>(w0 + p, &lo, &hi);
+        a0 += xl * lo;
+        a0 += xh * hi;
+        WidenHalves<kKind>(w1 + p, &lo, &hi);
+        a1 += xl * lo;
+        a1 += xh * hi;
+        WidenHalves<kKind>(w2 + p, &lo, &hi);
+        a2 += xl * lo;
+        a2 += xh * hi;
+        WidenHalves<kKind>(w3 + p, &lo, &hi);
+        a3 += xl * lo;
+        a3 += xh * hi;
+      }
+      yr[j] = xsimd::hadd(a0) + (bias ? bias[j] : 0.0f);
+      yr[j + 1] = xsimd::hadd(a1) + (bias ? bias[j + 1] : 0.0f);
+      yr[j + 2] = xsimd::hadd(a2) + (bias ? bias[j + 2] : 0.0f);
+      yr[j + 3] = xsimd::hadd(a3) + (bias ? bias[j + 3] : 0.0f);
+    }
+    for (; j < j1; ++j) {
+      const uint16_t* wr = w + j * ldw;
+      Batch acc(0.0f), lo, hi;
+      for (int64_t p = 0; p < k; p += 2 * kWidth) {
+        WidenHalves<kKind>(wr + p, &lo, &hi);
+        acc += Batch::load_unaligned(xr + p) * lo;
+        acc += Batch::load_unaligned(xr + p + kWidth) * hi;
+      }
+      yr[j] = xsimd::hadd(acc) + (bias ? bias[j] : 0.0f);
+    }
+  }
+}
+
+void GemvHalfBlock(int64_t m, int64_t j0, int64_t j1, int64_t k, const float* x,
+                   int64_t ldx, const HalfMatrix& w, const float* bias, float* y,
+                   int64_t ldy) {
+  if (w.kind == HalfKind::kBF16) {
+    GemvHalfRows<HalfKind::kBF16>(m, j0, j1, k, x, ldx, w.data, w.ld, bias, y, ldy);
+  } else {
+    GemvHalfRows<HalfKind::kF16>(m, j0, j1, k, x, ldx, w.data, w.ld, bias, y, ldy);
+  }
+}
 }  // namespace
+
+int64_t HalfRowGroup() { return 2 * kWidth; }
+
+void GemvTHalf(int64_t m, int64_t n, int64_t k, const float* x, int64_t ldx,
+               const HalfMatrix& w, const float* bias, float* y, int64_t ldy) {
+  const int64_t align = static_cast<int64_t>(sizeof(float)) * kWidth;
+  if (w.group != 2 * kWidth || k % w.group != 0 || (w.ld * 2) % align != 0 ||
+      reinterpret_cast<uintptr_t>(w.data) % static_cast<uintptr_t>(align) != 0) {
+    scalar::GemvTHalf(m, n, k, x, ldx, w, bias, y, ldy);  // another set's layout
+    return;
+  }
+  const int threads = internal::ThreadsFor(m * n * k, kMinParallelGemv);
+  if (threads == 1) {
+    GemvHalfBlock(m, 0, n, k, x, ldx, w, bias, y, ldy);
+    return;
+  }
+  const int64_t tasks = (n + kRowsPerTask - 1) / kRowsPerTask;
+  auto task = [=](int64_t t, int) {
+    GemvHalfBlock(m, t * kRowsPerTask, std::min(n, (t + 1) * kRowsPerTask), k, x, ldx, w, bias,
+                  y, ldy);
+  };
+  internal::ParallelFor(tasks, task);
+}
 
 void GemvT(int64_t m, int64_t n, int64_t k, const float* x, int64_t ldx,
            const float* w, int64_t ldw, const float* bias, float* y,

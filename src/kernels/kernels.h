@@ -58,6 +58,22 @@ inline int64_t HalfOffset(const PackedB& b, int64_t k, int64_t n) {
   return (n / b.nr) * b.panel_stride + k * b.nr + HalfLane(b.nr, n % b.nr);
 }
 
+// W [N, K] in 16-bit rows (GemvTHalf; a loaded model's tied LM head): row n
+// at data + n·ld, each group of `group` elements in the lane order of
+// HalfLane(group, ·), so one SIMD load widens into the group's two halves in
+// order. group = HalfRowGroup() of the kernel set that reads it.
+struct HalfMatrix {
+  const uint16_t* data = nullptr;
+  int64_t ld = 0;
+  int64_t group = 1;
+  HalfKind kind = HalfKind::kNone;
+};
+
+// Where element c of a HalfMatrix row sits.
+inline int64_t HalfRowOffset(const HalfMatrix& w, int64_t c) {
+  return c - c % w.group + HalfLane(w.group, c % w.group);
+}
+
 // One 16-bit value as float, exactly. F16: the 15 magnitude bits placed under
 // float32's exponent and scaled by 2^112 (normal and subnormal values alike);
 // Inf and NaN (exponent 31) do not survive, so the loader rejects them first
@@ -168,6 +184,12 @@ void CopyTraceWeights(const AttentionView& view, const float* weights, float* ou
   void GemvT(int64_t m, int64_t n, int64_t k, const float* x, int64_t ldx,    \
              const float* w, int64_t ldw, const float* bias, float* y,        \
              int64_t ldy);                                                    \
+  /* GemvT over 16-bit rows (K % group == 0, rows aligned as a float */     \
+  /* vector): the outputs of GemvT over their float values, bit for bit. */  \
+  int64_t HalfRowGroup();                                                     \
+  void GemvTHalf(int64_t m, int64_t n, int64_t k, const float* x,             \
+                 int64_t ldx, const HalfMatrix& w, const float* bias,         \
+                 float* y, int64_t ldy);                                      \
   /* y[M, N] = x[M, K]·B + bias over a packed B (weights packed once). */     \
   void GemvPacked(int64_t m, int64_t n, int64_t k, const float* x,            \
                   int64_t ldx, const PackedB& b, const float* bias, float* y, \
@@ -208,6 +230,9 @@ void Gemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
 void GemvT(int64_t m, int64_t n, int64_t k, const float* x, int64_t ldx,
            const float* w, int64_t ldw, const float* bias, float* y,
            int64_t ldy);
+int64_t HalfRowGroup();
+void GemvTHalf(int64_t m, int64_t n, int64_t k, const float* x, int64_t ldx,
+               const HalfMatrix& w, const float* bias, float* y, int64_t ldy);
 void GemvPacked(int64_t m, int64_t n, int64_t k, const float* x, int64_t ldx,
                 const PackedB& b, const float* bias, float* y, int64_t ldy);
 void GeluTanh(int64_t n, const float* x, float* y);

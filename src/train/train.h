@@ -284,6 +284,9 @@ class Transformer {
   // Forgets the optimizer state (moments, step count).
   void ResetOptimizer();
   int64_t HeldBytes() const;
+  // The 16-bit copy of a tied LM head (a 16-bit checkpoint; see packed_half)
+  // when it is in use, else 0.
+  int64_t HeadCopyBytes() const;
 
  private:
   Transformer();

@@ -107,6 +107,24 @@ struct Transformer::Impl {
   std::unique_ptr<BlockActs[]> acts;   // N
   AlignedBuffer e0, xf, t1, t2, t3;    // embedding sum, final norm, MLM transform
   AlignedBuffer logits, dlogits, dx, dh, dtmp, dn, dg, dg2;
+  // A tied LM head over a 16-bit checkpoint (packed_half): wte's rows also
+  // in 16 bits, as the file holds them ([V, E], kernels::HalfMatrix), for
+  // the GEMV of the few-row calls (decoding), which then streams half of
+  // wte's bytes with the same results. Used once every row was written
+  // from 16 bits (WriteParamHalf; a float write of a row takes it back).
+  AlignedBuffer head16;
+  kernels::HalfMatrix head16_w;
+  std::vector<uint8_t> head16_row;
+  int64_t head16_rows = 0;
+  bool HeadCopyReady() const {
+    return head16_w.data != nullptr && head16_rows == config.vocab_size;
+  }
+  void ForgetHeadRows(int64_t first, int64_t rows) {
+    for (int64_t i = first; i < first + rows; ++i) {
+      head16_rows -= head16_row[static_cast<size_t>(i)];
+      head16_row[static_cast<size_t>(i)] = 0;
+    }
+  }
   std::unique_ptr<LayerCache[]> cache;  // N, allocated by the first Extend
   int64_t cached = 0;
   int64_t last_rows = 0;  // rows of the last Forward / Extend (LayerInputs)
@@ -292,6 +310,11 @@ struct Transformer::Impl {
   bool Logits(int64_t first, int64_t rows, float* out) {
     const int64_t e = config.embed_dim;
     if (!config.tie_embeddings) return Lin(rows, e, config.vocab_size, HeadInput() + first * e, head_w, head_b, out);
+    if (rows <= internal::kGemvRows && HeadCopyReady()) {  // what LinearForward's GEMV gives
+      kernels::GemvTHalf(rows, config.vocab_size, e, HeadInput() + first * e, e, head16_w, P(head_b),
+                         out, config.vocab_size);
+      return true;
+    }
     return train::LinearForward(rows, e, config.vocab_size, HeadInput() + first * e, HeadWeight(),
                                 P(head_b), out, &ws);
   }
@@ -458,6 +481,14 @@ std::unique_ptr<Transformer> Transformer::Create(const TransformerConfig& config
     return nullptr;
   }
   std::fill(im.params.data(), im.params.data() + im.stored, 0.0f);
+  const int64_t group = kernels::HalfRowGroup();
+  if (config.packed_half != 0 && config.tie_embeddings && config.has_head && e % group == 0 &&
+      internal::CanAllocate((vocab * e + 1) / 2 + config.max_length * e * 4) && im.head16.Reserve((vocab * e + 1) / 2)) {
+    // (optional: without room for it the float head runs)
+    im.head16_w = kernels::HalfMatrix{reinterpret_cast<const uint16_t*>(im.head16.data()), e, group,
+                                      static_cast<kernels::HalfKind>(config.packed_half)};
+    im.head16_row.assign(static_cast<size_t>(vocab), 0);
+  }
   const float gpt2_std = config.init_std;
   const float residual_std = gpt2_std / std::sqrt(2.0f * static_cast<float>(nl));
   for (size_t i = 0; i < im.infos.size(); ++i) {
@@ -611,6 +642,16 @@ Status Transformer::WriteParamHalf(int64_t index, int64_t first, int64_t rows, c
       s = WriteParam(index, first + i, 1, row.data(), width, transposed);
       if (!s.ok()) return s;
     }
+    if (code == im.embed_off && !transposed && im.head16_w.data != nullptr && im.head16_w.kind == hk) {
+      uint16_t* head = const_cast<uint16_t*>(im.head16_w.data);
+      for (int64_t i = 0; i < rows; ++i) {
+        uint16_t* dst = head + (first + i) * im.head16_w.ld;
+        for (int64_t j = 0; j < c; ++j) dst[kernels::HalfRowOffset(im.head16_w, j)] = src[i * ld + j];
+        uint8_t& done = im.head16_row[static_cast<size_t>(first + i)];
+        im.head16_rows += 1 - done;
+        done = 1;
+      }
+    }
     return Status::Ok();
   }
   im.cached = 0;
@@ -641,6 +682,13 @@ Status Transformer::WriteParam(int64_t index, int64_t first, int64_t rows, const
     return Status::Invalid("writeParam: " + info.name + " is held in 16 bits (packed_half); write it with writeParamHalf");
   }
   im.cached = 0;
+  if (code == im.embed_off && im.head16_w.data != nullptr) {
+    if (transposed) {
+      im.ForgetHeadRows(0, r);
+    } else {
+      im.ForgetHeadRows(first, rows);
+    }
+  }
   if (code >= 0) {
     float* dst = im.params.data() + code;
     for (int64_t i = 0; i < rows; ++i) {
@@ -776,9 +824,13 @@ Status Transformer::ConfigureOptimizer(const AdamWConfig& c) {
   return Status::Ok();
 }
 
+int64_t Transformer::HeadCopyBytes() const {
+  return impl_->HeadCopyReady() ? impl_->head16.bytes() : 0;
+}
+
 int64_t Transformer::HeldBytes() const {
   const Impl& im = *impl_;
-  int64_t b = im.params.bytes() + im.grads.bytes() + im.m.bytes() + im.v.bytes();
+  int64_t b = im.params.bytes() + im.grads.bytes() + im.m.bytes() + im.v.bytes() + im.head16.bytes();
   for (int64_t l = 0; l <= im.config.num_layers; ++l) b += im.x[l].bytes();
   for (int64_t l = 0; l < im.config.num_layers; ++l) {
     const BlockActs& a = im.acts[l];

@@ -182,6 +182,51 @@ TEST(GemmHalf, EqualsTheFloatPanelsBitForBit) {
   RunHalfProducts(false, {5, 64, 70}, {1, 17, 200}, {3, 97, 3000});
 }
 
+// GemvTHalf (a tied LM head kept in 16 bits): W [n, k] in rows of the
+// active set's HalfRowGroup order; the same bits as GemvT over the widened
+// values in torch layout, on both kernel sets (the SIMD set: its lane
+// chains and horizontal sums; the scalar set: the plain k-order dot product),
+// for row blocks of 4 and their tail, one to four x rows, with and without
+// a bias.
+TEST(GemvTHalf, EqualsGemvTOverTheWidenedRowsBitForBit) {
+  std::mt19937 g(17);
+  for (bool scalar : {false, true}) {
+    const bool before = k::UseScalarKernels(scalar);
+    const int64_t group = k::HalfRowGroup();
+    for (HalfKind kind : {HalfKind::kF16, HalfKind::kBF16}) {
+      for (int64_t m : {1, 2, 3, 4}) {
+        for (int64_t n : {1, 3, 4, 9, 70}) {
+          for (int64_t kk : {group, 4 * group, 48 * group}) {
+            const Case c = MakeCase(g, m, n, kk, kind);
+            attnlab::internal::AlignedBuffer buf;
+            ASSERT_TRUE(buf.Reserve((n * kk + 1) / 2));
+            uint16_t* rows = reinterpret_cast<uint16_t*>(buf.data());
+            const k::HalfMatrix w{rows, kk, group, kind};
+            for (int64_t j = 0; j < n; ++j) {
+              for (int64_t q = 0; q < kk; ++q) rows[j * kk + k::HalfRowOffset(w, q)] = c.w[j * kk + q];
+            }
+            for (bool bias : {false, true}) {
+              const float* b = bias ? c.bias.data() : nullptr;
+              std::vector<float> y(m * n, 7.0f), ref(m * n, 9.0f);
+              k::GemvTHalf(m, n, kk, c.x.data(), kk, w, b, y.data(), n);
+              k::GemvT(m, n, kk, c.x.data(), kk, c.wf.data(), kk, b, ref.data(), n);
+              const std::string what = std::string(scalar ? "scalar" : "simd") +
+                                       (kind == HalfKind::kF16 ? " F16" : " BF16") + " m=" + std::to_string(m) +
+                                       " n=" + std::to_string(n) + " k=" + std::to_string(kk);
+              if (!scalar) {  // (the scalar loops: see RunHalfProducts)
+                ASSERT_EQ(0, std::memcmp(y.data(), ref.data(), y.size() * sizeof(float)))
+                    << what << ": not the bits of GemvT";
+              }
+              if (bias) CheckAgainstDouble(c, y, m, n, kk, what.c_str());
+            }
+          }
+        }
+      }
+    }
+    k::UseScalarKernels(before);
+  }
+}
+
 TEST(HalfLane, PairsColumnsHalfAPanelApart) {
   EXPECT_EQ(k::HalfLane(8, 0), 0);
   EXPECT_EQ(k::HalfLane(8, 4), 1);

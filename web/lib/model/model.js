@@ -62,8 +62,10 @@ export class Model {
       maxPositions: c.maxPositions,
       parameters: transformer.parameterCount,
       // The weights as held in wasm memory: float32, or 16 bits for the
-      // packed projections of a 16-bit checkpoint (load.js).
-      bytes: transformer._params.reduce((n, p) => n + p.shape.reduce((a, d) => a * d, 1) * (p.packed && transformer.config.packedHalf ? 2 : 4), 0),
+      // packed projections of a 16-bit checkpoint (load.js), plus the 16-bit
+      // copy of its tied LM head that decoding reads, when it has one.
+      bytes: transformer._params.reduce((n, p) => n + p.shape.reduce((a, d) => a * d, 1) * (p.packed && transformer.config.packedHalf ? 2 : 4), 0) +
+        Module.transformerHeadCopyBytes(transformer._handle),
       weightsDtype: transformer.config.packedHalf === 1 ? 'float16' : transformer.config.packedHalf === 2 ? 'bfloat16' : 'float32',
     });
     this._causal = c.core.causal;
