@@ -7,10 +7,13 @@
 // through the same functions on one-lane batches of the scalar set's math.
 // Scalar: <cmath>, the oracle of the tests and the wasm-scalar build. Per
 // GPT-2-small prefill of 128 tokens these are 4.7 M transcendentals.
+// Threads (SIMD): chunks of kChunk elements (thread_pool.h).
+#include <algorithm>
 #include <cmath>
 
 #include "kernels/kernels.h"
 #include "kernels/simd.h"
+#include "thread_pool.h"
 
 namespace attnlab {
 namespace kernels {
@@ -41,34 +44,62 @@ void SwiGlu(int64_t n, const float* gate, const float* up, float* y) {
 
 #if ATTNLAB_SIMD
 namespace simd {
-void GeluTanh(int64_t n, const float* x, float* y) {
-  const int64_t nv = n - n % kWidth;
-  const Batch half(0.5f), one(1.0f), c(kSqrt2OverPi), cubic(kGeluCubic);
-  for (int64_t i = 0; i < nv; i += kWidth) {
-    const Batch v = Batch::load_unaligned(x + i);
-    const Batch u = c * (v + cubic * v * v * v);
-    (half * v * (one + xsimd::tanh(u))).store_unaligned(y + i);
+namespace {
+// Elements a task; a multiple of kWidth, so every element below
+// n − n % kWidth takes the vector formula in any split (the same bits on
+// any thread count) and only the last task runs the scalar tail.
+constexpr int64_t kChunk = int64_t{1} << 14;
+// Below this many elements (a transcendental costs about as much as 32
+// multiply-adds) the activation stays on the calling thread.
+constexpr int64_t kMinParallelWork = int64_t{1} << 17;
+
+// body(i0, i1) over [i0, i1): the whole range, or chunks on the pool.
+template <class F>
+void Elementwise(int64_t n, F body) {
+  if (internal::ThreadsFor(n * 32, kMinParallelWork) == 1) {
+    body(0, n);
+    return;
   }
-  for (int64_t i = nv; i < n; ++i) y[i] = GeluTanhScalar(x[i]);
+  const int64_t tasks = (n + kChunk - 1) / kChunk;
+  auto task = [&](int64_t t, int) { body(t * kChunk, std::min(n, (t + 1) * kChunk)); };
+  internal::ParallelFor(tasks, task);
+}
+}  // namespace
+
+void GeluTanh(int64_t n, const float* x, float* y) {
+  Elementwise(n, [=](int64_t i0, int64_t i1) {
+    const int64_t nv = i1 - (i1 - i0) % kWidth;
+    const Batch half(0.5f), one(1.0f), c(kSqrt2OverPi), cubic(kGeluCubic);
+    for (int64_t i = i0; i < nv; i += kWidth) {
+      const Batch v = Batch::load_unaligned(x + i);
+      const Batch u = c * (v + cubic * v * v * v);
+      (half * v * (one + xsimd::tanh(u))).store_unaligned(y + i);
+    }
+    for (int64_t i = nv; i < i1; ++i) y[i] = GeluTanhScalar(x[i]);
+  });
 }
 void Gelu(int64_t n, const float* x, float* y) {
-  const int64_t nv = n - n % kWidth;
-  const Batch half(0.5f), one(1.0f), s(kInvSqrt2);
-  for (int64_t i = 0; i < nv; i += kWidth) {
-    const Batch v = Batch::load_unaligned(x + i);
-    (half * v * (one + xsimd::erf(v * s))).store_unaligned(y + i);
-  }
-  for (int64_t i = nv; i < n; ++i) y[i] = GeluScalar(x[i]);
+  Elementwise(n, [=](int64_t i0, int64_t i1) {
+    const int64_t nv = i1 - (i1 - i0) % kWidth;
+    const Batch half(0.5f), one(1.0f), s(kInvSqrt2);
+    for (int64_t i = i0; i < nv; i += kWidth) {
+      const Batch v = Batch::load_unaligned(x + i);
+      (half * v * (one + xsimd::erf(v * s))).store_unaligned(y + i);
+    }
+    for (int64_t i = nv; i < i1; ++i) y[i] = GeluScalar(x[i]);
+  });
 }
 void SwiGlu(int64_t n, const float* gate, const float* up, float* y) {
-  const int64_t nv = n - n % kWidth;
-  const Batch one(1.0f);
-  for (int64_t i = 0; i < nv; i += kWidth) {
-    const Batch g = Batch::load_unaligned(gate + i);
-    const Batch u = Batch::load_unaligned(up + i);
-    (g / (one + xsimd::exp(-g)) * u).store_unaligned(y + i);
-  }
-  for (int64_t i = nv; i < n; ++i) y[i] = SiluMulScalar(gate[i], up[i]);
+  Elementwise(n, [=](int64_t i0, int64_t i1) {
+    const int64_t nv = i1 - (i1 - i0) % kWidth;
+    const Batch one(1.0f);
+    for (int64_t i = i0; i < nv; i += kWidth) {
+      const Batch g = Batch::load_unaligned(gate + i);
+      const Batch u = Batch::load_unaligned(up + i);
+      (g / (one + xsimd::exp(-g)) * u).store_unaligned(y + i);
+    }
+    for (int64_t i = nv; i < i1; ++i) y[i] = SiluMulScalar(gate[i], up[i]);
+  });
 }
 }  // namespace simd
 #endif  // ATTNLAB_SIMD
