@@ -1,8 +1,8 @@
 // GEMM kernel tests (kernels::PackB / kernels::Gemm), XNNPACK style: every
 // shape is checked against a double-precision reference, for both kernel sets,
 // at N equal to, below, above and multiples of the panel width GemmNr() and of
-// 4/8/16/32, M tails 1–3 around the 4-row micro-kernel and the 64-row block,
-// K = 1 and odd K.
+// 4/8/16/32, M tails 1–3 around the 4-row micro-kernel and the 128-row block,
+// K = 1, odd K and K around the 768-deep block.
 //
 // Tolerance (GEMM): the error bound of a float32 dot product of length K,
 //   |c - ĉ| <= γ(K+1) · (|bias| + Σ_k |a_ik|·|b_kj|),   γ(n) = n·u, u = 2^-24
@@ -100,8 +100,8 @@ std::vector<int64_t> NSizes() {
 }
 
 TEST_P(GemmTest, ShapesSweepMN) {
-  // M around the 4-row micro-kernel (tails 1-3) and the 64-row block.
-  const int64_t ms[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 63, 64, 65, 67, 130};
+  // M around the 4-row micro-kernel (tails 1-3) and the 128-row block.
+  const int64_t ms[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 63, 64, 65, 67, 127, 128, 129, 131, 259};
   uint32_t seed = 1;
   for (int64_t kk : {1, 3, 17}) {
     for (int64_t m : ms) {
@@ -115,10 +115,10 @@ TEST_P(GemmTest, ShapesSweepMN) {
 
 TEST_P(GemmTest, ShapesSweepK) {
   // K = 1, even/odd K (the micro-kernel unrolls K by 2), multiples of 4/8/16,
-  // and K around 512 and beyond (K may be processed in blocks).
+  // and K around 768 and beyond (K is processed in blocks of 768).
   uint32_t seed = 1000;
   for (int64_t kk : {1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 64, 100, 255, 256, 257,
-                     511, 512, 513, 1100}) {
+                     511, 512, 513, 767, 768, 769, 1100, 1537}) {
     for (int64_t m : {1, 3, 4, 7}) {
       for (int64_t n : {1, 8, 16, 17, 33}) {
         RunGemm({m, n, kk}, seed++);
