@@ -806,7 +806,7 @@ export interface ModelConfig {
   maxPositions: number;
   /** As transformers' num_parameters(): tied weights once. */
   parameters: number;
-  /** Bytes of weights held in wasm memory (float32, the projections of a 16-bit checkpoint in 16 bits). */
+  /** Bytes of weights held in wasm memory (float32, the projections of a 16-bit checkpoint in 16 bits, plus the 16-bit copy of its tied LM head). */
   bytes: number;
   /** How the projections are held: 'float32', or the checkpoint's 'float16' / 'bfloat16' (LoadModelArgs.dtype). */
   weightsDtype: 'float32' | 'float16' | 'bfloat16';

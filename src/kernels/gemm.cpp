@@ -131,6 +131,23 @@ void PackA(int64_t rows, int64_t kc, const float* a, int64_t lda, float* out) {
   }
 }
 
+// A [M, K] packed whole, once for the tasks of a threaded product: row block
+// i0 (kMc rows, the last fewer), depth block k0, as PackA lays it out, at
+// PackedAOffset; PackedAFloats in all.
+inline int64_t RoundRows(int64_t rows) { return (rows + kMr - 1) / kMr * kMr; }
+inline int64_t PackedAOffset(int64_t i0, int64_t rows, int64_t k0, int64_t k) {
+  return i0 * k + k0 * RoundRows(rows);
+}
+inline int64_t PackedAFloats(int64_t m, int64_t k) { return (m / kMc) * kMc * k + RoundRows(m % kMc) * k; }
+void PackAllA(int64_t m, int64_t k, const float* a, int64_t lda, float* out) {
+  for (int64_t i0 = 0; i0 < m; i0 += kMc) {
+    const int64_t rows = std::min(kMc, m - i0);
+    for (int64_t k0 = 0; k0 < k; k0 += kKc) {
+      PackA(rows, std::min(kKc, k - k0), a + i0 * lda + k0, lda, out + PackedAOffset(i0, rows, k0, k));
+    }
+  }
+}
+
 // C[R, cols] (+)= Apanel[R, kc]·Bpanel[kc, NR]; cols <= NR.
 // first: start from the bias (or 0); otherwise accumulate onto C.
 // R <= kMr rows: the M tail runs with R = its row count, so no work is spent
@@ -270,16 +287,21 @@ namespace {
 // outside the micro-kernel's k loop was unrolled 3 times instead of 4 and the
 // single-threaded product ran ~2-4% slower (wasm-objdump: the same wasm
 // loop; --print-wasm-code: 24 instead of 32 mulps per unrolled body).
+//
+// apacked: A already packed by PackAllA (rows from 0, i_begin a multiple of
+// kMc), shared by the tasks of one product; null: each block packed here.
 void GemmBlock(int64_t i_begin, int64_t i_end, int64_t j_begin, int64_t j_end,
                int64_t k, const float* a, int64_t lda, const PackedB& b,
-               const float* bias, bool accumulate, float* c, int64_t ldc) {
-  alignas(64) float apack[kMc * kKc];
+               const float* bias, bool accumulate, float* c, int64_t ldc,
+               const float* apacked = nullptr) {
+  alignas(64) float local[kMc * kKc];
   const int64_t n = j_end;
   for (int64_t i0 = i_begin; i0 < i_end; i0 += kMc) {
     const int64_t rows = std::min(kMc, i_end - i0);
     for (int64_t k0 = 0; k0 < k; k0 += kKc) {
       const int kc = static_cast<int>(std::min(kKc, k - k0));
-      PackA(rows, kc, a + i0 * lda + k0, lda, apack);
+      const float* apack = apacked != nullptr ? apacked + PackedAOffset(i0, rows, k0, k) : local;
+      if (apacked == nullptr) PackA(rows, kc, a + i0 * lda + k0, lda, local);
       const bool first = k0 == 0 && !accumulate;
       const int64_t full_rows = rows / kMr * kMr;
       const int64_t tail = rows - full_rows;
@@ -345,7 +367,8 @@ void WidenPanels(const PackedB& b, int64_t k, int64_t j0, int64_t j1, float* out
 // element of C is the same chain as over float panels of the same values.
 void GemmBlockHalf(int64_t i_begin, int64_t i_end, int64_t j_begin, int64_t j_end,
                    int64_t k, const float* a, int64_t lda, const PackedB& b,
-                   const float* bias, bool accumulate, float* c, int64_t ldc) {
+                   const float* bias, bool accumulate, float* c, int64_t ldc,
+                   const float* apacked = nullptr) {
   constexpr int64_t kScratchFloats = int64_t{1} << 18;
   const int64_t step = std::clamp<int64_t>(kScratchFloats / std::max<int64_t>(k, 1) / (2 * kNr), 1, 32) * 2 * kNr;
   static thread_local std::vector<float> scratch;
@@ -361,7 +384,7 @@ void GemmBlockHalf(int64_t i_begin, int64_t i_end, int64_t j_begin, int64_t j_en
     }
     const PackedB slice{buf, kNr, k * kNr};
     GemmBlock(i_begin, i_end, 0, j1 - j0, k, a, lda, slice, bias ? bias + j0 : nullptr,
-              accumulate, c + j0, ldc);
+              accumulate, c + j0, ldc, apacked);
   }
 }
 
@@ -412,6 +435,19 @@ void GemmImpl(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
   const int64_t pairs = (n + 2 * kNr - 1) / (2 * kNr);
   const int64_t target = kTasksPerThread * threads;
   const int64_t chunks = std::clamp<int64_t>((target + blocks - 1) / blocks, 1, pairs);
+  // A is packed once here for all the tasks (each column chunk would pack
+  // the same rows again), except for a started batch, which may outlive this
+  // call and packs its own.
+  const bool detach = internal::TakeDetach();
+  static thread_local std::vector<float> shared_a;
+  const float* apacked = nullptr;
+  if (!detach) {
+    const size_t need = static_cast<size_t>(PackedAFloats(m, k) + 16);
+    if (shared_a.size() < need) shared_a.resize(need);
+    float* buf = reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(shared_a.data()) + 63) & ~uintptr_t{63});
+    PackAllA(m, k, a, lda, buf);
+    apacked = buf;
+  }
   // By value: a started batch (below) runs after this call has returned.
   auto task = [=](int64_t t, int) {
     const int64_t i0 = (t / chunks) * rows_per, q = t % chunks;
@@ -419,13 +455,13 @@ void GemmImpl(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
     const int64_t j_end = std::min(n, pairs * (q + 1) / chunks * 2 * kNr);
     if (half) {
       GemmBlockHalf(i0, std::min(m, i0 + rows_per), j_begin, j_end, k, a, lda, b, bias,
-                    accumulate, c, ldc);
+                    accumulate, c, ldc, apacked);
     } else {
       GemmBlock(i0, std::min(m, i0 + kMc), j_begin, j_end, k, a, lda, b, bias,
-                accumulate, c, ldc);
+                accumulate, c, ldc, apacked);
     }
   };
-  if (internal::TakeDetach()) {
+  if (detach) {
     // Started only (internal::DetachNextBatch): the tasks must outlive this
     // call, until JoinTasks().
     static thread_local std::optional<decltype(task)> started;

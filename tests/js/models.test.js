@@ -101,6 +101,15 @@ describe.each(BACKENDS)('float64 references — %s', (backend) => {
     expect(full.config.weightsDtype).toBe('float32');
     expect(full.config.bytes).toBe(full.config.parameters * 4);
     expect(half.config.bytes).toBeLessThan(full.config.bytes * 0.8);
+    if (name === 'gpt2') {
+      // Its projections at 2 bytes, and the 16-bit copy of the tied head
+      // (wte, V·E at 2 bytes) that the few-row calls below read.
+      const { tensors } = labs[backend].readSafetensors(f.read('model.safetensors'));
+      const proj = Object.entries(tensors).filter(([n]) => /\.(c_attn|c_proj|c_fc)\.weight$/.test(n))
+        .reduce((a, [, t]) => a + t.shape[0] * t.shape[1], 0);
+      const { vocabSize: V, embedDim: E } = half.config;
+      expect(half.config.bytes).toBe(full.config.bytes - 2 * proj + 2 * V * E);
+    }
     const ids = f.expected.cases[0].ids;
     for (const input of [ids, ids.slice(0, 1), ids.slice(0, 3)]) {
       const a = half.forwardSync(input, { attentions: true, hiddenStates: true });

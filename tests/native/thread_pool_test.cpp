@@ -137,8 +137,11 @@ class ThreadsBitIdentical : public ::testing::TestWithParam<bool> {
 // C for threads = 1..4, on odd shapes (M tails, N not a panel multiple).
 TEST_P(ThreadsBitIdentical, Gemm) {
   struct Case { int64_t m, n, kk; bool bias; };
+  // (259 × 1600: three row blocks and three depth blocks of the A packed
+  // once for all the tasks.)
   for (const Case& c : {Case{131, 197, 67, true}, Case{2, 1001, 300, false},
-                        Case{10, 1536, 512, true}, Case{67, 45, 601, true}}) {
+                        Case{10, 1536, 512, true}, Case{67, 45, 601, true},
+                        Case{259, 70, 1600, true}}) {
     SCOPED_TRACE(::testing::Message() << "M=" << c.m << " N=" << c.n << " K=" << c.kk);
     Rng rng(17);
     const std::vector<float> a = rng.Vector(c.m * c.kk), b = rng.Vector(c.kk * c.n),
@@ -156,6 +159,36 @@ TEST_P(ThreadsBitIdentical, Gemm) {
       } else {
         EXPECT_TRUE(SameBits(one, out)) << threads << " threads";
       }
+    }
+  }
+}
+
+// The same over 16-bit (BF16) panels: column chunks, each widened once, over
+// the A packed once.
+TEST_P(ThreadsBitIdentical, GemmHalfPanels) {
+  const int64_t m = 150, n = 300, kk = 900;
+  Rng rng(23);
+  const std::vector<float> a = rng.Vector(m * kk), w = rng.Vector(kk * n), bias = rng.Vector(n);
+  const int64_t nr = k::GemmNr(n), stride = kk * nr;
+  std::vector<uint16_t> half(static_cast<size_t>(k::PackedFloats(kk, n)) + 16, 0);
+  uint16_t* h = reinterpret_cast<uint16_t*>((reinterpret_cast<uintptr_t>(half.data()) + 31) & ~uintptr_t{31});
+  const k::PackedB pb{nullptr, nr, stride, h, k::HalfKind::kBF16};
+  for (int64_t q = 0; q < kk; ++q) {
+    for (int64_t j = 0; j < n; ++j) {
+      uint32_t bits;
+      std::memcpy(&bits, &w[q * n + j], 4);
+      h[k::HalfOffset(pb, q, j)] = static_cast<uint16_t>(bits >> 16);
+    }
+  }
+  std::vector<float> one;
+  for (int threads : {1, 2, 3, 4}) {
+    ScopedThreads pool(threads);
+    std::vector<float> out(static_cast<size_t>(m * n), -7.0f);
+    k::Gemm(m, n, kk, a.data(), kk, pb, bias.data(), out.data(), n);
+    if (threads == 1) {
+      one = out;
+    } else {
+      EXPECT_TRUE(SameBits(one, out)) << threads << " threads";
     }
   }
 }
