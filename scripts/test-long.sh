@@ -5,7 +5,9 @@
 #     size and stress checks (the webgpu MHA at [1, 8192, 512]; GPT-2 small,
 #     generated, F16, whole in the page's worker; the permalink payloads; the
 #     webpack 5 consumer build; every 中文 chapter's screenshot; chapter 10's
-#     English model), about 3 minutes
+#     English model; the permalink round trip; reduced motion; the ONNX
+#     golden cases and the positional-encoding / layer checks on webgpu),
+#     about 4 minutes
 #   - npm run train:lm -- --lang en|zh --check 20: the first 20 training steps
 #     of each shipped model's recipe, loss for loss against its committed log
 # It expects npm test's set-up and build (web/dist/) to be done.

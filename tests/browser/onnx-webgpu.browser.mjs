@@ -40,7 +40,7 @@ export default function (t) {
     assert.equal(result.counters.fallbackCalls, 0, 'calls were answered by the wasm fallback');
     console.log(`    ONNX on webgpu: ${result.results.length}/95 pass (page ${ms.onnx} ms, of which the cases ${result.casesMs} ms; variants ${ms.variants} ms)`);
     assert.deepEqual(problems, []);
-  }, { timeout: 120000 });
+  }, { timeout: 120000, long: true });
 
   t.test('webgpu: GQA + window + softcap + ALiBi, flash skipped tiles, RoPE tables and MHA numKvHeads + rope equal the float64 reference', async (h) => {
     const { result: { variants: r }, problems } = await onPage(h);

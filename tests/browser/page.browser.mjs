@@ -306,7 +306,7 @@ export default function (t) {
       if (other) await other.closeAll();
       await page.closeAll();
     }
-  });
+  }, { long: true });
 
   t.test('reduced motion disables the animations', async (h) => {
     const run = async (reducedMotion) => {
@@ -337,7 +337,7 @@ export default function (t) {
     assert.notEqual(moving.css, '0s');
     assert.equal(still.step, moving.step);
     assert.equal(still.step, '[2,8,5,64]');
-  });
+  }, { long: true });
 
   t.test('heatmap: hover read-out, click lock, arrow keys, table fallback, aria', async (h) => {
     const page = await openPage(h);

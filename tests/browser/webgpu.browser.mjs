@@ -127,7 +127,7 @@ export default function (t) {
     assert.equal(typeof m.adapterInfo.vendor, 'string');
     assert.equal(m.refusesSoftware, m.adapterInfo.isFallbackAdapter, 'allowFallbackAdapter: false should refuse exactly the software adapters');
     assert.deepEqual(problems, []);
-  }, { timeout: 120000 });
+  }, { timeout: 120000, long: true });
 
   t.test("webgpu: init({ backend: 'auto' }) without navigator.gpu gives wasm", async (h) => {
     const page = await h.newPage({ initScript: 'delete Navigator.prototype.gpu;' });
