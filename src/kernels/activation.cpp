@@ -53,53 +53,57 @@ constexpr int64_t kChunk = int64_t{1} << 14;
 // multiply-adds) the activation stays on the calling thread.
 constexpr int64_t kMinParallelWork = int64_t{1} << 17;
 
-// body(i0, i1) over [i0, i1): the whole range, or chunks on the pool.
-template <class F>
-void Elementwise(int64_t n, F body) {
+// y[i] for i in [0, n): vec(i) for the kWidth elements from i (every i
+// below n − n % kWidth), scalar(i) for the tail; the whole range on the
+// calling thread, or in chunks on the pool.
+template <class Vec, class Scalar>
+void Elementwise(int64_t n, Vec vec, Scalar scalar) {
+  auto range = [&](int64_t i0, int64_t i1) {
+    const int64_t nv = i1 - (i1 - i0) % kWidth;
+    for (int64_t i = i0; i < nv; i += kWidth) vec(i);
+    for (int64_t i = nv; i < i1; ++i) scalar(i);
+  };
   if (internal::ThreadsFor(n * 32, kMinParallelWork) == 1) {
-    body(0, n);
+    range(0, n);
     return;
   }
   const int64_t tasks = (n + kChunk - 1) / kChunk;
-  auto task = [&](int64_t t, int) { body(t * kChunk, std::min(n, (t + 1) * kChunk)); };
+  auto task = [&](int64_t t, int) { range(t * kChunk, std::min(n, (t + 1) * kChunk)); };
   internal::ParallelFor(tasks, task);
 }
 }  // namespace
 
 void GeluTanh(int64_t n, const float* x, float* y) {
-  Elementwise(n, [=](int64_t i0, int64_t i1) {
-    const int64_t nv = i1 - (i1 - i0) % kWidth;
-    const Batch half(0.5f), one(1.0f), c(kSqrt2OverPi), cubic(kGeluCubic);
-    for (int64_t i = i0; i < nv; i += kWidth) {
-      const Batch v = Batch::load_unaligned(x + i);
-      const Batch u = c * (v + cubic * v * v * v);
-      (half * v * (one + xsimd::tanh(u))).store_unaligned(y + i);
-    }
-    for (int64_t i = nv; i < i1; ++i) y[i] = GeluTanhScalar(x[i]);
-  });
+  const Batch half(0.5f), one(1.0f), c(kSqrt2OverPi), cubic(kGeluCubic);
+  Elementwise(
+      n,
+      [&](int64_t i) {
+        const Batch v = Batch::load_unaligned(x + i);
+        const Batch u = c * (v + cubic * v * v * v);
+        (half * v * (one + xsimd::tanh(u))).store_unaligned(y + i);
+      },
+      [&](int64_t i) { y[i] = GeluTanhScalar(x[i]); });
 }
 void Gelu(int64_t n, const float* x, float* y) {
-  Elementwise(n, [=](int64_t i0, int64_t i1) {
-    const int64_t nv = i1 - (i1 - i0) % kWidth;
-    const Batch half(0.5f), one(1.0f), s(kInvSqrt2);
-    for (int64_t i = i0; i < nv; i += kWidth) {
-      const Batch v = Batch::load_unaligned(x + i);
-      (half * v * (one + xsimd::erf(v * s))).store_unaligned(y + i);
-    }
-    for (int64_t i = nv; i < i1; ++i) y[i] = GeluScalar(x[i]);
-  });
+  const Batch half(0.5f), one(1.0f), s(kInvSqrt2);
+  Elementwise(
+      n,
+      [&](int64_t i) {
+        const Batch v = Batch::load_unaligned(x + i);
+        (half * v * (one + xsimd::erf(v * s))).store_unaligned(y + i);
+      },
+      [&](int64_t i) { y[i] = GeluScalar(x[i]); });
 }
 void SwiGlu(int64_t n, const float* gate, const float* up, float* y) {
-  Elementwise(n, [=](int64_t i0, int64_t i1) {
-    const int64_t nv = i1 - (i1 - i0) % kWidth;
-    const Batch one(1.0f);
-    for (int64_t i = i0; i < nv; i += kWidth) {
-      const Batch g = Batch::load_unaligned(gate + i);
-      const Batch u = Batch::load_unaligned(up + i);
-      (g / (one + xsimd::exp(-g)) * u).store_unaligned(y + i);
-    }
-    for (int64_t i = nv; i < i1; ++i) y[i] = SiluMulScalar(gate[i], up[i]);
-  });
+  const Batch one(1.0f);
+  Elementwise(
+      n,
+      [&](int64_t i) {
+        const Batch g = Batch::load_unaligned(gate + i);
+        const Batch u = Batch::load_unaligned(up + i);
+        (g / (one + xsimd::exp(-g)) * u).store_unaligned(y + i);
+      },
+      [&](int64_t i) { y[i] = SiluMulScalar(gate[i], up[i]); });
 }
 }  // namespace simd
 #endif  // ATTNLAB_SIMD

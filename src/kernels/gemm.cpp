@@ -131,6 +131,14 @@ void PackA(int64_t rows, int64_t kc, const float* a, int64_t lda, float* out) {
   }
 }
 
+// A 64-byte aligned scratch of at least `floats`, one per thread (`slot`: a
+// thread_local vector of its caller), kept for the next call.
+float* ThreadScratch(std::vector<float>& slot, int64_t floats) {
+  const size_t need = static_cast<size_t>(floats + 16);
+  if (slot.size() < need) slot.resize(need);
+  return reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(slot.data()) + 63) & ~uintptr_t{63});
+}
+
 // A [M, K] packed whole, once for the tasks of a threaded product: row block
 // i0 (kMc rows, the last fewer), depth block k0, as PackA lays it out, at
 // PackedAOffset; PackedAFloats in all.
@@ -372,9 +380,7 @@ void GemmBlockHalf(int64_t i_begin, int64_t i_end, int64_t j_begin, int64_t j_en
   constexpr int64_t kScratchFloats = int64_t{1} << 18;
   const int64_t step = std::clamp<int64_t>(kScratchFloats / std::max<int64_t>(k, 1) / (2 * kNr), 1, 32) * 2 * kNr;
   static thread_local std::vector<float> scratch;
-  const size_t need = static_cast<size_t>(k * step + 16);
-  if (scratch.size() < need) scratch.resize(need);
-  float* buf = reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(scratch.data()) + 63) & ~uintptr_t{63});
+  float* buf = ThreadScratch(scratch, k * step);
   for (int64_t j0 = j_begin; j0 < j_end; j0 += step) {
     const int64_t j1 = std::min(j_end, j0 + step);
     if (b.kind == HalfKind::kBF16) {
@@ -419,9 +425,17 @@ void GemmImpl(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
   // (Direct calls, not a function pointer: clang inlines GemmBlock into its
   // callers, which V8's loop unrolling depends on; see GemmBlock.)
   const bool half = b.half != nullptr;
+  // A packed whole, once (PackAllA): for the tasks of a threaded product, and
+  // for the column slices of GemmBlockHalf, which would each pack it again.
+  static thread_local std::vector<float> shared_a;
+  auto pack_all_a = [&]() {
+    float* buf = ThreadScratch(shared_a, PackedAFloats(m, k));
+    PackAllA(m, k, a, lda, buf);
+    return buf;
+  };
   if (threads == 1) {
     if (half) {
-      GemmBlockHalf(0, m, 0, n, k, a, lda, b, bias, accumulate, c, ldc);
+      GemmBlockHalf(0, m, 0, n, k, a, lda, b, bias, accumulate, c, ldc, pack_all_a());
     } else {
       GemmBlock(0, m, 0, n, k, a, lda, b, bias, accumulate, c, ldc);
     }
@@ -435,19 +449,11 @@ void GemmImpl(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
   const int64_t pairs = (n + 2 * kNr - 1) / (2 * kNr);
   const int64_t target = kTasksPerThread * threads;
   const int64_t chunks = std::clamp<int64_t>((target + blocks - 1) / blocks, 1, pairs);
-  // A is packed once here for all the tasks (each column chunk would pack
-  // the same rows again), except for a started batch, which may outlive this
-  // call and packs its own.
+  // (Each column chunk would pack the same rows of A again.) A started
+  // batch may outlive this call, and the next call reuses shared_a: its
+  // tasks pack their own.
   const bool detach = internal::TakeDetach();
-  static thread_local std::vector<float> shared_a;
-  const float* apacked = nullptr;
-  if (!detach) {
-    const size_t need = static_cast<size_t>(PackedAFloats(m, k) + 16);
-    if (shared_a.size() < need) shared_a.resize(need);
-    float* buf = reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(shared_a.data()) + 63) & ~uintptr_t{63});
-    PackAllA(m, k, a, lda, buf);
-    apacked = buf;
-  }
+  const float* apacked = detach ? nullptr : pack_all_a();
   // By value: a started batch (below) runs after this call has returned.
   auto task = [=](int64_t t, int) {
     const int64_t i0 = (t / chunks) * rows_per, q = t % chunks;

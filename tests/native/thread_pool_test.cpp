@@ -193,6 +193,30 @@ TEST_P(ThreadsBitIdentical, GemmHalfPanels) {
   }
 }
 
+// The MLP activations in chunks on the pool (n not a multiple of a chunk or
+// of the vector width): the same bits on any thread count.
+TEST_P(ThreadsBitIdentical, Activations) {
+  const int64_t n = 100003;
+  Rng rng(29);
+  const std::vector<float> x = rng.Vector(n), up = rng.Vector(n);
+  std::vector<float> one[3];
+  for (int threads : {1, 2, 3, 4}) {
+    ScopedThreads pool(threads);
+    std::vector<float> out[3];
+    for (auto& o : out) o.assign(static_cast<size_t>(n), -7.0f);
+    k::GeluTanh(n, x.data(), out[0].data());
+    k::Gelu(n, x.data(), out[1].data());
+    k::SwiGlu(n, x.data(), up.data(), out[2].data());
+    for (int f = 0; f < 3; ++f) {
+      if (threads == 1) {
+        one[f] = out[f];
+      } else {
+        EXPECT_TRUE(SameBits(one[f], out[f])) << "activation " << f << ", " << threads << " threads";
+      }
+    }
+  }
+}
+
 struct SdpaCase {
   int64_t B, H, Lq, Lk, D, Dv;
   bool causal = false;
