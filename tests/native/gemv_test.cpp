@@ -1,7 +1,9 @@
 // GemvT (src/kernels/gemv.cpp), the decoding GEMV over torch-layout weights:
 // both kernel sets against a double reference at sizes equal to, below,
 // above and a multiple of the SIMD width and of the 4-row block, with and
-// without a bias, rows strided (ldx, ldw, ldy larger than the sizes).
+// without a bias, rows strided (ldx, ldw, ldy larger than the sizes); N
+// leaves every remainder of the four-row blocks (and of the four-panel
+// blocks of GemvPacked: 75 and 100 columns are 10 and 13 panels).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -21,7 +23,7 @@ TEST(GemvT, MatchesADoubleReferenceOnBothKernelSets) {
   for (bool scalar : {false, true}) {
     const bool before = k::UseScalarKernels(scalar);
     for (int64_t m : {1, 2, 3, 4}) {
-      for (int64_t n : {1, 3, 4, 5, 8, 67}) {
+      for (int64_t n : {1, 3, 4, 5, 8, 14, 67}) {
         for (int64_t kk : {1, 3, 4, 5, 8, 17, 64, 771}) {
           for (bool bias : {false, true}) {
             const int64_t ldx = kk + 3, ldw = kk + 1, ldy = n + 2;
@@ -53,7 +55,7 @@ TEST(GemvPacked, MatchesADoubleReferenceOverPackedWeights) {
   for (bool scalar : {false, true}) {
     const bool before = k::UseScalarKernels(scalar);
     for (int64_t m : {1, 2, 4}) {
-      for (int64_t n : {1, 7, 16, 33}) {
+      for (int64_t n : {1, 7, 16, 33, 75, 100}) {
         for (int64_t kk : {1, 2, 3, 64, 97}) {
           std::vector<float> x(m * kk), w(n * kk), b(n), y(m * n);
           for (auto& v : x) v = u(g);

@@ -1,6 +1,6 @@
 // The thread pool (src/thread_pool.h) and the deterministic splits of the
-// kernels: the GEMM by row blocks × panel pairs, the attention core by
-// (batch, head, query block). Results with 2, 3 and 4 threads must be
+// kernels: the GEMM by row blocks × panel pairs, the GEMVs by output ranges,
+// the attention core by (batch, head, query block). Results with 2, 3 and 4 threads must be
 // bit-identical (memcmp) to one thread on odd sizes, on both kernel sets; one
 // multi-threaded case is also checked against the double reference (the
 // single-threaded results are checked by the other suites).
@@ -189,6 +189,37 @@ TEST_P(ThreadsBitIdentical, GemmHalfPanels) {
       one = out;
     } else {
       EXPECT_TRUE(SameBits(one, out)) << threads << " threads";
+    }
+  }
+}
+
+// The decoding GEMVs: torch-layout rows (GemvT) and packed panels
+// (GemvPacked), m = 1 and 3, over N with every remainder of the four-row
+// (four-panel) blocks and the long ranges each thread takes: one chain an
+// output, so the same bits on any thread count.
+TEST_P(ThreadsBitIdentical, Gemv) {
+  const int64_t kk = 200;
+  for (int64_t n : {int64_t{4001}, int64_t{4002}, int64_t{4003}, int64_t{4004}}) {
+    for (int64_t m : {int64_t{1}, int64_t{3}}) {
+      SCOPED_TRACE(::testing::Message() << "M=" << m << " N=" << n);
+      Rng rng(31);
+      const std::vector<float> x = rng.Vector(m * kk), w = rng.Vector(n * kk), bias = rng.Vector(n);
+      AlignedFloats packed(static_cast<size_t>(k::PackedFloats(kk, n)));
+      const k::PackedB pb = k::PackB(kk, n, w.data(), 1, kk, packed.data());  // B(k, n) = W[n, k]
+      std::vector<float> one[2];
+      for (int threads : {1, 2, 3, 4}) {
+        ScopedThreads pool(threads);
+        std::vector<float> rows(static_cast<size_t>(m * n), -7.0f), panels(rows);
+        k::GemvT(m, n, kk, x.data(), kk, w.data(), kk, bias.data(), rows.data(), n);
+        k::GemvPacked(m, n, kk, x.data(), kk, pb, bias.data(), panels.data(), n);
+        if (threads == 1) {
+          one[0] = rows;
+          one[1] = panels;
+        } else {
+          EXPECT_TRUE(SameBits(one[0], rows)) << "GemvT, " << threads << " threads";
+          EXPECT_TRUE(SameBits(one[1], panels)) << "GemvPacked, " << threads << " threads";
+        }
+      }
     }
   }
 }
