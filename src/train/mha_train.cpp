@@ -88,8 +88,15 @@ bool MhaForward(const MhaShape& s, const MhaParams& p, const float* query,
                 MhaActivations* act, Workspace* ws) {
   const int64_t e = s.e, ekv = KvWidth(s);
   const bool cached = s.k_cache != nullptr;
+  // The queried rows: the last q_last of the new ones (sq: their shape).
+  MhaShape sq = s;
+  if (cached && s.batch == 1 && s.q_last > 0 && s.q_last < s.lq) {
+    sq.lq = s.q_last;
+    sq.pos0 = s.pos0 + (s.lq - s.q_last);
+  }
+  const float* q_in = query + (s.lq - sq.lq) * s.e;
   // With a cache only the new rows' K and V are projected.
-  const int64_t rq = s.batch * s.lq, rk = cached ? rq : s.batch * s.lk;
+  const int64_t rq = s.batch * sq.lq, rk = cached ? s.batch * s.lq : s.batch * s.lk;
   if (!act->q.Reserve(rq * e) || !act->k.Reserve(rk * ekv) ||
       !act->v.Reserve(rk * ekv) || !act->ctx.Reserve(rq * e)) {
     return false;
@@ -105,18 +112,18 @@ bool MhaForward(const MhaShape& s, const MhaParams& p, const float* query,
     }
     return LinearForward(rows, in, out, x, w(wid), w(bid), y, ws);
   };
-  if (!proj(rq, e, e, query, W::kWq, W::kBq, act->q.data()) ||
+  if (!proj(rq, e, e, q_in, W::kWq, W::kBq, act->q.data()) ||
       !proj(rk, s.kdim, ekv, key, W::kWk, W::kBk, act->k.data()) ||
       !proj(rk, s.vdim, ekv, value, W::kWv, W::kBv, act->v.data())) {
     return false;
   }
   if (s.rope != nullptr) {
-    RotateHeads(s, act->q.data(), s.lq, s.heads, false);
+    RotateHeads(sq, act->q.data(), sq.lq, s.heads, false);
     RotateHeads(s, act->k.data(), cached ? s.lq : s.lk, KvHeads(s), false);
   }
-  kernels::AttentionView v = HeadView(s, mask_view, *act, act->ctx.data());
+  kernels::AttentionView v = HeadView(sq, mask_view, *act, act->ctx.data());
   if (cached) {
-    const size_t bytes = static_cast<size_t>(rq * ekv) * sizeof(float);
+    const size_t bytes = static_cast<size_t>(rk * ekv) * sizeof(float);
     std::memcpy(s.k_cache + s.pos0 * ekv, act->k.data(), bytes);
     std::memcpy(s.v_cache + s.pos0 * ekv, act->v.data(), bytes);
     v.k = s.k_cache;
@@ -125,7 +132,7 @@ bool MhaForward(const MhaShape& s, const MhaParams& p, const float* query,
   v.weights = weights;
   if (!ws->tile.Reserve(kernels::AttentionScratchFloats(v))) return false;
   kernels::AttentionCore(v, ws->tile.data());
-  ZeroDisabledHeads(s, head_enabled, act->ctx.data());
+  ZeroDisabledHeads(sq, head_enabled, act->ctx.data());
   return proj(rq, e, e, act->ctx.data(), W::kWo, W::kBo, output);
 }
 

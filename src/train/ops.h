@@ -82,6 +82,10 @@ struct MhaShape {
   int64_t pos0 = 0;
   float* k_cache = nullptr;  // null: no cache (K, V from all lk key rows)
   float* v_cache = nullptr;
+  // With a cache and batch 1: only the last q_last of the lq new rows are
+  // queried, so only their output rows are written (from `output`'s row 0);
+  // K and V are still projected and cached for all lq. 0: every row.
+  int64_t q_last = 0;
   // Inference: the projection weights packed once, by WeightId (null
   // entries, or a null array: MhaParams' torch-layout weights).
   const kernels::PackedB* const* packed = nullptr;

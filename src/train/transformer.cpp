@@ -295,8 +295,13 @@ struct Transformer::Impl {
   }
 
   // pos0 > 0 or use_cache: batch 1, positions pos0.. (Extend).
+  // last_row (with use_cache): only the last row's final hidden state is
+  // wanted, so the last block queries and runs on that row alone after its
+  // keys and values are cached (as llama.cpp's inp_out_ids): the other rows
+  // of x[N] / xf are left unwritten, and x[0..N−1] and the cache are as
+  // without it.
   bool Forward(int64_t batch, int64_t length, const int32_t* tokens, bool training,
-               float* attention, int64_t pos0, bool use_cache);
+               float* attention, int64_t pos0, bool use_cache, bool last_row = false);
   bool Backward(int64_t batch, int64_t length, const int32_t* tokens);
   // The head's input rows (after the final norm / MLM transform) and the
   // hidden state reported to callers.
@@ -850,7 +855,8 @@ int64_t Transformer::HeldBytes() const {
 
 bool Transformer::Impl::Forward(int64_t batch, int64_t length,
                                 const int32_t* tokens, bool training,
-                                float* attention, int64_t pos0, bool use_cache) {
+                                float* attention, int64_t pos0, bool use_cache,
+                                bool last_row) {
   const TransformerConfig& c = config;
   const int64_t e = c.embed_dim, rows = batch * length;
   if (!Reserve(rows, training)) return false;
@@ -879,6 +885,11 @@ bool Transformer::Impl::Forward(int64_t batch, int64_t length,
                         c.positional == Positional::kRope ? &rope : nullptr, c.num_kv_heads};
   shape.pos0 = pos0;
   const bool drop = training && c.dropout > 0.0f;
+  // The rows of x[N] written: from f0 = the last one with last_row (the
+  // last block runs on rows r0 = f0.. after its attention's K and V).
+  const bool tail = last_row && use_cache && batch == 1 && !training && attention == nullptr &&
+                    !c.mlm_head && length > 1;
+  const int64_t f0 = tail ? rows - 1 : 0;
   for (int64_t l = 0; l < c.num_layers; ++l) {
     BlockParams& bp = blocks[static_cast<size_t>(l)];
     BlockActs& a = acts[l];
@@ -888,37 +899,43 @@ bool Transformer::Impl::Forward(int64_t batch, int64_t length,
       shape.v_cache = cache[l].v.data();
     }
     shape.packed = config.packed_weights ? bp.pk : nullptr;
+    const int64_t r0 = l == c.num_layers - 1 ? f0 : 0, n = rows - r0, o = r0 * e;
+    shape.q_last = r0 > 0 ? n : 0;
     float* weights = attention ? attention + l * batch * c.num_heads * length * lk : nullptr;
     const float* attn_in = xin;
     if (c.prenorm) {
       Norm(rows, xin, nullptr, bp.norm1_w, bp.norm1_b, a.n1.data());
       attn_in = a.n1.data();
     }
+    // The attention's output rows r0.. (all of them but with last_row).
     if (!train::MhaForward(shape, bp.attn, attn_in, attn_in, attn_in, mask_view,
                            &head_enabled[static_cast<size_t>(l * c.num_heads)],
-                           a.a.data(), weights, &a.mha, &ws)) {
+                           a.a.data() + o, weights, &a.mha, &ws)) {
       return false;
     }
     if (drop) train::DropoutForward(rows * e, c.dropout, DropoutSeed(2 * dropout_calls), a.a.data());
     if (c.prenorm) {
       float* h = a.h.data();
       const float* at = a.a.data();
-      for (int64_t i = 0; i < rows * e; ++i) h[i] = xin[i] + at[i];
-      Norm(rows, h, nullptr, bp.norm2_w, bp.norm2_b, a.n2.data());
-      if (!Mlp(rows, bp, a, a.n2.data())) return false;
+      for (int64_t i = o; i < rows * e; ++i) h[i] = xin[i] + at[i];
+      Norm(n, h + o, nullptr, bp.norm2_w, bp.norm2_b, a.n2.data() + o);
+      if (!Mlp(n, bp, a, a.n2.data() + o)) return false;  // f2's rows 0..n−1
       if (drop) train::DropoutForward(rows * e, c.dropout, DropoutSeed(2 * dropout_calls + 1), a.f2.data());
-      float* out = x[l + 1].data();
+      float* out = x[l + 1].data() + o;
       const float* f2 = a.f2.data();
-      for (int64_t i = 0; i < rows * e; ++i) out[i] = h[i] + f2[i];
+      for (int64_t i = 0; i < n * e; ++i) out[i] = h[o + i] + f2[i];
     } else {
-      Norm(rows, xin, a.a.data(), bp.norm1_w, bp.norm1_b, a.h.data());
-      if (!Mlp(rows, bp, a, a.h.data())) return false;
+      Norm(n, xin + o, a.a.data() + o, bp.norm1_w, bp.norm1_b, a.h.data() + o);
+      if (!Mlp(n, bp, a, a.h.data() + o)) return false;
       if (drop) train::DropoutForward(rows * e, c.dropout, DropoutSeed(2 * dropout_calls + 1), a.f2.data());
-      Norm(rows, a.h.data(), a.f2.data(), bp.norm2_w, bp.norm2_b, x[l + 1].data());
+      Norm(n, a.h.data() + o, a.f2.data(), bp.norm2_w, bp.norm2_b, x[l + 1].data() + o);
     }
     if (drop) ++dropout_calls;
   }
-  if (c.prenorm) Norm(rows, x[c.num_layers].data(), nullptr, final_norm_w, final_norm_b, xf.data());
+  if (c.prenorm) {
+    Norm(rows - f0, x[c.num_layers].data() + f0 * e, nullptr, final_norm_w, final_norm_b,
+         xf.data() + f0 * e);
+  }
   if (c.mlm_head) {
     if (!Lin(rows, e, e, Hidden(), mlm_w, mlm_b, t1.data())) return false;
     train::GeluForward(rows * e, t1.data(), t2.data());
@@ -1142,7 +1159,10 @@ Status Transformer::Extend(int64_t keep, int64_t length, const int32_t* tokens,
     im.cache = std::move(cache);
   }
   im.cached = keep;  // what is not kept is dropped, also on failure below
-  if (!im.Forward(1, length, tokens, false, attention, keep, true)) {
+  // Only the last row's logits wanted (and no attention or hidden states):
+  // the last block runs on that row alone.
+  const bool last_row = last_only && attention == nullptr && hidden == nullptr;
+  if (!im.Forward(1, length, tokens, false, attention, keep, true, last_row)) {
     return Status::OutOfMemory("extend: out of memory (wasm memory is limited to 2 GiB)");
   }
   im.cached = keep + length;

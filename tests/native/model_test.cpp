@@ -4,7 +4,8 @@
 //     (pre-norm, final norm, RMSNorm, SwiGLU, gelu_new, tied head, GQA,
 //     RoPE with another base, BERT's embedding norm, token types, MLM head);
 //   * the key/value cache: prefill then one token at a time gives the
-//     logits and attention rows of one full forward.
+//     logits and attention rows of one full forward, also after a prefill
+//     that runs the last block on its last row alone.
 // The float64 checks of the same models against transformers' semantics are
 // in tests/js/models.test.js (tests/reference/hf_models.py).
 #include <gtest/gtest.h>
@@ -195,6 +196,52 @@ TEST_P(ModelTest, CachedDecodingEqualsOneForward) {
   EXPECT_FALSE(t->Extend(0, 1, &bad, true, nullptr, nullptr, nullptr).ok());
   EXPECT_FALSE(t->Extend(t->Cached() + 1, 1, tok.data(), true, nullptr, nullptr, nullptr).ok());
   EXPECT_FALSE(t->Extend(0, L + 3, std::vector<int32_t>(L + 3, 0).data(), true, nullptr, nullptr, nullptr).ok());
+}
+
+// A prefill that wants the last row's logits only (no attention, no hidden
+// states) runs the last block on that row alone after caching its keys and
+// values: its logits, a second such prefill on top of it (keep > 0: the
+// RoPE angles and the causal frontier of a row that is not the first), and
+// the decoding steps after it (which read the last block's cached K and V of
+// every row) all give the full forward's. Also on a post-norm decoder.
+TEST_P(ModelTest, LastRowPrefillEqualsOneForward) {
+  TransformerConfig c = GetParam().config;
+  if (!c.causal) {
+    c.causal = true;  // BERT's post-norm block as a decoder
+    c.mlm_head = false;
+  }
+  Status s;
+  auto t = attnlab::Transformer::Create(c, &s);
+  ASSERT_TRUE(s.ok()) << s.message;
+  std::vector<float> p0 = Normal(t->ParamCount(), 13, 0.4f);
+  ASSERT_TRUE(t->SetParams(p0.data()).ok());
+  const int64_t L = 8, V = c.vocab_size, H = c.num_heads, N = c.num_layers;
+  std::vector<int32_t> tok(L);
+  for (int64_t i = 0; i < L; ++i) tok[i] = static_cast<int32_t>((i * 5 + 1) % V);
+  std::vector<float> logits(L * V), att(N * H * L * L), lg(V);
+  ASSERT_TRUE(t->Forward(1, L, tok.data(), logits.data(), att.data()).ok());
+  auto expect_row = [&](int64_t pos) {
+    for (int64_t j = 0; j < V; ++j) EXPECT_NEAR(lg[j], logits[pos * V + j], 1e-5f) << pos << "," << j;
+  };
+  ASSERT_TRUE(t->Extend(0, 4, tok.data(), true, lg.data(), nullptr, nullptr).ok());
+  expect_row(3);
+  ASSERT_TRUE(t->Extend(4, 3, tok.data() + 4, true, lg.data(), nullptr, nullptr).ok());
+  expect_row(6);
+  EXPECT_EQ(t->Cached(), 7);
+  // A step after the first prefill again: every row's K and V of every block.
+  ASSERT_TRUE(t->Extend(0, 4, tok.data(), true, lg.data(), nullptr, nullptr).ok());
+  for (int64_t pos = 4; pos < L; ++pos) {
+    std::vector<float> at(N * H * (pos + 1));
+    ASSERT_TRUE(t->Extend(pos, 1, tok.data() + pos, true, lg.data(), at.data(), nullptr).ok());
+    expect_row(pos);
+    for (int64_t l = 0; l < N; ++l) {
+      for (int64_t h = 0; h < H; ++h) {
+        for (int64_t k = 0; k <= pos; ++k) {
+          EXPECT_NEAR(at[(l * H + h) * (pos + 1) + k], att[((l * H + h) * L + pos) * L + k], 1e-6f);
+        }
+      }
+    }
+  }
 }
 
 TEST_P(ModelTest, PackedWeightsGiveTheSameModel) {
