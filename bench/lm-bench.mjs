@@ -4,7 +4,7 @@
 // buildGpt2Onnx in bench/onnx-models.mjs, 1 and N threads).
 //
 //   node --no-liftoff bench/lm-bench.mjs [--repeats N] [--threads 1,2] [--prompt 128] [--gen 32]
-//        [--runs N] [--ort-attention mha,gqa (default) | attn,mha,gqa | …] [--quick] [--json FILE]
+//        [--runs N] [--ort-attention mha,gqa,mha-row (default) | attn,mha,gqa | attn-row,… ] [--quick] [--json FILE]
 //        [--layers N] [--vocab V] (a smaller model, for a quick look) [--dtype f32 | f16]
 //
 // The model has GPT-2 small's shape (12 layers, E 768, H 12, V 50257,
@@ -35,6 +35,13 @@
 // JS; ORT's loop takes the arg max). ORT: session.run with input_ids and
 // the past tensors, reading logits.data (and the present tensors, which
 // ORT-web copies out) is part of the call.
+//
+// ORT variants (--ort-attention): the attention op of the graph, and with
+// -row its last block on the last row alone after the attention (the
+// graph's lastBlockRow: the same work as ours, which skips the other rows'
+// c_proj, ln_2 and MLP there, as llama.cpp does; without -row the graph
+// slices the last row before ln_f, as a stock export with logits for the
+// last position does).
 //
 // Verdicts: ours ÷ the fastest ORT variant, on the medians (of all
 // repeats); beside each, the ratio of the two engines' fastest calls over
@@ -297,9 +304,10 @@ async function childOrt(spec, files, ids) {
   const { buildGpt2Onnx, readSafetensorsF32, gpt2CacheNames } = await import('./onnx-models.mjs');
   const ort = await nodeEnv.loadOrt(spec.threads);
   const config = JSON.parse(fs.readFileSync(files.config, 'utf8'));
-  const variant = spec.attention;
+  // 'mha-row': MultiHeadAttention with the last block on the last row alone.
+  const [variant, row] = spec.attention.split('-');
   const t0 = now();
-  let bytes = buildGpt2Onnx(config, readSafetensorsF32(fs.readFileSync(files.weights)), { past: true, lastOnly: true, attention: variant });
+  let bytes = buildGpt2Onnx(config, readSafetensorsF32(fs.readFileSync(files.weights)), { past: true, lastOnly: true, lastBlockRow: row === 'row', attention: variant });
   const buildMs = now() - t0;
   const session = await ort.InferenceSession.create(bytes, {
     executionProviders: ['wasm'], graphOptimizationLevel: 'all', intraOpNumThreads: spec.threads, interOpNumThreads: 1,
@@ -399,7 +407,9 @@ export async function runLmBench(argv) {
     // The two fastest ORT variants here (CPU time, GPT-2 small, 1 thread, two
     // runs): MultiHeadAttention in prefill (1065 ms vs Attention 1360, GQA
     // 1788), GroupQueryAttention in decode (54.7 ms vs MHA 56.7, Attention 58.4).
-    attention: value('--ort-attention', 'mha,gqa').split(','),
+    // mha-row: the MHA graph with its last block on the last row alone after
+    // the attention (lastBlockRow), the work our prefill skips too.
+    attention: value('--ort-attention', 'mha,gqa,mha-row').split(','),
     seed: Number(value('--seed', 1)),
     // smaller models for a quick look (the targets are defined for the default shape)
     layers: Number(value('--layers', LM_CONFIG.n_layer)),
@@ -410,6 +420,9 @@ export async function runLmBench(argv) {
     dtype: value('--dtype', 'f32').toUpperCase(),
   };
   if (!['F32', 'F16'].includes(opts.dtype)) throw new Error(`lm-bench: --dtype f32 or f16, got ${opts.dtype}`);
+  for (const a of opts.attention) {
+    if (!/^(attn|mha|gqa)(-row)?$/.test(a)) throw new Error(`lm-bench: --ort-attention takes attn, mha or gqa, each optionally with -row (the last block on the last row), got ${a}`);
+  }
   const stamp = new Date().toISOString().replace(/[:.]/g, '-');
   const jsonOut = value('--json', path.join(here, 'results', `lm-${stamp}.json`));
   const tw = now();
@@ -441,7 +454,12 @@ export async function runLmBench(argv) {
     configs.push({ engine: 'ours', threads });
     for (const attention of opts.attention) configs.push({ engine: 'ort', threads, attention });
   }
-  const label = (c) => (c.engine === 'ours' ? `ours wasm SIMD, ${c.threads} thr` : `ORT ${c.attention === 'attn' ? 'Attention' : c.attention === 'mha' ? 'MultiHeadAttention' : 'GroupQueryAttention'}, ${c.threads} thr`);
+  const opName = { attn: 'Attention', mha: 'MultiHeadAttention', gqa: 'GroupQueryAttention' };
+  const label = (c) => {
+    if (c.engine === 'ours') return `ours wasm SIMD, ${c.threads} thr`;
+    const [op, row] = c.attention.split('-');
+    return `ORT ${opName[op]}${row ? ' +last row' : ''}, ${c.threads} thr`;
+  };
   const key = (c) => `${c.engine}-${c.attention ?? ''}-t${c.threads}`;
   const results = new Map(configs.map((c) => [key(c), { c, runs: [] }]));
   for (let rep = 0; rep < opts.repeats; rep++) {
@@ -515,19 +533,19 @@ export async function runLmBench(argv) {
   // Table.
   const lines = [];
   lines.push('');
-  lines.push(`  ${pad('engine', 34)}${lpad('load s', 8)}${lpad('prefill ms', 12)}${lpad('(cpu)', 8)}${lpad('decode ms', 11)}${lpad('(cpu)', 8)}${lpad('gen tok/s', 11)}${lpad('ms/tok', 8)}${lpad('peak RSS', 10)}${lpad('wasm heap', 11)}  max|Δ| vs ${ref ? ref.label : '—'} (prefill, decode; tokens)`);
+  lines.push(`  ${pad('engine', 42)}${lpad('load s', 8)}${lpad('prefill ms', 12)}${lpad('(cpu)', 8)}${lpad('decode ms', 11)}${lpad('(cpu)', 8)}${lpad('gen tok/s', 11)}${lpad('ms/tok', 8)}${lpad('peak RSS', 10)}${lpad('wasm heap', 11)}  max|Δ| vs ${ref ? ref.label : '—'} (prefill, decode; tokens)`);
   for (const r of rows) {
     if (r.error && r.prefillMs === undefined) {
-      lines.push(`  ${pad(r.label, 34)}ERROR ${String(r.error).slice(0, 160)}`);
+      lines.push(`  ${pad(r.label, 42)}ERROR ${String(r.error).slice(0, 160)}`);
       continue;
     }
     const ag = r === ref ? 'reference' : r.agreement
       ? `${r.agreement.prefill.toExponential(1)}, ${r.agreement.decode === null ? '—' : r.agreement.decode.toExponential(1)}; ${r.agreement.sameTokens ? `same ${r.genTokens} tokens` : 'TOKENS DIFFER'}`
       : '';
-    lines.push(`  ${pad(r.label, 34)}${lpad((r.loadMs / 1000).toFixed(1), 8)}${lpad(fmt(r.prefillMs), 12)}${lpad(fmt(r.prefillCpuMs), 8)}${lpad(r.decodeMs === null ? '—' : fmt(r.decodeMs), 11)}${lpad(r.decodeCpuMs === null ? '—' : fmt(r.decodeCpuMs), 8)}${lpad(r.tokPerS.toFixed(2), 11)}${lpad(fmt(r.genStepMs), 8)}${lpad(mib(r.peakRss) + ' MiB', 10)}${lpad(mib(r.wasmHeap) + ' MiB', 11)}  ${ag}`);
+    lines.push(`  ${pad(r.label, 42)}${lpad((r.loadMs / 1000).toFixed(1), 8)}${lpad(fmt(r.prefillMs), 12)}${lpad(fmt(r.prefillCpuMs), 8)}${lpad(r.decodeMs === null ? '—' : fmt(r.decodeMs), 11)}${lpad(r.decodeCpuMs === null ? '—' : fmt(r.decodeCpuMs), 8)}${lpad(r.tokPerS.toFixed(2), 11)}${lpad(fmt(r.genStepMs), 8)}${lpad(mib(r.peakRss) + ' MiB', 10)}${lpad(mib(r.wasmHeap) + ' MiB', 11)}  ${ag}`);
   }
   for (const r of rows.filter((x) => x.publicGen)) {
-    lines.push(`  ${pad(`  ${r.label}, model.generate`, 34)}${lpad('', 8 + 12 + 8 + 11 + 8)}${lpad(r.publicGen.tokPerS.toFixed(2), 11)}${lpad(fmt(r.publicGen.stepMs), 8)}  (the public API: + its JS softmax and sort over V each step)`);
+    lines.push(`  ${pad(`  ${r.label}, model.generate`, 42)}${lpad('', 8 + 12 + 8 + 11 + 8)}${lpad(r.publicGen.tokPerS.toFixed(2), 11)}${lpad(fmt(r.publicGen.stepMs), 8)}  (the public API: + its JS softmax and sort over V each step)`);
   }
   console.log(lines.join('\n'));
   console.log(`\nprefill: ${opts.prompt} tokens, last-position logits; decode: 1 token after ${opts.prompt} cached, last-position logits; gen tok/s = ${opts.gen} / (prefill + ${opts.gen - 1} steps), greedy; ms/tok: per token after the first.`);
@@ -564,13 +582,13 @@ export async function runLmBench(argv) {
   console.log('\nTargets of issue 21 (ours ÷ the fastest ORT row, < 1: ours faster; verdict on wall time, same run; 1 thread: the CPU-time ratio beside it):');
   for (const a of acceptance) {
     const cpu = a.cpuRatio !== undefined ? `cpu ${a.cpuRatio.toFixed(2)}× ${a.cpuRatio <= a.target ? 'pass' : 'miss'}` : '';
-    console.log(`  ${a.report ? 'INFO' : a.ok ? 'PASS' : 'MISS'}  ${pad(a.name, 72)} ${lpad(a.ratio.toFixed(2) + '×', 7)}  ${pad(cpu, 15)}${a.report ? '' : `target ≤ ${a.target}×  `}(${a.report ? `${a.ours.toFixed(2)} vs ${a.ort.toFixed(2)} tok/s` : `${fmt(a.ours)} vs ${fmt(a.ort)} ms`})${!a.report && !a.ok ? ` — ours needs ≤ ${fmt(a.target * a.ort)} ms` : ''}`);
+    console.log(`  ${a.report ? 'INFO' : a.ok ? 'PASS' : 'MISS'}  ${pad(a.name, 84)} ${lpad(a.ratio.toFixed(2) + '×', 7)}  ${pad(cpu, 15)}${a.report ? '' : `target ≤ ${a.target}×  `}(${a.report ? `${a.ours.toFixed(2)} vs ${a.ort.toFixed(2)} tok/s` : `${fmt(a.ours)} vs ${fmt(a.ort)} ms`})${!a.report && !a.ok ? ` — ours needs ≤ ${fmt(a.target * a.ort)} ms` : ''}`);
     if (Number.isFinite(a.oursMin) && Number.isFinite(a.ortMin)) {
-      console.log(`        ${pad('  fastest call of each (every repeat)', 72)} ${lpad((a.oursMin / a.ortMin).toFixed(2) + '×', 7)}  ${pad('', 15)}(${fmt(a.oursMin)} vs ${fmt(a.ortMin)} ms)`);
+      console.log(`        ${pad('  fastest call of each (every repeat)', 84)} ${lpad((a.oursMin / a.ortMin).toFixed(2) + '×', 7)}  ${pad('', 15)}(${fmt(a.oursMin)} vs ${fmt(a.ortMin)} ms)`);
     }
   }
   const agreeOk = agreeMax <= 1e-3 && rows.every((r) => !r.agreement || r.agreement.sameTokens);
-  console.log(`  ${agreeOk ? 'PASS' : 'MISS'}  ${pad(`logits agree (max abs, every row vs ${ref ? ref.label : '—'}; greedy tokens equal)`, 72)} ${lpad(agreeMax.toExponential(1), 7)}  target ≤ 1e-3`);
+  console.log(`  ${agreeOk ? 'PASS' : 'MISS'}  ${pad(`logits agree (max abs, every row vs ${ref ? ref.label : '—'}; greedy tokens equal)`, 84)} ${lpad(agreeMax.toExponential(1), 7)}  target ≤ 1e-3`);
 
   const report = {
     date: started.toISOString(), kind: 'lm', options: opts, config, weights: files.weights, prompt: ids,

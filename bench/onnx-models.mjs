@@ -421,6 +421,11 @@ export function gpt2CacheNames(variant, layer) {
  *     (no cache inputs or outputs; positions from 0).
  *   lastOnly: logits of the last position only ([1, 1, V]; the hidden state is
  *     sliced before ln_f, so the LM head runs on one row).
+ *   lastBlockRow (with lastOnly): the slice moves up into the last block, after
+ *     its attention (the attention output and the residual stream), so that
+ *     block's c_proj, ln_2 and MLP run on the last row alone, as
+ *     llama.cpp's inp_out_ids and our Model._extend do (the presents keep
+ *     every row).
  *   attention: 'attn' com.microsoft.Attention (QKV projection fused into the
  *     op, unidirectional = 1; cache `past_<l>` [2, 1, H, P, D] → `present_<l>`
  *     [2, 1, H, P+L, D]); 'mha' MatMul + Add + Split, then
@@ -433,7 +438,7 @@ export function gpt2CacheNames(variant, layer) {
  * Inputs: input_ids int64 [1, L] (+ the past tensors). Outputs: logits
  * [1, L or 1, V] (+ the present tensors).
  */
-export function buildGpt2Onnx(config, tensors, { past = true, lastOnly = false, attention = 'attn', gelu = 'fast' } = {}) {
+export function buildGpt2Onnx(config, tensors, { past = true, lastOnly = false, lastBlockRow = false, attention = 'attn', gelu = 'fast' } = {}) {
   if (!GPT2_ATTENTION_OPS.includes(attention)) throw new Error(`buildGpt2Onnx: attention must be one of ${GPT2_ATTENTION_OPS.join(', ')}`);
   const N = config.n_layer ?? config.num_hidden_layers;
   const H = config.n_head ?? config.num_attention_heads;
@@ -477,6 +482,9 @@ export function buildGpt2Onnx(config, tensors, { past = true, lastOnly = false, 
     totalI32 = g.op('Cast', [total], { to: INT32 });
     seqlensK = g.op('Reshape', [g.op('Sub', [totalI32, g.init(`i${g.n++}`, [], Int32Array.of(1))]), g.ints([1])]);
   }
+  // [1, L, E] → its last row [1, 1, E]
+  const sliceLast = (x) => g.op('Slice', [x, g.ints([-1]), g.ints([2 ** 31 - 1]), g.ints([1])]);
+  const lastRow = lastOnly && lastBlockRow ? sliceLast : null;
   for (let l = 0; l < N; l++) {
     const b = `h.${l}`;
     const a = ln(h, `${b}.ln_1`);
@@ -509,6 +517,7 @@ export function buildGpt2Onnx(config, tensors, { past = true, lastOnly = false, 
       node.output = [o, ...names.present];
       names.present.forEach((name) => g.output(name, cacheDims('T')));
     }
+    if (lastRow && l === N - 1) [o, h] = [lastRow(o), lastRow(h)];
     h = g.op('Add', [h, g.op('Add', [g.op('MatMul', [o, w(`${b}.attn.c_proj.weight`, [E, E])]), w(`${b}.attn.c_proj.bias`, [E])])]);
     const m = ln(h, `${b}.ln_2`);
     const f = g.op('MatMul', [m, w(`${b}.mlp.c_fc.weight`, [E, F])]);
@@ -523,7 +532,7 @@ export function buildGpt2Onnx(config, tensors, { past = true, lastOnly = false, 
     }
     h = g.op('Add', [h, g.op('Add', [g.op('MatMul', [act, w(`${b}.mlp.c_proj.weight`, [F, E])]), w(`${b}.mlp.c_proj.bias`, [E])])]);
   }
-  if (lastOnly) h = g.op('Slice', [h, g.ints([-1]), g.ints([2 ** 31 - 1]), g.ints([1])]);
+  if (lastOnly && !lastRow) h = sliceLast(h);
   const hf = ln(h, 'ln_f');
   // The tied LM head: wteᵀ [E, V], transposed once.
   g.nodes.push({ opType: 'MatMul', domain: '', input: [hf, g.init('lm_head', [E, V], transposed(T('wte.weight'), V, E))], output: ['logits'], name: 'lm_head', attribute: [] });

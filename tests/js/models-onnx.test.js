@@ -4,8 +4,9 @@
 // onnxruntime-web (wasm, one thread), against the float64 reference
 // (expected.json) and against ours (lab.loadModel), within 1e-3; with the
 // key/value cache: prefill 5 tokens, then decode 3 one by one, against one
-// full forward. Every attention op the builder offers (com.microsoft
-// Attention, MultiHeadAttention, GroupQueryAttention) and both GELU forms.
+// full forward (and the last-position graphs: lastOnly, lastBlockRow).
+// Every attention op the builder offers (com.microsoft Attention,
+// MultiHeadAttention, GroupQueryAttention) and both GELU forms.
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, sep } from 'node:path';
@@ -101,6 +102,7 @@ describe.each(GPT2_ATTENTION_OPS)('attention %s', (attention) => {
     const s = await session({ past: true, attention });
     const full = await session({ past: false, attention });
     const last = await session({ past: true, attention, lastOnly: true });
+    const lastRow = await session({ past: true, attention, lastOnly: true, lastBlockRow: true });
     const empty = new ort.Tensor('float32', new Float32Array(0), attention === 'attn' ? [2, 1, H, 0, D] : [1, H, 0, D]);
     const names = range(0, N).map((l) => gpt2CacheNames(attention, l));
     const feeds = (ids, prev) => {
@@ -128,6 +130,13 @@ describe.each(GPT2_ATTENTION_OPS)('attention %s', (attention) => {
       const dLast = maxDiffRows(lo.logits.data, once, [PREFILL - 1]);
       note(`ORT ${attention} lastOnly vs full row`, dLast);
       expect(dLast).toBeLessThan(TOL);
+      // the last block on the last row alone: the same row, and presents of every row
+      const lr = await lastRow.run(feeds(ids.slice(0, PREFILL), null));
+      expect(lr.logits.dims).toEqual([1, 1, V]);
+      expect(lr[names[N - 1].present[0]].dims).toEqual(cacheDims[0]);
+      const dLastRow = maxDiffRows(lr.logits.data, once, [PREFILL - 1]);
+      note(`ORT ${attention} lastBlockRow vs full row`, dLastRow);
+      expect(dLastRow).toBeLessThan(TOL);
       for (let t = PREFILL; t < n; t++) {
         o = await s.run(feeds([ids[t]], o));
         expect(o.logits.dims).toEqual([1, 1, V]);
@@ -143,7 +152,7 @@ describe.each(GPT2_ATTENTION_OPS)('attention %s', (attention) => {
       expect(dRef).toBeLessThan(TOL);
       expect(dOurs).toBeLessThan(TOL);
     }
-    await Promise.all([s.release(), full.release(), last.release()]);
+    await Promise.all([s.release(), full.release(), last.release(), lastRow.release()]);
   });
 });
 
