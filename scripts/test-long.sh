@@ -6,8 +6,11 @@
 #     generated, F16, whole in the page's worker; the permalink payloads; the
 #     webpack 5 consumer build; every 中文 chapter's screenshot; chapter 10's
 #     English model; the permalink round trip; reduced motion; the ONNX
-#     golden cases and the positional-encoding / layer checks on webgpu),
-#     about 4 minutes
+#     golden cases and the positional-encoding / layer checks on webgpu;
+#     the payloads typed into every input of the page and set in every
+#     component attribute; the webgpu MHA over random shapes, the GQA /
+#     window / softcap / ALiBi golden set and the over-limit buffers; the
+#     model too large for the wasm heap), about 5.5 minutes
 #   - npm run train:lm -- --lang en|zh --check 20: the first 20 training steps
 #     of each shipped model's recipe, loss for loss against its committed log
 # It expects npm test's set-up and build (web/dist/) to be done.

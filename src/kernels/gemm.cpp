@@ -162,6 +162,10 @@ void PackAllA(int64_t m, int64_t k, const float* a, int64_t lda, float* out) {
 // on the zero rows that pad the last micro-panel.
 // Not inlined: V8 allocates registers per function, and the kernel's loop
 // keeps its 8 accumulators in registers only in a function of its own.
+// The k loop runs on the B pointer, not a counter: 10-20% faster products
+// (GPT-2-small's shapes, M = 128), as TurboFan then keeps no counter and
+// loop bound (it had reloaded the bound from the stack every step). Written
+// unrolled by 2 it spills (1.5-1.9x slower).
 template <int R>
 __attribute__((noinline)) void MicroKernel(int kc, const float* ap, const float* bp,
                         const float* bias, bool first, float* c, int64_t ldc,
@@ -195,7 +199,8 @@ __attribute__((noinline)) void MicroKernel(int kc, const float* ap, const float*
     }
   }
 
-  for (int k = 0; k < kc; ++k) {
+  // The loop runs on the B pointer (no separate counter to keep in step).
+  for (const float* const bend = bp + static_cast<int64_t>(kc) * kNr; bp != bend;) {
     const Batch b0 = Batch::load_aligned(bp);
     const Batch b1 = Batch::load_aligned(bp + kWidth);
     for (int r = 0; r < R; ++r) {
@@ -247,7 +252,7 @@ __attribute__((noinline)) void MicroKernelWide(int kc, const float* ap,
     }
   }
   const float* bq = bp + panel_stride;
-  for (int k = 0; k < kc; ++k) {
+  for (const float* const bend = bp + static_cast<int64_t>(kc) * kNr; bp != bend;) {
     const Batch b0 = Batch::load_aligned(bp);
     const Batch b1 = Batch::load_aligned(bp + kWidth);
     const Batch b2 = Batch::load_aligned(bq);

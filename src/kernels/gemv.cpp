@@ -97,8 +97,15 @@ struct Quartets {
   int64_t u0, q;
   Quartets(int64_t begin, int64_t end) : u0(begin), q((end - begin) / 4) {}
   int64_t blocks() const { return q; }
-  int64_t unit(int64_t g, int r) const { return u0 + r * q + g; }
   int64_t rest() const { return u0 + 4 * q; }
+  // Block g's four units (js), and where they start in `base` (stride ld).
+  template <class T>
+  void Rows(int64_t g, const T* base, int64_t ld, int64_t js[4], const T* rows[4]) const {
+    for (int r = 0; r < 4; ++r) {
+      js[r] = u0 + r * q + g;
+      rows[r] = base + js[r] * ld;
+    }
+  }
 };
 
 // The threaded split: `units` in two ranges a thread (of at least
@@ -122,11 +129,10 @@ void GemvRows(int64_t i0, int64_t j0, int64_t j1, int64_t k, const float* x,
   const int64_t kv = k - k % kWidth;
   const Quartets blocks(j0, j1);
   for (int64_t g = 0; g < blocks.blocks(); ++g) {
-    const int64_t js[4] = {blocks.unit(g, 0), blocks.unit(g, 1), blocks.unit(g, 2), blocks.unit(g, 3)};
-    const float* w0 = w + js[0] * ldw;
-    const float* w1 = w + js[1] * ldw;
-    const float* w2 = w + js[2] * ldw;
-    const float* w3 = w + js[3] * ldw;
+    int64_t js[4];
+    const float* ws[4];
+    blocks.Rows(g, w, ldw, js, ws);
+    const float *w0 = ws[0], *w1 = ws[1], *w2 = ws[2], *w3 = ws[3];
     Batch a0(0.0f), a1(0.0f), a2(0.0f), a3(0.0f);
     Batch b0(0.0f), b1(0.0f), b2(0.0f), b3(0.0f);
     for (int64_t p = 0; p < kv; p += kWidth) {
@@ -149,7 +155,6 @@ void GemvRows(int64_t i0, int64_t j0, int64_t j1, int64_t k, const float* x,
     }
     float s[2][4] = {{xsimd::hadd(a0), xsimd::hadd(a1), xsimd::hadd(a2), xsimd::hadd(a3)},
                      {xsimd::hadd(b0), xsimd::hadd(b1), xsimd::hadd(b2), xsimd::hadd(b3)}};
-    const float* ws[4] = {w0, w1, w2, w3};
     for (int r = 0; r < (kTwoRows ? 2 : 1); ++r) {
       const float* xr = r == 0 ? x0 : x1;
       for (int q = 0; q < 4; ++q) {
@@ -196,11 +201,10 @@ void GemvHalfRows(int64_t m, int64_t j0, int64_t j1, int64_t k, const float* x,
     float* yr = y + i * ldy;
     const Quartets blocks(j0, j1);
     for (int64_t g = 0; g < blocks.blocks(); ++g) {
-      const int64_t js[4] = {blocks.unit(g, 0), blocks.unit(g, 1), blocks.unit(g, 2), blocks.unit(g, 3)};
-      const uint16_t* w0 = w + js[0] * ldw;
-      const uint16_t* w1 = w + js[1] * ldw;
-      const uint16_t* w2 = w + js[2] * ldw;
-      const uint16_t* w3 = w + js[3] * ldw;
+      int64_t js[4];
+      const uint16_t* ws[4];
+      blocks.Rows(g, w, ldw, js, ws);
+      const uint16_t *w0 = ws[0], *w1 = ws[1], *w2 = ws[2], *w3 = ws[3];
       Batch a0(0.0f), a1(0.0f), a2(0.0f), a3(0.0f), lo, hi;
       for (int64_t p = 0; p < k; p += 2 * kWidth) {
         const Batch xl = Batch::load_unaligned(xr + p);
@@ -311,6 +315,9 @@ struct HalfRows {
   static void Load(const uint16_t* row, Batch* lo, Batch* hi) { WidenHalves<kKind>(row, lo, hi); }
 };
 
+// The panels' width here (SimdPanels checks it).
+constexpr int64_t kPanelWidth = 2 * kWidth;
+
 template <class Rows>
 void GemvPanels(int64_t m, int64_t n, int64_t k, const float* x, int64_t ldx,
                 const PackedB& b, const float* bias, float* y, int64_t ldy,
@@ -324,16 +331,17 @@ void GemvPanels(int64_t m, int64_t n, int64_t k, const float* x, int64_t ldx,
     float* yr = y + i * ldy;
     const Quartets blocks(p0, p1);
     for (int64_t g = 0; g < blocks.blocks(); ++g) {
-      const int64_t ps4[4] = {blocks.unit(g, 0), blocks.unit(g, 1), blocks.unit(g, 2), blocks.unit(g, 3)};
-      const Elem* q0 = base + ps4[0] * ps;
-      const Elem* q1 = base + ps4[1] * ps;
-      const Elem* q2 = base + ps4[2] * ps;
-      const Elem* q3 = base + ps4[3] * ps;
+      int64_t ps4[4];
+      const Elem* qs[4];
+      blocks.Rows(g, base, ps, ps4, qs);
+      const Elem *q0 = qs[0], *q1 = qs[1], *q2 = qs[2], *q3 = qs[3];
       Batch a0(0.0f), a1(0.0f), c0(0.0f), c1(0.0f), d0(0.0f), d1(0.0f), e0(0.0f), e1(0.0f);
       Batch w0, w1;
-      for (int64_t q = 0; q < k; ++q) {
-        const Batch xv(xr[q]);
-        const int64_t o = q * nr;
+      // (On the x pointer and one running offset of the panels' rows, whose
+      // width is a constant: no counter, bound or multiply in the loop.)
+      int64_t o = 0;
+      for (const float *xp = xr, *const xend = xr + k; xp != xend; ++xp, o += kPanelWidth) {
+        const Batch xv(*xp);
         Rows::Load(q0 + o, &w0, &w1);
         a0 += xv * w0;
         a1 += xv * w1;
@@ -355,9 +363,10 @@ void GemvPanels(int64_t m, int64_t n, int64_t k, const float* x, int64_t ldx,
     for (int64_t p = blocks.rest(); p < p1; ++p) {
       const Elem* q0 = base + p * ps;
       Batch a0(0.0f), a1(0.0f), w0, w1;
-      for (int64_t q = 0; q < k; ++q) {
-        const Batch xv(xr[q]);
-        Rows::Load(q0 + q * nr, &w0, &w1);
+      int64_t o = 0;
+      for (const float *xp = xr, *const xend = xr + k; xp != xend; ++xp, o += kPanelWidth) {
+        const Batch xv(*xp);
+        Rows::Load(q0 + o, &w0, &w1);
         a0 += xv * w0;
         a1 += xv * w1;
       }

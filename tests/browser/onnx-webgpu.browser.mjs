@@ -63,5 +63,5 @@ export default function (t) {
     }
     assert.equal(r.counters.fallbackCalls, 0, 'calls were answered by the wasm fallback');
     assert.deepEqual(problems, []);
-  }, { timeout: 120000 });
+  }, { timeout: 120000, long: true });
 }

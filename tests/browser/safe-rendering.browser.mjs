@@ -187,7 +187,7 @@ export default function (t) {
     } finally {
       await page.closeAll();
     }
-  }, { timeout: 240000 });
+  }, { timeout: 240000, long: true });
 
   t.test('tutorial page: payloads in the permalink are shown as text; malformed and oversized hashes are refused with a message', async (h) => {
     if (!fs.existsSync(path.join(REPO_ROOT, 'web/page/index.html'))) {
@@ -307,5 +307,5 @@ export default function (t) {
     } finally {
       await page.closeAll();
     }
-  }, { timeout: 180000 });
+  }, { timeout: 180000, long: true });
 }

@@ -58,7 +58,7 @@ export default function (t) {
     assert.equal(result.fallbackCalls, 0, 'calls were answered by the wasm fallback');
     assert.equal(result.backend, 'webgpu');
     assert.deepEqual(problems, []);
-  }, { timeout: 150000 });
+  }, { timeout: 150000, long: true });
 
   t.test("webgpu: trace: 'values' — every step computed on the GPU equals the float64 reference", async (h) => {
     const { result, problems } = await onPage(h, 'traceValues', [8]);
@@ -214,7 +214,7 @@ export default function (t) {
     assert.equal(r.backend, 'webgpu');
     assert.equal(r.fallbackCalls, 0);
     assert.deepEqual(problems, []);
-  }, { timeout: 60000 });
+  }, { timeout: 60000, long: true });
 
   t.test('webgpu: KV-cache decoding answers from wasm and equals one causal forward on the GPU', async (h) => {
     const { result: r, problems } = await onPage(h, 'kvCache');

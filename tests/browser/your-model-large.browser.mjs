@@ -227,5 +227,5 @@ export default function (t) {
     } finally {
       await page.closeAll();
     }
-  }, { timeout: 120000 });
+  }, { timeout: 120000, long: true });
 }

@@ -156,6 +156,20 @@ TEST_P(ModelTest, GradientMatchesCentralDifferences) {
   }
 }
 
+// A decoding step's attention rows at [N, H, pos + 1] against row `pos` of
+// a full forward's [N, H, L, L].
+void ExpectAttentionRow(const std::vector<float>& at, const std::vector<float>& att, int64_t N,
+                        int64_t H, int64_t L, int64_t pos) {
+  for (int64_t l = 0; l < N; ++l) {
+    for (int64_t h = 0; h < H; ++h) {
+      for (int64_t k = 0; k <= pos; ++k) {
+        EXPECT_NEAR(at[(l * H + h) * (pos + 1) + k], att[((l * H + h) * L + pos) * L + k], 1e-6f)
+            << "layer " << l << " head " << h << " position " << pos << " key " << k;
+      }
+    }
+  }
+}
+
 TEST_P(ModelTest, CachedDecodingEqualsOneForward) {
   TransformerConfig c = GetParam().config;
   if (!c.causal) GTEST_SKIP() << "a bidirectional encoder has no incremental decoding";
@@ -183,13 +197,7 @@ TEST_P(ModelTest, CachedDecodingEqualsOneForward) {
       ASSERT_TRUE(t->Extend(pos, 1, tok.data() + pos, true, lg.data(), at.data(), nullptr).ok());
       EXPECT_EQ(t->Cached(), pos + 1);
       for (int64_t j = 0; j < V; ++j) EXPECT_NEAR(lg[j], logits[pos * V + j], 1e-5f) << pos << "," << j;
-      for (int64_t l = 0; l < N; ++l) {
-        for (int64_t h = 0; h < H; ++h) {
-          for (int64_t k = 0; k <= pos; ++k) {
-            EXPECT_NEAR(at[(l * H + h) * (pos + 1) + k], att[((l * H + h) * L + pos) * L + k], 1e-6f);
-          }
-        }
-      }
+      ExpectAttentionRow(at, att, N, H, L, pos);
     }
   }
   int32_t bad = static_cast<int32_t>(V);
@@ -234,13 +242,7 @@ TEST_P(ModelTest, LastRowPrefillEqualsOneForward) {
     std::vector<float> at(N * H * (pos + 1));
     ASSERT_TRUE(t->Extend(pos, 1, tok.data() + pos, true, lg.data(), at.data(), nullptr).ok());
     expect_row(pos);
-    for (int64_t l = 0; l < N; ++l) {
-      for (int64_t h = 0; h < H; ++h) {
-        for (int64_t k = 0; k <= pos; ++k) {
-          EXPECT_NEAR(at[(l * H + h) * (pos + 1) + k], att[((l * H + h) * L + pos) * L + k], 1e-6f);
-        }
-      }
-    }
+    ExpectAttentionRow(at, att, N, H, L, pos);
   }
 }
 
