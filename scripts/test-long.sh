@@ -9,8 +9,9 @@
 #     golden cases and the positional-encoding / layer checks on webgpu;
 #     the payloads typed into every input of the page and set in every
 #     component attribute; the webgpu MHA over random shapes, the GQA /
-#     window / softcap / ALiBi golden set and the over-limit buffers; the
-#     model too large for the wasm heap), about 5.5 minutes
+#     window / softcap / ALiBi golden set, the over-limit buffers, trace
+#     'values' and KV-cache decoding; the model too large for the wasm
+#     heap), about 6 minutes
 #   - npm run train:lm -- --lang en|zh --check 20: the first 20 training steps
 #     of each shipped model's recipe, loss for loss against its committed log
 # It expects npm test's set-up and build (web/dist/) to be done.

@@ -77,7 +77,7 @@ export default function (t) {
     assert.equal(result.counters.fallbackCalls, 0, 'the trace was answered by the wasm fallback');
     assert.equal(result.backend, 'webgpu');
     assert.deepEqual(problems, []);
-  }, { timeout: 120000 });
+  }, { timeout: 120000, long: true });
 
   t.test('webgpu: scaledDotProductAttention and selfAttention match wasm', async (h) => {
     const { result, problems } = await onPage(h, 'sdpaParity', [2, 16]);
@@ -231,7 +231,7 @@ export default function (t) {
     assert.equal(r.fallbackCalls, 0, 'cached steps were counted as device-loss fallback calls');
     assert.match(r.forwardSyncError, /forwardSync:? (is )?not available on the 'webgpu' backend/);
     assert.deepEqual(problems, []);
-  }, { timeout: 60000 });
+  }, { timeout: 60000, long: true });
 
   // Ops answered by the wasm backend give the same bits; the WGSL kernels (positional encoding,
   // rotary embedding) compute O(1) values: within TOL.pe.
