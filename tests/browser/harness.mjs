@@ -42,8 +42,8 @@ export async function startHarness({ csp = true } = {}) {
   const base = server.url.replace(/\/$/, '');
   const baseNoCsp = noCspServer.url.replace(/\/$/, '');
 
-  async function newPage({ reducedMotion = 'no-preference', viewport = { width: 1280, height: 900 }, csp: useCsp = true, initScript } = {}) {
-    const context = await browser.newContext({ reducedMotion, viewport, bypassCSP: false, serviceWorkers: 'block' });
+  async function newPage({ reducedMotion = 'no-preference', viewport = { width: 1280, height: 900 }, csp: useCsp = true, initScript, locale } = {}) {
+    const context = await browser.newContext({ reducedMotion, viewport, bypassCSP: false, serviceWorkers: 'block', ...(locale ? { locale } : {}) });
     const page = await context.newPage();
     const problems = [];
     page.on('console', (msg) => {

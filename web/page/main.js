@@ -8,9 +8,9 @@ import { Heatmap } from '../components/lib/heatmap.js';
 import { h, fmt, setRich } from '../components/lib/dom.js';
 import { motionStats, reducedMotion } from '../components/lib/motion.js';
 import { PAGE_MESSAGES } from './lib/messages.js';
-import { DEFAULTS, createStore, decodeHash, encodeHash } from './lib/state.js';
+import { createStore, decodeHash, defaultsFor, encodeHash, languagePatch } from './lib/state.js';
 import { buildControls } from './lib/controls.js';
-import { TextRegistry, errorBox } from './lib/ui.js';
+import { TextRegistry, errorBox, vocabularyLine } from './lib/ui.js';
 import { ObjectCache, deriveTokens } from './lib/model.js';
 import { CHAPTERS, chapterMessages, checkRegistry, titleKey } from './chapters/registry.js';
 import { pendingModels } from './lib/learned.js';
@@ -24,9 +24,10 @@ const root = document.documentElement;
 function initialState() {
   const hash = location.hash;
   const isAnchor = /^#[\w-]+$/.test(hash) && !hash.includes('=') && (CHAPTERS.some((c) => c.id === hash.slice(1)) || document.getElementById(hash.slice(1)));
-  const r = !hash || hash === '#' || isAnchor ? { state: { ...DEFAULTS } } : decodeHash(hash);
-  const state = r.state ?? { ...DEFAULTS };
-  if (!/(^|[#&])lang=/.test(hash)) state.lang = normalizeLang(navigator.language);
+  // Without lang in the link the reader's language is the browser's, with its sentences.
+  const lang = normalizeLang(navigator.language);
+  const r = !hash || hash === '#' || isAnchor ? { state: defaultsFor(lang) } : decodeHash(hash, lang);
+  const state = r.state ?? defaultsFor(lang);
   return { state, error: r.error ?? null };
 }
 const initial = initialState();
@@ -82,6 +83,14 @@ const ctx = {
     renderStatus();
   },
   availableLabs: () => availableLabs,
+  /**
+   * Called by a learned view while its chapter updates: { model, unknown, chars } when most of
+   * the sentence is outside `lang`'s model's vocabulary (lib/learned.js vocabularyOffer), or
+   * null. The chapter then shows one line that offers the model that reads it.
+   */
+  offerModel(offer, lang) {
+    if (updating) updating.offer = offer ? { offer, lang } : null;
+  },
   /** Re-renders the chapters that depend on these keys (state unchanged). */
   invalidate(keys) {
     markDirty(keys);
@@ -107,9 +116,11 @@ const runners = CHAPTERS.map((c, k) => {
   mainEl.append(section);
   const err = errorBox();
   body.before(err.el);
+  const vocab = vocabularyLine((model) => store.set({ lm: model }));
+  body.before(vocab.el);
   const ch = c.module;
   const inst = ch.mount(ctx, body, section);
-  return { id: c.id, ch, inst, section, err, dirty: true, running: null, visible: false };
+  return { id: c.id, ch, inst, section, err, vocab, offer: null, dirty: true, running: null, visible: false };
 });
 
 if (typeof IntersectionObserver === 'function') {
@@ -135,7 +146,10 @@ function applyLanguage() {
     if (!m.el.isConnected) heatmaps.delete(m);
     else m.setMessages(t);
   }
-  for (const r of runners) r.inst.setMessages?.(t);
+  for (const r of runners) {
+    r.inst.setMessages?.(t);
+    showOffer(r);
+  }
   $('lang').value = lang;
   for (const o of $('theme').options) o.textContent = t(`page.theme.${o.value}`);
   renderStatus();
@@ -184,12 +198,13 @@ function renderStatus() {
 
 // ---- scheduler -------------------------------------------------------------
 let generation = 0;
+let updating = null; // the runner whose update is running (chapters update one at a time)
 let firstMarked = false;
 let scheduled = false;
 let settleWaiters = [];
 
 function markDirty(changed) {
-  const all = changed.some((k) => k === 'lang' || k === 'backend');
+  const all = changed.some((k) => k === 'lang' || k === 'backend' || k === 'lm');
   for (const r of runners) {
     if (all || r.ch.deps === '*' || changed.some((k) => r.ch.deps.includes(k))) r.dirty = true;
   }
@@ -210,6 +225,8 @@ async function runChapter(r) {
   const state = store.get();
   r.running = (async () => {
     const t0 = performance.now();
+    r.offer = null;
+    updating = r;
     try {
       await r.inst.update(ctx, state);
       r.section.dataset.ms = (performance.now() - t0).toFixed(1);
@@ -219,6 +236,8 @@ async function runChapter(r) {
       r.err.show(t('err.chapter'), e);
       r.section.dataset.state = 'error';
     }
+    if (updating === r) updating = null;
+    showOffer(r);
     r.section.dataset.rendered = 'true';
     if (!firstMarked && r.visible) {
       firstMarked = true;
@@ -248,6 +267,10 @@ async function renderPass() {
   const w = settleWaiters;
   settleWaiters = [];
   w.forEach((fn) => fn());
+}
+
+function showOffer(r) {
+  r.vocab.show(t, r.offer?.offer ?? null, r.offer ? t(`ch4.model.${r.offer.lang}`) : '');
 }
 
 /** Resolves when every chapter has rendered the current state. */
@@ -300,7 +323,7 @@ function showHashError() {
 window.addEventListener('hashchange', () => {
   const hash = location.hash;
   if (hash.length > 1 && !hash.includes('=') && document.getElementById(decodeURIComponent(hash.slice(1)))) return;
-  const r = decodeHash(hash);
+  const r = decodeHash(hash, store.get().lang);
   if (r.error) {
     hashError = r.error;
     showHashError();
@@ -331,11 +354,11 @@ $('permalink').addEventListener('click', async () => {
 });
 
 $('reset').addEventListener('click', () => {
-  const lang = store.get().lang;
-  store.set({ ...DEFAULTS, lang, theme: store.get().theme });
+  store.set({ ...defaultsFor(store.get().lang), theme: store.get().theme });
 });
 
-$('lang').addEventListener('change', (e) => store.set({ lang: e.target.value }));
+// A sentence left at its language's default becomes the new language's; a typed one stays.
+$('lang').addEventListener('change', (e) => store.set(languagePatch(store.get(), e.target.value)));
 $('theme').addEventListener('change', (e) => store.set({ theme: e.target.value }));
 
 // TOC: scroll without replacing the settings hash.

@@ -8,7 +8,7 @@ import { formula, f, codeBlock, tokenChips } from '../lib/ui.js';
 import { checkValue } from '../lib/state.js';
 import { Provenance } from '../lib/provenance.js';
 import { stepValue } from '../lib/model.js';
-import { learnedModel, modelLang, fitText, tokenLabels, embeddingRows } from '../lib/learned.js';
+import { learnedModel, modelLang, fitText, tokenLabels, embeddingRows, offerModel } from '../lib/learned.js';
 
 export default {
   deps: ['text', 'd1', 'seed', 'pe', 'scale', 'T', 'w1'],
@@ -103,6 +103,7 @@ export default {
           const notes = [t('ch1.learned', { model: t(`ch4.model.${lang}`), d, L: ids.length })];
           if (fit.cut) notes.push(t('ch4.learnedCut', { n: fit.cut, max: model.config.maxPositions }));
           if (lb.unknown.length) notes.push(t('hm.unknown', { chars: lb.unknown.join(' ') }));
+          offerModel(c, lang, fit.text, lb);
           learnedLine.textContent = notes.join(' ');
         } else {
           tokens = tokenize(state.text);

@@ -11,7 +11,7 @@ import { linkHeatmaps } from '../../components/lib/heatmap.js';
 import { deriveInputs, maskSpec, ObjectCache, scoreFactor, compareBackends, stepValue } from '../lib/model.js';
 import { formula, f, codeBlock } from '../lib/ui.js';
 import { Provenance } from '../lib/provenance.js';
-import { learnedModel, modelLang, fitText, cachedHeadRoles, headRoleLabels, tokenLabels, ROLES } from '../lib/learned.js';
+import { learnedModel, modelLang, fitText, cachedHeadRoles, headRoleLabels, tokenLabels, offerModel, ROLES } from '../lib/learned.js';
 
 export default {
   deps: ['text', 'text2', 'B', 'L', 'E', 'H', 'seed', 'mask', 'T', 'scale', 'pe', 'b', 'w4'],
@@ -120,7 +120,9 @@ export default {
       c.reportForward(performance.now() - t0, lab0(c));
       const roles = cachedHeadRoles(lang, model, text);
       const labels = headRoleLabels(roles);
-      const { labels: tokLabels, unknown } = tokenLabels(model, text, run.ids);
+      const lb = tokenLabels(model, text, run.ids);
+      const { labels: tokLabels, unknown } = lb;
+      offerModel(c, lang, text, lb);
       const L = run.ids.length;
       const rt = (r) => t(`ch4.role.${r}`);
       setIntro(t('ch4.learnedIntro', { model: t(`ch4.model.${lang}`), N: cfg.numLayers, H: cfg.numHeads, E: cfg.embedDim, D: cfg.embedDim / cfg.numHeads, L }));

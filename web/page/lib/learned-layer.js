@@ -14,7 +14,7 @@
 // page shows the block up to the attention's residual.
 import { h } from '../../components/lib/dom.js';
 import { stepValue } from './model.js';
-import { learnedModel, modelLang, fitText, tokenLabels, modelTensors, modelTensor, embeddingRows } from './learned.js';
+import { learnedModel, modelLang, fitText, tokenLabels, modelTensors, modelTensor, embeddingRows, offerModel } from './learned.js';
 
 export const WEIGHT_KINDS = ['random', 'learned'];
 
@@ -58,6 +58,7 @@ export function learnedText(c, state, keys, textKey = 'text') {
   const notes = [];
   if (fit.cut) notes.push(c.t('ch4.learnedCut', { n: fit.cut, max: model.config.maxPositions }));
   if (lb.unknown.length) notes.push(c.t('hm.unknown', { chars: lb.unknown.join(' ') }));
+  offerModel(c, lang, fit.text, lb);
   return { model, lang, name: c.t(`ch4.model.${lang}`), text: fit.text, ids, labels: lb.labels, L: ids.length, notes: notes.join(' ') };
 }
 

@@ -3,12 +3,42 @@
 // view asks, never before the first paint. A chapter's update must not wait for the download:
 // learnedModel() answers null while it loads and re-renders the chapter (ctx.invalidate) once
 // it is there.
-import { pretrainedModel, tokenLabels } from '../../components/lib/pretrained-model.js';
+import { pretrainedModel, tokenLabels, UNKNOWN } from '../../components/lib/pretrained-model.js';
 
 const loaded = new Map();
 
-/** The page language's model: 'zh' on the 简体中文 page, else 'en'. */
-export const modelLang = (state) => (state.lang === 'zh' ? 'zh' : 'en');
+/**
+ * The model of the learned views: the one the reader picked (state.lm, from the offer of
+ * vocabularyOffer), else the page language's: 'zh' on the 简体中文 page, else 'en'.
+ */
+export const modelLang = (state) => (state.lm === 'en' || state.lm === 'zh' ? state.lm : state.lang === 'zh' ? 'zh' : 'en');
+
+/** Tells the page (ctx.offerModel) whether to offer the other model for this sentence. */
+export function offerModel(ctx, lang, text, labels) {
+  // One token per character: count the unknown ones that are not spaces.
+  const chars = [...text];
+  const aligned = chars.length === labels.tokens.length;
+  const unknown = labels.tokens.filter((tok, i) => tok === UNKNOWN && !(aligned && /\s/u.test(chars[i]))).length;
+  ctx.offerModel?.(vocabularyOffer(lang, text, unknown), lang);
+}
+
+const HAN = /\p{Script=Han}/u;
+const LATIN = /[A-Za-z]/;
+
+/**
+ * When most characters of the sentence (spaces aside) are outside the model's vocabulary
+ * (`unknownCount` of `text`'s characters are [UNK]), the shipped model that reads them: 'zh'
+ * when most of the sentence is Han characters, 'en' when most is Latin letters; else null. Null
+ * too when that is the model in use.
+ */
+export function vocabularyOffer(lang, text, unknownCount) {
+  const chars = [...text].filter((ch) => !/\s/u.test(ch));
+  if (!chars.length || unknownCount * 2 <= chars.length) return null;
+  const han = chars.filter((ch) => HAN.test(ch)).length;
+  const latin = chars.filter((ch) => LATIN.test(ch)).length;
+  const other = han * 2 > chars.length ? 'zh' : latin * 2 > chars.length ? 'en' : null;
+  return other && other !== lang ? { model: other, unknown: unknownCount, chars: chars.length } : null;
+}
 
 /**
  * The Model of `lang` if it has loaded; else starts the load, returns null, and calls

@@ -25,6 +25,8 @@ export const PAGE_MESSAGES = {
     'page.reset': 'Reset all',
     'page.hashError': 'The settings in this link could not be read: {message}. The page shows its defaults instead.',
     'page.tryThis': 'Try this',
+    'page.vocab.offer': 'Most of this sentence ({unknown} of its {chars} characters) is outside the {model} model\'s vocabulary.',
+    'page.vocab.use': 'Read it with the {model} model',
 
     'ctl.title': 'Controls',
     'ctl.summary': 'Shared settings for every chapter',
@@ -170,7 +172,7 @@ export const PAGE_MESSAGES = {
     'ch4.rolesChance': 'even spread (chance)',
     'ch4.rolesNote': 'Each score is a mean attention weight, between 0 and 1: on position i − 1 (previous character), on i (itself), on 0 (the first character, an attention sink), on the character that followed the last occurrence of the current one in a repeated random sequence (induction) and, in a poem, on the same place in the previous line. The last row is what a head that spreads its weight evenly would score. In bold: a head’s strongest role, when it scores at least twice its chance.',
     'ch4.tryL1': 'Type a sentence that repeats itself, such as “the cat saw the cat saw”: a head with a high induction score looks, from the second copy, at the character that followed the same character in the first.',
-    'ch4.tryL2': 'Switch the page to 中文: the chapter draws the Tang-poem model’s heads on the same sentence, and characters it has never seen show as [UNK]. A line of a poem such as 白日依山尽，黄河入海流。 adds the previous-line score.',
+    'ch4.tryL2': 'Switch the page to 中文: the sentence becomes a line of Tang poetry (unless you typed your own) and the chapter draws the Tang-poem model’s heads on it. Two lines such as 白日依山尽，黄河入海流。 add the previous-line score.',
 
     'ch5.p1': 'A mask stops some queries from seeing some keys. Before the softmax the blocked scores are pushed to −1e9: PyTorch’s `masked_fill` replaces them with −1e9, TensorFlow adds `mask * -1e9` to them. Since exp(−1e9) is 0 in floating point, after the softmax those weights are exactly zero and every row still sums to 1.',
     'ch5.padding': '**Padding**: the sentences of a batch have different lengths, so the shorter ones are padded to L with <pad> tokens, which no query may attend to.',
@@ -512,6 +514,8 @@ export const PAGE_MESSAGES = {
     'page.reset': '全部重置',
     'page.hashError': '无法读取此链接中的设置：{message}。页面改为显示默认设置。',
     'page.tryThis': '动手试试',
+    'page.vocab.offer': '这句话的大部分字符（{chars} 个中的 {unknown} 个）不在{model}模型的词表里。',
+    'page.vocab.use': '改用{model}模型',
 
     'ctl.title': '控制面板',
     'ctl.summary': '所有章节共享的设置',
@@ -657,7 +661,7 @@ export const PAGE_MESSAGES = {
     'ch4.rolesChance': '均匀分布（随机水平）',
     'ch4.rolesNote': '每项分数都是平均注意力权重，介于 0 和 1 之间：落在位置 i − 1（前一个字符）、i（自身）、0（第一个字符，注意力汇聚点）上的权重；在重复的随机序列中，落在当前字符上一次出现时其后那个字符上的权重（归纳）；对诗而言，还有落在上一句同一位置上的权重。最后一行是把权重均匀分布的头会得到的分数。粗体：某个头最突出的角色，且分数至少是随机水平的两倍。',
     'ch4.tryL1': '输入一个自我重复的句子，例如“床前明月光床前明月光”：归纳分数高的头会从第二遍的字符看向第一遍中同一个字符后面的那个字符。',
-    'ch4.tryL2': '把页面切换为 English：本章会在同一句子上显示英文模型的各个头，模型没见过的字符显示为 [UNK]。在中文页面输入一句诗，例如“白日依山尽，黄河入海流。”，还会多出“上一句同一位置”的分数。',
+    'ch4.tryL2': '把页面切换为 English：句子换成一句英文（除非你输入了自己的句子），本章在它上面显示英文模型的各个头。在中文页面输入两句诗，例如“白日依山尽，黄河入海流。”，还会多出“上一句同一位置”的分数。',
 
     'ch5.p1': '掩码阻止某些查询看到某些键。在 softmax 之前，被遮蔽的分数被压到 −1e9：PyTorch 的 `masked_fill` 把它们替换为 −1e9，TensorFlow 则给它们加上 `mask * -1e9`。由于在浮点数中 exp(−1e9) 为 0，softmax 之后这些权重恰好为零，而每一行的和仍为 1。',
     'ch5.padding': '**填充**：同一批次中的句子长度不同，较短的句子用 <pad> 词元补齐到 L，任何查询都不能关注它们。',

@@ -55,6 +55,7 @@ export const SCHEMA = {
   w9: oneOf('random', 'learned'),
   hd: int(0, 63),
   ch: str(40),
+  lm: oneOf('auto', 'en', 'zh'),
 };
 
 export const DEFAULTS = Object.freeze({
@@ -99,7 +100,35 @@ export const DEFAULTS = Object.freeze({
   w9: 'learned',
   hd: 0,
   ch: '',
+  lm: 'auto',
 });
+
+/**
+ * Each language's own sentences (issue 35): English ones for English, a line of Tang poetry for
+ * 中文, which the shipped Tang-poem model reads. DEFAULTS holds the English ones; a state of
+ * another language has that language's as its defaults (defaultsFor), in the permalink too.
+ */
+export const DEFAULT_TEXTS = Object.freeze({
+  en: Object.freeze({ text: DEFAULTS.text, text2: DEFAULTS.text2 }),
+  zh: Object.freeze({ text: '床前明月光，疑是地上霜', text2: '举头望明月' }),
+});
+
+/** The defaults of a page in `lang`: DEFAULTS with that language and its sentences. */
+export function defaultsFor(lang) {
+  return { ...DEFAULTS, lang, ...(DEFAULT_TEXTS[lang] ?? DEFAULT_TEXTS.en) };
+}
+
+/**
+ * The patch that switches `state` to `lang`: each sentence the reader left at its language's
+ * default becomes the new language's; a sentence the reader typed stays.
+ */
+export function languagePatch(state, lang) {
+  const patch = { lang };
+  const from = DEFAULT_TEXTS[state.lang] ?? DEFAULT_TEXTS.en;
+  const to = DEFAULT_TEXTS[lang] ?? DEFAULT_TEXTS.en;
+  for (const key of ['text', 'text2']) if (state[key] === from[key]) patch[key] = to[key];
+  return patch;
+}
 
 /**
  * The weights switch of each chapter (w1 … w9): 'learned' (the shipped model of the page's
@@ -173,12 +202,16 @@ function clip(v) {
   return s.length > 40 ? s.slice(0, 40) + '…' : s;
 }
 
-/** State → hash (without '#'): only non-default keys, in schema order. */
+/**
+ * State → hash (without '#'): only non-default keys, in schema order. The sentences are compared
+ * with the defaults of the state's language, so a sentence the reader typed is always kept.
+ */
 export function encodeHash(state) {
   const parts = [];
+  const defaults = defaultsFor(state.lang ?? DEFAULTS.lang);
   for (const key of Object.keys(SCHEMA)) {
     const v = state[key];
-    if (v === undefined || v === DEFAULTS[key]) continue;
+    if (v === undefined || v === defaults[key]) continue;
     const s = SCHEMA[key].type === 'bool' ? (v ? '1' : '0') : String(v);
     parts.push(`${key}=${encodeURIComponent(s)}`);
   }
@@ -187,15 +220,24 @@ export function encodeHash(state) {
 
 /**
  * Hash → { state } (a complete state: defaults overridden by the hash) or
- * { error } naming the first problem. An empty hash gives the defaults.
+ * { error } naming the first problem. An empty hash gives the defaults. A sentence the hash
+ * does not hold is the default of the hash's language, or of `lang` (the reader's, when the
+ * hash names none).
  */
-export function decodeHash(hash) {
+export function decodeHash(hash, lang = DEFAULTS.lang) {
   let s = String(hash ?? '');
   if (s.startsWith('#')) s = s.slice(1);
   if (s.length > MAX_HASH_LENGTH) return { error: err('tooLong', { length: s.length, max: MAX_HASH_LENGTH }) };
-  const state = { ...DEFAULTS };
-  if (s === '') return { state };
   const seen = new Set();
+  const state = { ...DEFAULTS };
+  const finish = () => {
+    const l = seen.has('lang') ? state.lang : lang;
+    const d = defaultsFor(l);
+    state.lang = l;
+    for (const key of ['text', 'text2']) if (!seen.has(key)) state[key] = d[key];
+    return { state };
+  };
+  if (s === '') return finish();
   for (const part of s.split('&')) {
     if (part === '') return { error: err('empty', {}) };
     const eq = part.indexOf('=');
@@ -214,7 +256,7 @@ export function decodeHash(hash) {
     if (r.error) return { error: r.error };
     state[key] = r.value;
   }
-  return { state };
+  return finish();
 }
 
 /** A tiny observable store. subscribe(fn(state, changedKeys)) → unsubscribe. */

@@ -84,3 +84,27 @@ export function figRow(...children) {
 export function tokenChips(tokens, lengths) {
   return h('ul', { class: 'tokens', role: 'list' }, tokens.map((tok, i) => h('li', { class: `token${lengths !== undefined && i >= lengths ? ' token-pad' : ''}` }, h('span', { class: 'token-i' }, String(i)), h('span', { class: 'token-t' }, tok))));
 }
+
+/**
+ * The one line a chapter shows when most of the sentence is outside its model's vocabulary
+ * (lib/learned.js vocabularyOffer), with a button that picks the model that reads it.
+ * → { el, show(t, offer | null, modelName) }; pick(model) runs on the button.
+ */
+export function vocabularyLine(pick) {
+  const text = h('span');
+  const btn = h('button', { type: 'button', class: 'al-btn al-btn-small' });
+  const el = h('p', { class: 'vocab-offer', hidden: true }, text, ' ', btn);
+  let model = null;
+  btn.addEventListener('click', () => model && pick(model));
+  return {
+    el,
+    show(t, offer, modelName) {
+      el.hidden = !offer;
+      if (!offer) return;
+      model = offer.model;
+      el.dataset.model = offer.model;
+      text.textContent = t('page.vocab.offer', { unknown: offer.unknown, chars: offer.chars, model: modelName });
+      btn.textContent = t('page.vocab.use', { model: t(`ch4.model.${offer.model}`) });
+    },
+  };
+}
