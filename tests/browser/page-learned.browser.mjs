@@ -88,13 +88,24 @@ async function checkChapters(page, lab, model, text, lang) {
   const out7 = model.forwardSync(ids, { attentions: false, hiddenStates: 'all' }).hiddenStates[1].data;
   for (const [k, want7] of [[0, z.x], [1, z.ln1], [2, z.attn], [3, z.res], [4, out7]]) near((await mapData(page, 'ch7', k)).data, want7, 1e-4, `${lang} ch7 map ${k}`);
   assert.ok(Number(await page.getAttribute('#ch7-check', 'data-diff')) <= 5e-5);
-  // ch8: the real shapes.
-  assert.match(await page.textContent('#ch8 .al-flow-steps [data-step="split_heads"]'), new RegExp(`\\[1,${H},${L},${D}\\]`));
+  // ch8: the real shapes, and a sentence on what differs from the tutorial's example above.
+  assert.match(await page.textContent('#ch8-flow .al-flow-steps [data-step="split_heads"]'), new RegExp(`\\[1,${H},${L},${D}\\]`));
+  const differs = await page.textContent('#ch8 .ch8-differs');
+  assert.ok(differs.includes('[2, 8, 5, 64]') && differs.includes(`[1, ${H}, ${L}, ${D}]`), differs);
+  await tutorialFlow(page);
   // ch9: every head, labelled by its measured role.
   const labels = headRoleLabels(model.headRoles(text));
   const rows = await page.evaluate(() => [...document.querySelectorAll('#ch9 table.faq-heads tbody tr')].map((tr) => tr.dataset.role));
   assert.deepEqual(rows, labels.map((x) => x.role));
   assert.equal(rows.length, N * H);
+}
+
+/** Chapter 8's tutorial example, whatever the weights: [2,5,512] → [2,8,5,64] → [2,8,5,5] → [2,5,512]. */
+async function tutorialFlow(page) {
+  assert.equal(await page.textContent('#ch8 .ch8-tutorial-line'), '[2, 5, 512] → [2, 8, 5, 64] → [2, 8, 5, 5] → [2, 5, 512]');
+  for (const [step, shape] of [['input', '[2,5,512]'], ['split_heads', '[2,8,5,64]'], ['scores', '[2,8,5,5]'], ['merge_heads', '[2,5,512]']]) {
+    assert.ok((await page.textContent(`#ch8-tutorial-flow .al-flow-steps [data-step="${step}"]`)).includes(shape), `ch8 tutorial ${step} ${shape}`);
+  }
 }
 
 export default function (t) {
@@ -118,6 +129,8 @@ export default function (t) {
       await page.waitForFunction(() => document.documentElement.dataset.ready === 'true', null, { timeout: 60000 });
       assert.ok(held.length > 0, 'the learned views asked for the model');
       assert.match(await page.textContent('#ch1 .ch1-learned'), /Loading the English model…/);
+      // The tutorial's own example is on the page at load, before any model has arrived.
+      await tutorialFlow(page);
       assert.equal(await page.getAttribute('#ch1', 'data-state'), 'ok');
       release();
       await settle(page);

@@ -113,7 +113,7 @@ export default function (t) {
       assert.match(await splitLabel(page), /\[2,4,5,128\]/);
       assert.equal(await page.locator('#ch4 .head-map').count(), 4);
       // Chapter 8's step list follows the same trace.
-      assert.match(await page.textContent('#ch8 .al-flow-steps [data-step="split_heads"]'), /\[2,4,5,128\]/);
+      assert.match(await page.textContent('#ch8-flow .al-flow-steps [data-step="split_heads"]'), /\[2,4,5,128\]/);
       assert.deepEqual(page.problems(), []);
     } finally {
       await page.closeAll();
@@ -314,13 +314,13 @@ export default function (t) {
       try {
         await page.locator('#ch8').scrollIntoViewIfNeeded();
         const before = await page.evaluate(() => ({ ...window.__attentionLab.motionStats }));
-        await page.click('#ch8 .al-flow-next');
+        await page.click('#ch8-flow .al-flow-next');
         await page.waitForTimeout(1200);
-        await page.click('#ch8 .al-flow-next');
+        await page.click('#ch8-flow .al-flow-next');
         await page.waitForTimeout(1200);
         const after = await page.evaluate(() => ({ ...window.__attentionLab.motionStats }));
         const css = await page.evaluate(() => getComputedStyle(document.querySelector('#ch3 .entropy .bar > span')).transitionDuration);
-        const step = await page.textContent('#ch8 .al-shape-label');
+        const step = await page.textContent('#ch8-flow .al-shape-label');
         assert.deepEqual(page.problems(), []);
         return { frames: after.frames - before.frames, tweens: after.tweens - before.tweens, skipped: after.skipped - before.skipped, css, step };
       } finally {

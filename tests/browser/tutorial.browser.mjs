@@ -295,17 +295,17 @@ export default function (t) {
     try {
       await page.locator('#ch8').scrollIntoViewIfNeeded();
       const pick = async (step, b, hh, which) => {
-        await page.click(`#ch8 .al-flow-steps [data-step="${step}"]`);
-        await page.dispatchEvent(`#ch8 g.al-slab[data-key="${b}:${hh}"]`, 'click');
-        if (which) await page.selectOption('#ch8 .al-flow-picks label:last-child select', which);
+        await page.click(`#ch8-flow .al-flow-steps [data-step="${step}"]`);
+        await page.dispatchEvent(`#ch8-flow g.al-slab[data-key="${b}:${hh}"]`, 'click');
+        if (which) await page.selectOption('#ch8-flow .al-flow-picks label:last-child select', which);
         const name = which ? `${step}_${which}` : step;
         const slice = hh >= 0 ? `b = ${b}, h = ${hh}` : `b = ${b}`;
         await page.waitForFunction(([n, sl]) => {
-          const m = document.querySelector('#ch8 .al-flow-values figure.al-hm')?.heatmap;
+          const m = document.querySelector('#ch8-flow .al-flow-values figure.al-hm')?.heatmap;
           return m && m.opts.name === n && m.title.endsWith(sl) && m.data;
         }, [name, slice]);
         return page.evaluate(() => {
-          const m = document.querySelector('#ch8 .al-flow-values figure.al-hm').heatmap;
+          const m = document.querySelector('#ch8-flow .al-flow-values figure.al-hm').heatmap;
           return { rows: m.rows, cols: m.cols, data: Array.from(m.data) };
         });
       };
