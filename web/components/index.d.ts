@@ -367,6 +367,56 @@ export declare class AttentionLabNextToken extends AttentionLabElement {
   stop(): void;
 }
 
+/** One report of `AttentionLabLmTrainer` (the worker's LmSession step). */
+export interface LmTrainerReport {
+  step: number;
+  loss: number;
+  heldOut?: number;
+  stepMs?: number;
+  maps?: Array<{ data: Float32Array; shape: number[] }>;
+  [extra: string]: unknown;
+}
+
+/** One probe of `AttentionLabLmTrainer`: samples, head roles and maps at a step. */
+export interface LmTrainerSnapshot {
+  step: number;
+  heldOut: number;
+  samples: unknown[];
+  roles: unknown;
+  maps: Array<{ data: Float32Array; shape: number[] }>;
+  [extra: string]: unknown;
+}
+
+/**
+ * <attention-lab-lm-trainer model="zh" corpus="/data/corpora/zh/">: trains a character-level
+ * GPT-2 from scratch in a Web Worker on the corpus of a shipped model and shows the losses,
+ * samples, head roles and every head's map as they form. Attributes: model (zh | en), corpus (a
+ * folder URL holding train.txt and heldout.txt; default data/corpora/<model>/ beside the package,
+ * which the npm package does not ship), lang, eager, autoplay.
+ */
+export declare class AttentionLabLmTrainer extends AttentionLabElement {
+  /** The session: recipe, sizes, example (null until play(), step(), probe() or loadShipped()). */
+  readonly info: Record<string, unknown> | null;
+  readonly report: LmTrainerReport | null;
+  readonly history: Array<{ step: number; loss: number }>;
+  readonly heldout: Array<[number, number]>;
+  readonly snapshots: LmTrainerSnapshot[];
+  /** The shipped model's figures (the end point), once loadShipped() has run. */
+  readonly shipped: (Record<string, unknown> & { heldOut: number }) | null;
+  readonly reportMs: number[];
+  /** Starts training (setting the session up first, once); resolves with the next report. */
+  play(): Promise<LmTrainerReport>;
+  /** Pauses; resolves at once with the latest report. */
+  pause(): Promise<LmTrainerReport | null>;
+  step(n?: number): Promise<LmTrainerReport>;
+  probe(): Promise<LmTrainerSnapshot>;
+  loadShipped(): Promise<Record<string, unknown>>;
+  /** A fresh model from scratch. */
+  reset(): Promise<void>;
+  /** Shows a recorded snapshot (null: back to live). */
+  showSnapshot(index: number | null): void;
+}
+
 /** Tag name → class. */
 export declare const ELEMENTS: Readonly<{
   'attention-lab-explorer': typeof AttentionLabExplorer;
@@ -376,6 +426,7 @@ export declare const ELEMENTS: Readonly<{
   'attention-lab-model-view': typeof AttentionLabModelView;
   'attention-lab-trainer': typeof AttentionLabTrainer;
   'attention-lab-next-token': typeof AttentionLabNextToken;
+  'attention-lab-lm-trainer': typeof AttentionLabLmTrainer;
 }>;
 
 /**

@@ -6,7 +6,8 @@
 // Elements: <attention-lab-explorer>, <attention-lab-heatmap>,
 // <attention-lab-shape-flow>, <attention-lab-positional-encoding>,
 // <attention-lab-model-view>, <attention-lab-next-token> (the shipped models'
-// next characters and generation).
+// next characters and generation), <attention-lab-trainer> (synthetic tasks) and
+// <attention-lab-lm-trainer> (a character-level GPT-2 trained live on a shipped corpus).
 // Configured by attributes; rich data (attention arrays, token lists) set as
 // properties. Styles live in each shadow root (constructable stylesheets) and
 // follow the --al-* CSS variables (--al-fg, --al-bg, --al-card, --al-muted,
@@ -23,8 +24,9 @@ import { AttentionLabPositionalEncoding } from './elements/pe-element.js';
 import { AttentionLabTrainer } from './elements/trainer-element.js';
 import { AttentionLabModelView } from './elements/model-view-element.js';
 import { AttentionLabNextToken } from './elements/next-token-element.js';
+import { AttentionLabLmTrainer } from './elements/lm-trainer-element.js';
 
-export { AttentionLabExplorer, AttentionLabHeatmap, AttentionLabShapeFlow, AttentionLabPositionalEncoding, AttentionLabModelView, AttentionLabTrainer, AttentionLabNextToken };
+export { AttentionLabExplorer, AttentionLabHeatmap, AttentionLabShapeFlow, AttentionLabPositionalEncoding, AttentionLabModelView, AttentionLabTrainer, AttentionLabNextToken, AttentionLabLmTrainer };
 export { getLab } from './lib/lab-instance.js';
 export { Heatmap, linkHeatmaps } from './lib/heatmap.js';
 export { ShapeFlow } from './lib/shape-flow.js';
@@ -42,6 +44,7 @@ export const ELEMENTS = Object.freeze({
   'attention-lab-trainer': AttentionLabTrainer,
   'attention-lab-model-view': AttentionLabModelView,
   'attention-lab-next-token': AttentionLabNextToken,
+  'attention-lab-lm-trainer': AttentionLabLmTrainer,
 });
 
 /**

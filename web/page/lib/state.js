@@ -208,7 +208,7 @@ function clip(v) {
  */
 export function encodeHash(state) {
   const parts = [];
-  const defaults = defaultsFor(state.lang ?? DEFAULTS.lang);
+  const defaults = { ...defaultsFor(state.lang ?? DEFAULTS.lang), lang: DEFAULTS.lang };
   for (const key of Object.keys(SCHEMA)) {
     const v = state[key];
     if (v === undefined || v === defaults[key]) continue;
