@@ -25,6 +25,18 @@ import * as ops from './webgpu-ops.js';
 import { recordMha } from './webgpu-attention.js';
 
 /**
+ * What a whole model's out-of-memory error says: the model (its type when the spec names it,
+ * and its sizes), the input, the weights it holds on the GPU, and what to change.
+ */
+export function outOfMemoryAdvice(m, L, want, weightBytes) {
+  const s = m.spec;
+  const kind = s.modelType ?? s.name ?? 'the model';
+  const model = `${kind} (${s.numLayers} layers, E ${s.embedDim}, ${s.numHeads} heads, vocabulary ${s.vocabSize})`;
+  const mb = (weightBytes / 2 ** 20).toFixed(0);
+  return `running ${model} on ${L} tokens, with ${mb} MB of its weights on the GPU; use a shorter input${want.attentions ? ', attentions: false' : ''}, or load the model on a wasm lab (init({ backend: 'wasm' }))`;
+}
+
+/**
  * @typedef {object} GpuModelSpec
  * @property {number} numLayers
  * @property {number} numHeads
@@ -194,7 +206,7 @@ export function createGpuModels(rt, dl) {
     modelForward(m, ids, want) {
       const where = 'model.forward';
       return run(async () => {
-        const job = rt.job(where);
+        const job = rt.job(where, { oom: outOfMemoryAdvice(m, ids.length, want, methods.modelBytes(m)) });
         let reads;
         try {
           reads = record(job, m, ids, want);

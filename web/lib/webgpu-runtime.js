@@ -116,8 +116,12 @@ export class GpuRuntime {
     entry.buffer.destroy();
   }
 
-  job(where) {
-    return new Job(this, where);
+  /**
+   * A new job. `oom` is what its out-of-memory error tells the caller to do (by default: smaller
+   * sizes, or needWeights: false, the advice for the attention ops).
+   */
+  job(where, { oom } = {}) {
+    return new Job(this, where, oom);
   }
 
   /** Workgroup grid (x, y) for `count` linearly numbered workgroups. */
@@ -138,9 +142,10 @@ export class GpuRuntime {
  * while building are captured by error scopes and rethrown from submit().
  */
 class Job {
-  constructor(rt, where) {
+  constructor(rt, where, oom) {
     this.rt = rt;
     this.where = where;
+    this.oom = oom ?? 'use smaller sizes or needWeights: false';
     this.held = [];
     this.dispatches = [];
     this.reads = [];
@@ -291,7 +296,7 @@ class Job {
         throw err;
       }
       if (m.status === 'fulfilled' && m.value) {
-        throw new RangeError(`${this.where}: the GPU ran out of memory (${m.value.message}); use smaller sizes or needWeights: false`);
+        throw new RangeError(`${this.where}: the GPU ran out of memory (${m.value.message}); ${this.oom}`);
       }
       for (const r of mapped) {
         if (r.status === 'rejected') {
