@@ -882,10 +882,16 @@ export interface Model {
 }
 
 export interface HeadRolesOptions {
-  /** Length T of the random sequence repeated for the induction score (default min(64, positions / 2)). */
+  /** Length T of the random sequence repeated for the induction score (default min(64, positions / 2), or of the positions after the text with oneForward). */
   inductionLength?: number;
-  /** Random sequences averaged (default 4). */
+  /** Random sequences averaged (default 4; with oneForward, 1 and at most 1). */
   inductionSamples?: number;
+  /**
+   * Causal models: every score from one forward with attentions, over the text followed by
+   * (bos) r r (the text's rows are those of the text alone). Default false: the text, then each
+   * induction sequence, on its own.
+   */
+  oneForward?: boolean;
   /** Their seed (default 0). */
   seed?: number;
   /** Score the previous line (default: when the text has ，。 lines). */
@@ -910,6 +916,8 @@ export interface HeadRoles {
   length: number;
   /** The sequences of the induction score. */
   inductionIds: number[][];
+  /** Forward passes the scores took (1 with oneForward). */
+  forwards: number;
 }
 
 export interface AttentionLab<M extends LabMode = 'either'> {

@@ -178,10 +178,12 @@ async function checkCausal(h, name, text) {
     assert.equal(after, stopped.ids.length, 'nothing arrives after Stop');
     assert.deepEqual(stopped.ids, refLong.slice(0, stopped.ids.length));
     assert.match(stopped.status, new RegExp(`^Stopped after ${stopped.ids.length} tokens`));
-    // Head roles: every head, each score = model.headRoles.
+    // Head roles: every head, each score = model.headRoles of a causal model from one forward
+    // (oneForward, as the view asks; tests/js/head-roles.test.js checks it against loops).
     const roles = await page.evaluate(() => document.getElementById('ym-model-view').modelRun.panels.roles);
     if (typeof node.headRoles === 'function') {
-      const refRoles = node.headRoles(text);
+      const refRoles = node.headRoles(text, { oneForward: true });
+      assert.equal(roles.forwards, 1);
       assert.equal(roles.rows.length, node.config.numLayers * H);
       for (const r of roles.rows) {
         const e = refRoles.heads.find((x) => x.layer === r.layer && x.head === r.head);

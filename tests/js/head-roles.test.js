@@ -143,3 +143,46 @@ test('previous-line pairs: char j of line n onto char j of line n − 1, within 
   expect(r.chance.previousLine).toBeCloseTo(lineChance, 12);
   model.dispose();
 });
+
+// oneForward: every score from ONE forward over the text and the appended (bos) r r. The text's
+// scores must equal those of the text alone (a causal row does not see what follows it); the
+// induction score is recomputed here by plain loops over a separate forwardSync of the same ids.
+test('oneForward: one pass; the text scores equal the text-only ones, the induction score equals loops over the same ids', async () => {
+  const model = await previousTokenModel();
+  const ids = [3, 1, 4, 1, 5, 9];
+  const a = model.headRoles(ids, { inductionSamples: 2 });
+  const b = model.headRoles(ids, { oneForward: true });
+  expect(b.forwards).toBe(1);
+  expect(a.forwards).toBe(3);
+  expect(b.length).toBe(ids.length);
+  b.heads.forEach((e, x) => {
+    for (const k of ['previousToken', 'self', 'firstToken']) expect(Math.abs(e[k] - a.heads[x][k])).toBeLessThan(1e-6);
+  });
+  for (const k of ['previousToken', 'self', 'firstToken']) expect(b.chance[k]).toBe(a.chance[k]);
+  // the sequence fills the positions after the text: 16 − 6 = 10, so T = 5, r r
+  expect(b.inductionIds).toHaveLength(1);
+  const seq = b.inductionIds[0];
+  expect(seq).toHaveLength(10);
+  expect(seq.slice(0, 5)).toEqual(seq.slice(5));
+  const all = [...ids, ...seq];
+  const att = model.forwardSync(all, { attentions: true }).attentions;
+  const n = all.length;
+  const T = 5;
+  b.heads.forEach((e) => {
+    let want = 0;
+    let chance = 0;
+    for (let k = 0; k < T - 1; k++) {
+      const i = 6 + T + k;
+      want += att[e.layer].data[(e.head * n + i) * n + 6 + k + 1] / (T - 1);
+      chance += 1 / (i + 1) / (T - 1);
+    }
+    expect(Math.abs(e.induction - want)).toBeLessThan(1e-6);
+    expect(Math.abs(b.chance.induction - chance)).toBeLessThan(1e-12);
+  });
+  // head 1 spreads evenly: its induction score is chance
+  expect(Math.abs(b.heads[1].induction - b.chance.induction)).toBeLessThan(1e-6);
+  expect(() => model.headRoles(ids, { oneForward: true, inductionSamples: 2 })).toThrow(RangeError);
+  expect(() => model.headRoles(ids, { oneForward: true, inductionLength: 6 })).toThrow(/text \(6 tokens\) and the repeated sequence/);
+  expect(() => model.headRoles(ids, { oneForward: 1 })).toThrow(TypeError);
+  model.dispose();
+});

@@ -42,6 +42,11 @@ import { ModelPanels } from '../lib/model-panels.js';
 import { readableToken, looksByteLevel } from '../lib/token-text.js';
 import { WorkerModel } from '../lib/model-client.js';
 
+/** The longest slice of thumbnail painting (ms): well under a 50 ms long task. */
+const SLICE_MS = 12;
+/** Runs fn in the page's next idle period (at the latest after 200 ms), or on a 0 ms timer. */
+const idle = (fn) => (typeof requestIdleCallback === 'function' ? requestIdleCallback(fn, { timeout: 200 }) : setTimeout(() => fn(null), 0));
+
 const CSS = `
 .al-mv-bar { display: flex; flex-wrap: wrap; gap: 6px 12px; align-items: center; }
 .al-mv-group { display: inline-flex; gap: 4px; align-items: center; flex-wrap: wrap; font-size: 0.8rem; color: var(--al-muted, #5b6475); }
@@ -458,14 +463,31 @@ export class AttentionLabModelView extends AttentionLabElement {
   }
 
   /**
-   * Paints the thumbnails' canvases. All in one task: on a long page each
-   * frame that changes something costs the page's thread a commit, so
-   * spreading 144 canvases over frames (tried) made more long frames, not
-   * fewer. `thumbsPainted` resolves when they are painted.
+   * Paints the thumbnails' canvases in idle slices (requestIdleCallback; a
+   * 0 ms timer where there is none), each at most SLICE_MS and no longer than
+   * the idle period the browser offers, so that no task of the page's thread
+   * grows with the number of heads (GPT-2 small: 144, one task of 56-229 ms
+   * when painted at once). A newer grid stops an older one's slices.
+   * `thumbsPainted` resolves when they are painted (or superseded).
    */
   _paintThumbs(paints) {
-    for (const p of paints) p();
-    this.thumbsPainted = Promise.resolve();
+    const token = (this._paintToken = {});
+    let k = 0;
+    this.thumbsPainted = new Promise((resolve) => {
+      const slice = (deadline) => {
+        if (token !== this._paintToken) return resolve();
+        const t0 = performance.now();
+        while (k < paints.length) {
+          paints[k++]();
+          const used = performance.now() - t0;
+          const left = deadline && !deadline.didTimeout ? deadline.timeRemaining() : SLICE_MS - used;
+          if (used >= SLICE_MS || left <= 1) break;
+        }
+        if (k < paints.length) idle(slice);
+        else resolve();
+      };
+      idle(slice);
+    });
   }
 
   _gridKey(e) {

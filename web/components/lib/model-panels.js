@@ -9,7 +9,11 @@ import { h, fmt } from './dom.js';
 import { readableToken } from './token-text.js';
 
 const ROLES = ['previousToken', 'self', 'firstToken', 'induction'];
-/** Up to this many parameters the head roles are scored with every run; above, on a click. */
+/**
+ * A causal model's head roles come from one forward with attentions (headRoles' oneForward), so
+ * they are scored with every run. A bidirectional one's cost 1 + 4 forwards: up to this many
+ * parameters with every run, above on a click.
+ */
 const AUTO_ROLES_PARAMETERS = 20e6;
 const nextFrame = () => new Promise((r) => (typeof requestAnimationFrame === 'function' ? requestAnimationFrame(() => r()) : setTimeout(r, 16)));
 
@@ -220,10 +224,11 @@ export class ModelPanels {
       this.shown.roles = null;
       return;
     }
-    // A large model's scores cost several long forwards (the induction
-    // sequences): they wait for the reader's click, so that Generate and the
-    // next tokens do not queue behind them.
-    if (!force && model.config.parameters > AUTO_ROLES_PARAMETERS) {
+    // A large bidirectional model's scores cost several long forwards (the
+    // induction sequences): they wait for the reader's click, so that the
+    // predictions do not queue behind them. A causal model's take one.
+    const causal = model.config.modelType !== 'bert';
+    if (!force && !causal && model.config.parameters > AUTO_ROLES_PARAMETERS) {
       const btn = h('button', { type: 'button', class: 'al-btn al-mv-roles-run', text: t('mv.rolesRun'), onclick: () => this._roles(this._seq, true).catch((e) => this.onError(e)) });
       this._rolesBody.replaceChildren(h('p', { class: 'al-mv-hint', text: t('mv.rolesLarge', { params: (model.config.parameters / 1e6).toFixed(0) }) }), btn);
       this.shown.roles = null;
@@ -231,8 +236,9 @@ export class ModelPanels {
     }
     if (force) this._rolesBody.replaceChildren(h('p', { class: 'al-mv-hint', text: t('mv.rolesRunning') }));
     let r;
+    const t0 = performance.now();
     try {
-      r = await model.headRoles(this.text);
+      r = await model.headRoles(this.text, causal ? { oneForward: true } : undefined);
     } catch (e) {
       if (seq !== this._seq) return;
       this._rolesBody.replaceChildren(h('p', { class: 'al-mv-hint', text: `${e.name}: ${e.message}` }));
@@ -255,7 +261,8 @@ export class ModelPanels {
         h('td', { text: String(x.layer) }), h('td', { text: String(x.head) }), h('th', { scope: 'row', text: t(`mv.role.${x.role}`) }),
         ROLES.map((k) => h('td', { class: k === x.role ? 'al-mv-strong' : null, text: fmt(x[k], 3) }))))));
     this._rolesBody.replaceChildren(table);
-    this.shown.roles = { rows, chance: r.chance };
+    // ms: the call as the page waited for it (in the worker for a folder's model); forwards: its passes.
+    this.shown.roles = { rows, chance: r.chance, ms: performance.now() - t0, forwards: r.forwards };
   }
 }
 

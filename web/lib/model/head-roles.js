@@ -15,9 +15,15 @@
 //   previousLine   for verse (a text with ，or 。): lines split at ，。！？； and poems at newlines;
 //                  weight of character j of line n onto character j of line n − 1 of the same
 //                  poem (the parallelism of 对仗)
+//
+// With { oneForward: true } (causal models) every score comes from ONE forward with attentions,
+// over the text followed by (bos) r r: a causal row sees only the positions before it, so the
+// text's rows, and their scores, are the same as on the text alone; the induction pairs are the
+// appended copies' (one sequence, chance 1/(i+1) at their own rows i). GPT-2 small scores its
+// 144 heads this way in one pass (issue 35) instead of 1 + inductionSamples.
 import { rangeError, typeError, describe, checkInt, checkOptions } from '../errors.js';
 
-const KEYS = ['inductionLength', 'inductionSamples', 'seed', 'previousLine'];
+const KEYS = ['inductionLength', 'inductionSamples', 'seed', 'previousLine', 'oneForward'];
 const LINE_END = new Set(['，', '。', '！', '？', '；']);
 
 /** xorshift32 (seeded): the random sequences of the induction score. */
@@ -78,7 +84,8 @@ export function previousLinePairs(tokens) {
 /**
  * The head-role scores of `model` (a web/lib/model Model) on `text` (a string or ids, at most
  * the model's positions). Returns { heads: [{ layer, head, previousToken, self, firstToken,
- * induction, previousLine? }], chance: { … the same keys }, length, inductionIds }.
+ * induction, previousLine? }], chance: { … the same keys }, length, inductionIds, forwards }
+ * (forwards: how many forward passes the scores took).
  */
 export function headRoles(model, text, options) {
   const where = 'model.headRoles';
@@ -94,15 +101,40 @@ export function headRoles(model, text, options) {
   const bos = model._info?.hfConfig?.bos_token_id;
   const hasBos = Number.isInteger(bos) && bos >= 0 && bos < model.config.vocabSize;
   const lead = hasBos ? 1 : 0;
-  const T = checkInt(where, 'inductionLength', o.inductionLength ?? Math.min(64, Math.floor((maxPos - lead) / 2)), 2);
-  if (lead + 2 * T > maxPos) throw rangeError(where, `inductionLength ${T}: the repeated sequence (${lead + 2 * T} tokens) must fit the model's ${maxPos} positions`);
-  const samples = checkInt(where, 'inductionSamples', o.inductionSamples ?? 4, 1, 1024);
+  if (o.oneForward !== undefined && typeof o.oneForward !== 'boolean') throw typeError(where, `oneForward must be true or false, got ${describe(o.oneForward)}`);
+  const one = o.oneForward === true;
+  if (one && !causal) throw rangeError(where, `oneForward needs a causal model (its text rows must not see the appended sequence); ${model.config.modelType} attends both ways`);
+  const ids0 = Array.from(model._ids(where, text, { lengthCheck: false }));
+  // Positions left for the induction sequence: all of them, or (one forward) those after the text.
+  const room = maxPos - lead - (one ? ids0.length : 0);
+  const T = checkInt(where, 'inductionLength', o.inductionLength ?? Math.min(64, Math.floor(room / 2)), 2);
+  if (2 * T > room) {
+    throw rangeError(where, one
+      ? `inductionLength ${T}: the text (${ids0.length} tokens) and the repeated sequence (${lead + 2 * T}) must fit the model's ${maxPos} positions`
+      : `inductionLength ${T}: the repeated sequence (${lead + 2 * T} tokens) must fit the model's ${maxPos} positions`);
+  }
+  const samples = checkInt(where, 'inductionSamples', o.inductionSamples ?? (one ? 1 : 4), 1, one ? 1 : 1024);
   const seed = checkInt(where, 'seed', o.seed ?? 0, 0, 2 ** 32 - 1);
   if (o.previousLine !== undefined && typeof o.previousLine !== 'boolean') throw typeError(where, `previousLine must be true or false, got ${describe(o.previousLine)}`);
+  if (ids0.length < 2) throw rangeError(where, `the text has ${ids0.length} token; the scores need at least 2`);
 
-  const run = model.forwardSync(text, { attentions: true });
+  // Induction: ids drawn uniformly from the vocabulary without id 0 (an unknown or padding token)
+  // and the bos id, when that leaves two or more.
+  const V = model.config.vocabSize;
+  let pool = Array.from({ length: V }, (_, i) => i).filter((i) => i !== 0 && i !== bos);
+  if (pool.length < 2) pool = Array.from({ length: V }, (_, i) => i);
+  const draw = xorshift(seed);
+  const sequence = () => {
+    const r = Array.from({ length: T }, () => pool[draw(pool.length)]);
+    return hasBos ? [bos, ...r, ...r] : [...r, ...r];
+  };
+
+  const first0 = one ? sequence() : null;
+  const full = one ? model.forwardSync([...ids0, ...first0], { attentions: true }) : null;
+  // The text's part of the maps: rows and keys 0 … L−1 (in one forward, a causal row's weights
+  // on the appended positions are 0, so the text's [L, L] block is its whole map).
+  const run = one ? textPart(model, full, ids0.length) : model.forwardSync(text, { attentions: true });
   const L = run.ids.length;
-  if (L < 2) throw rangeError(where, `the text has ${L} token; the scores need at least 2`);
   const rows = Array.from({ length: L - 1 }, (_, k) => k + 1);
   const prev = scorePairs(run.attentions, L, rows.map((i) => [i, i - 1]), causal);
   const self = scorePairs(run.attentions, L, rows.map((i) => [i, i]), causal);
@@ -113,23 +145,17 @@ export function headRoles(model, text, options) {
   const wantLine = o.previousLine === true || (o.previousLine === undefined && linePairs.length > 0);
   const line = wantLine ? scorePairs(run.attentions, L, linePairs, causal) : null;
 
-  // Induction: ids drawn uniformly from the vocabulary without id 0 (an unknown or padding token)
-  // and the bos id, when that leaves two or more.
-  const V = model.config.vocabSize;
-  let pool = Array.from({ length: V }, (_, i) => i).filter((i) => i !== 0 && i !== bos);
-  if (pool.length < 2) pool = Array.from({ length: V }, (_, i) => i);
-  const draw = xorshift(seed);
   const inductionIds = [];
   const ind = run.attentions.map((a) => new Float64Array(a.shape[1]));
   let indChance = 0;
   for (let s = 0; s < samples; s++) {
-    const r = Array.from({ length: T }, () => pool[draw(pool.length)]);
-    const ids = hasBos ? [bos, ...r, ...r] : [...r, ...r];
+    const ids = one ? first0 : sequence();
     inductionIds.push(ids);
-    const rr = model.forwardSync(ids, { attentions: true });
-    const n = ids.length;
+    const rr = one ? full : model.forwardSync(ids, { attentions: true });
+    const at = one ? ids0.length : 0; // where the sequence starts in the forward
+    const n = rr.ids.length;
     // second copy's r_k at lead + T + k, onto the first copy's r_{k+1} at lead + k + 1
-    const pairs = Array.from({ length: T - 1 }, (_, k) => [lead + T + k, lead + k + 1]);
+    const pairs = Array.from({ length: T - 1 }, (_, k) => [at + lead + T + k, at + lead + k + 1]);
     const sc = scorePairs(rr.attentions, n, pairs, causal);
     sc.scores.forEach((hs, l) => hs.forEach((v, h) => { ind[l][h] += v / samples; }));
     indChance += sc.chance / samples;
@@ -145,5 +171,20 @@ export function headRoles(model, text, options) {
   });
   const chance = { previousToken: prev.chance, self: self.chance, firstToken: first.chance, induction: indChance };
   if (line) chance.previousLine = line.chance;
-  return { heads, chance, length: L, inductionIds };
+  return { heads, chance, length: L, inductionIds, forwards: one ? 1 : 1 + samples };
+}
+
+/** The text's rows and keys (0 … L−1) of one forward over the text and what follows it. */
+function textPart(model, full, L) {
+  const n = full.ids.length;
+  const attentions = full.attentions.map((a) => {
+    const H = a.shape[1];
+    const data = new Float32Array(H * L * L);
+    for (let h = 0; h < H; h++) {
+      for (let i = 0; i < L; i++) data.set(a.data.subarray((h * n + i) * n, (h * n + i) * n + L), (h * L + i) * L);
+    }
+    return { data, shape: [1, H, L, L] };
+  });
+  const ids = Array.from(full.ids).slice(0, L);
+  return { ids, attentions, tokens: model._tokenizer ? model._tokenizer.tokens(ids) : null };
 }
