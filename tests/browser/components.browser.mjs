@@ -25,8 +25,9 @@ export default function (t) {
     const added = Object.getOwnPropertyNames(globalThis).filter((k) => !before.has(k));
     assert.deepEqual(added, []);
     assert.equal(mod.defineAll(), false);
-    assert.deepEqual(Object.keys(mod.ELEMENTS).sort(), ['attention-lab-explorer', 'attention-lab-heatmap', 'attention-lab-model-view', 'attention-lab-next-token', 'attention-lab-positional-encoding', 'attention-lab-shape-flow', 'attention-lab-trainer']);
+    assert.deepEqual(Object.keys(mod.ELEMENTS).sort(), ['attention-lab-explorer', 'attention-lab-heatmap', 'attention-lab-lm-trainer', 'attention-lab-model-view', 'attention-lab-next-token', 'attention-lab-positional-encoding', 'attention-lab-shape-flow', 'attention-lab-trainer']);
     assert.equal(typeof mod.AttentionLabHeatmap, 'function');
+    assert.equal(typeof mod.AttentionLabLmTrainer, 'function');
   });
 
   t.test('each component works on a plain HTML page with only the element script', async (h) => {

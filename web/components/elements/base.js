@@ -124,7 +124,11 @@ export class AttentionLabElement extends HTMLElementBase {
   get t() {
     const own = this.getAttribute('lang') || this.closest?.('[lang]')?.getAttribute('lang') || 'en';
     const lang = normalizeLang(own);
-    if (this._t?.lang !== lang) this._t = translator(lang);
+    if (this._t?.lang !== lang) {
+      // An element's own catalogue: the static `messages` of its class.
+      const extra = /** @type {any} */ (this.constructor).messages;
+      this._t = extra ? translator(lang, extra) : translator(lang);
+    }
     return this._t;
   }
 

@@ -17,7 +17,6 @@
 import { AttentionLabElement } from './base.js';
 import { viridis, indexFor } from '../lib/palette.js';
 import { h, setRich } from '../lib/dom.js';
-import { translator, normalizeLang } from '../lib/i18n.js';
 import { LM_TRAINER_MESSAGES } from '../lib/lm-trainer-messages.js';
 import { simdSupported } from '../../index.js';
 import { linearTicks } from './trainer-element.js';
@@ -63,11 +62,9 @@ export class AttentionLabLmTrainer extends AttentionLabElement {
     this._viewing = null; // snapshot index, or null for live
   }
 
-  get t() {
-    const own = this.getAttribute('lang') || this.closest?.('[lang]')?.getAttribute('lang') || 'en';
-    const lang = normalizeLang(own);
-    if (this._t?.lang !== lang) this._t = translator(lang, LM_TRAINER_MESSAGES);
-    return this._t;
+  /** The element's own strings, beside the shared ones (base.js `t`). */
+  static get messages() {
+    return LM_TRAINER_MESSAGES;
   }
 
   _model() {

@@ -34,7 +34,6 @@ import { Heatmap } from '../lib/heatmap.js';
 import { HeadView, HEAD_VIEW_CSS } from '../lib/head-view.js';
 import { normalizeAttention, parseAttentionFile, strongest } from '../lib/model-data.js';
 import { MODEL_VIEW_MESSAGES, HEAD_COLOURS } from '../lib/model-view-messages.js';
-import { translator, normalizeLang } from '../lib/i18n.js';
 import { paletteByName } from '../lib/palette.js';
 import { saveBlob, canvasToBlob, tensorToJSON } from '../lib/export.js';
 import { h, fmt } from '../lib/dom.js';
@@ -163,11 +162,9 @@ export class AttentionLabModelView extends AttentionLabElement {
   }
 
   /** Translator with this element's strings over the shared catalogue. */
-  get t() {
-    const own = this.getAttribute('lang') || this.closest?.('[lang]')?.getAttribute('lang') || 'en';
-    const lang = normalizeLang(own);
-    if (this._tm?.lang !== lang) this._tm = translator(lang, MODEL_VIEW_MESSAGES);
-    return this._tm;
+  /** The element's own strings, beside the shared ones (base.js `t`). */
+  static get messages() {
+    return MODEL_VIEW_MESSAGES;
   }
 
   /** The normalised arrays: { layers, heads, lq, lk, data [layers,H,Lq,Lk] } (null before data). */

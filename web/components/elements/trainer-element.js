@@ -18,7 +18,6 @@
 import { AttentionLabElement } from './base.js';
 import { viridis, indexFor } from '../lib/palette.js';
 import { h } from '../lib/dom.js';
-import { translator, normalizeLang } from '../lib/i18n.js';
 import { TRAINER_MESSAGES } from '../lib/trainer-messages.js';
 import { simdSupported } from '../../index.js';
 import { readSafetensors, writeSafetensors } from '../../lib/io/safetensors.js';
@@ -50,11 +49,9 @@ export class AttentionLabTrainer extends AttentionLabElement {
     this.ablationAccuracy = null;
   }
 
-  get t() {
-    const own = this.getAttribute('lang') || this.closest?.('[lang]')?.getAttribute('lang') || 'en';
-    const lang = normalizeLang(own);
-    if (this._t?.lang !== lang) this._t = translator(lang, TRAINER_MESSAGES);
-    return this._t;
+  /** The element's own strings, beside the shared ones (base.js `t`). */
+  static get messages() {
+    return TRAINER_MESSAGES;
   }
 
   _options() {

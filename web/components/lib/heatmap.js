@@ -9,13 +9,12 @@
 // fallback (built when opened) and an aria-live read-out serve screen readers.
 import { paletteByName, autoDomain, MASKED_THRESHOLD, MASKED_RGB } from './palette.js';
 import { h, fmt, cssVar } from './dom.js';
-import { saveBlob, canvasToBlob, saveTensor, escapeXml, safeName } from './export.js';
+import { saveBlob, saveTensor, safeName } from './export.js';
+import { heatmapPNGBlob, heatmapSVG, FONT, trunc } from './heatmap-export.js';
 import { translator } from './i18n.js';
 
-const FONT = '11px system-ui, -apple-system, "Segoe UI", Roboto, "Noto Sans", "Liberation Sans", sans-serif';
 const MAX_LABELS = 64;
 const MAX_TABLE_CELLS = 64 * 64;
-const MAX_SVG_RECTS = 128 * 128;
 /** Colour of marked cells (e.g. dropped by dropout): dark grey, outside both palettes and unlike the masked grey. */
 export const MARKED_RGB = [64, 64, 64];
 const MARKED_PACKED = new Uint32Array(new Uint8ClampedArray([...MARKED_RGB, 255]).buffer)[0];
@@ -641,88 +640,14 @@ export class Heatmap {
     return saveTensor(tensor, this.fileName(), format, dims);
   }
 
-  /** A PNG of the figure: title, map with labels, legend. */
-  async toPNGBlob() {
-    const g = this.geom;
-    const dpr = g.dpr;
-    const titleH = this.title ? 22 : 0;
-    const legendH = 30;
-    const w = Math.max(g.width, 220);
-    const c = document.createElement('canvas');
-    c.width = Math.round(w * dpr);
-    c.height = Math.round((g.height + titleH + legendH) * dpr);
-    const ctx = c.getContext('2d');
-    ctx.fillStyle = cssVar(this.el, '--al-bg', '#ffffff');
-    ctx.fillRect(0, 0, c.width, c.height);
-    ctx.drawImage(this.canvas, 0, Math.round(titleH * dpr));
-    ctx.scale(dpr, dpr);
-    ctx.fillStyle = cssVar(this.el, '--al-fg', '#1d2330');
-    ctx.font = `600 13px ${FONT.split('px ')[1]}`;
-    ctx.textBaseline = 'middle';
-    if (this.title) ctx.fillText(this.title, 6, 11);
-    const ly = titleH + g.height + 8;
-    ctx.font = FONT;
-    ctx.textAlign = 'right';
-    ctx.fillText(fmt(this.domain[0], 3), g.left + 36, ly + 5);
-    ctx.drawImage(this.legendCanvas, g.left + 40, ly, 140, 10);
-    ctx.textAlign = 'left';
-    ctx.fillText(fmt(this.domain[1], 3), g.left + 184, ly + 5);
-    return canvasToBlob(c);
+  /** A PNG of the figure: title, map with labels, legend (lib/heatmap-export.js). */
+  toPNGBlob() {
+    return heatmapPNGBlob(this);
   }
 
-  /** An SVG of the figure (cells as rects, or one pixelated image when huge). */
+  /** An SVG of the figure: cells as rects, or one pixelated image when huge (lib/heatmap-export.js). */
   toSVG() {
-    const g = this.geom;
-    const titleH = this.title ? 22 : 0;
-    const w = Math.max(g.width, 240);
-    const H = g.height + titleH + 30;
-    const fg = cssVar(this.el, '--al-fg', '#1d2330');
-    const bg = cssVar(this.el, '--al-bg', '#ffffff');
-    const [lo, hi] = this.domain;
-    const out = [];
-    out.push(`<svg xmlns="http://www.w3.org/2000/svg" width="${w}" height="${H}" viewBox="0 0 ${w} ${H}" font-family="system-ui, sans-serif" font-size="11">`);
-    out.push(`<rect width="100%" height="100%" fill="${bg}"/>`);
-    if (this.title) out.push(`<text x="6" y="15" font-size="13" font-weight="600" fill="${fg}">${escapeXml(this.title)}</text>`);
-    out.push(`<g transform="translate(0 ${titleH})">`);
-    if (this.rows * this.cols <= MAX_SVG_RECTS) {
-      out.push('<g shape-rendering="crispEdges">');
-      for (let i = 0; i < this.rows; i++) {
-        for (let j = 0; j < this.cols; j++) {
-          const v = this.valueAt(i, j);
-          const fill = v <= MASKED_THRESHOLD ? `rgb(${MASKED_RGB.join(',')})` : this.palette.hexAt(v, lo, hi);
-          out.push(`<rect x="${r2(g.left + j * g.cellW)}" y="${r2(g.top + i * g.cellH)}" width="${r2(g.cellW)}" height="${r2(g.cellH)}" fill="${fill}"><title>${i},${j}: ${escapeXml(fmt(v, 4))}</title></rect>`);
-        }
-      }
-      out.push('</g>');
-    } else {
-      const bmp = this._bitmap();
-      const tmp = document.createElement('canvas');
-      tmp.width = this.cols;
-      tmp.height = this.rows;
-      tmp.getContext('2d').drawImage(bmp, 0, 0);
-      out.push(`<image x="${g.left}" y="${g.top}" width="${r2(g.plotW)}" height="${r2(g.plotH)}" preserveAspectRatio="none" image-rendering="pixelated" href="${tmp.toDataURL('image/png')}"/>`);
-    }
-    if (g.showRows) {
-      for (let i = 0; i < this.rows; i++) out.push(`<text x="${g.left - 5}" y="${r2(g.top + (i + 0.5) * g.cellH)}" text-anchor="end" dominant-baseline="middle" fill="${fg}">${escapeXml(trunc(this.rowLabels[i]))}</text>`);
-    }
-    if (g.showCols) {
-      for (let j = 0; j < this.cols; j++) {
-        const x = r2(g.left + (j + 0.5) * g.cellW);
-        out.push(g.rotate
-          ? `<text transform="translate(${x} ${g.top - 4}) rotate(-45)" fill="${fg}">${escapeXml(trunc(this.colLabels[j]))}</text>`
-          : `<text x="${x}" y="${g.top - 5}" text-anchor="middle" fill="${fg}">${escapeXml(trunc(this.colLabels[j]))}</text>`);
-      }
-    }
-    out.push('</g>');
-    const ly = titleH + g.height + 8;
-    const stops = [];
-    for (let k = 0; k <= 10; k++) stops.push(`<stop offset="${k / 10}" stop-color="${this.palette.hexAt(k / 10, 0, 1)}"/>`);
-    out.push(`<defs><linearGradient id="lg">${stops.join('')}</linearGradient></defs>`);
-    out.push(`<text x="${g.left + 36}" y="${ly + 9}" text-anchor="end" fill="${fg}">${escapeXml(fmt(lo, 3))}</text>`);
-    out.push(`<rect x="${g.left + 40}" y="${ly}" width="140" height="10" fill="url(#lg)"/>`);
-    out.push(`<text x="${g.left + 184}" y="${ly + 9}" fill="${fg}">${escapeXml(fmt(hi, 3))}</text>`);
-    out.push('</svg>');
-    return out.join('\n');
+    return heatmapSVG(this);
   }
 
   destroy() {
@@ -738,11 +663,6 @@ function setText(el, text) {
 
 function r2(v) {
   return Math.round(v * 100) / 100;
-}
-
-function trunc(s) {
-  const str = String(s ?? '');
-  return str.length > 12 ? str.slice(0, 11) + '…' : str;
 }
 
 function ticks(n, px) {
