@@ -40,11 +40,32 @@ describe('chapter registry', () => {
 });
 
 describe('page messages', () => {
-  test('every key exists in English and in Chinese', () => {
-    for (const cat of [PAGE_MESSAGES, COMPONENT_MESSAGES]) {
+  test('every key exists in English and in Chinese: the shared catalogue, each chapter\'s, the components\'', () => {
+    const chapters = CHAPTERS.map((c) => c.messages);
+    expect(chapters.every((m) => m && m.en && m.zh)).toBe(true);
+    for (const cat of [PAGE_MESSAGES, COMPONENT_MESSAGES, ...chapters, chapterMessages()]) {
       const en = Object.keys(cat.en).sort();
       const zh = Object.keys(cat.zh).sort();
       expect(zh).toEqual(en);
+    }
+  });
+
+  test('a chapter\'s strings live beside it; the shared catalogue holds only page.*, ctl.*, err.* and prov.*', () => {
+    const prefix = { 'trained-model': 'tm', 'your-model': 'ym' };
+    for (const c of CHAPTERS) {
+      const own = prefix[c.id] ?? c.id;
+      const stray = Object.keys(c.messages.en).filter((k) => !k.startsWith(`${own}.`));
+      expect([c.id, stray]).toEqual([c.id, []]);
+    }
+    const shared = new Set(Object.keys(PAGE_MESSAGES.en).map((k) => k.split('.')[0]));
+    expect([...shared].sort()).toEqual(['ctl', 'err', 'page', 'prov']);
+    // No key is in two catalogues (the later one would silently win).
+    const seen = new Map();
+    for (const [name, cat] of [['shared', PAGE_MESSAGES], ...CHAPTERS.map((c) => [c.id, c.messages])]) {
+      for (const k of Object.keys(cat.en)) {
+        expect([k, seen.get(k)]).toEqual([k, undefined]);
+        seen.set(k, name);
+      }
     }
   });
 

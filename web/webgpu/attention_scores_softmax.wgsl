@@ -27,36 +27,8 @@
 // the fill.
 
 struct Params {
-  heads: u32,        // H
-  kv_heads: u32,     // Hkv (H % Hkv == 0)
-  lq: u32,           // Lq
-  lk: u32,           // Lk
-  d: u32,            // D
-  scale: f32,
+// #include attention_params
   neg_inf: f32,      // -inf (not expressible as a WGSL constant)
-  softcap: f32,      // > 0: c·tanh(s/c); 0: none
-  fill: f32,         // masked scores: finite (-1e9) or -inf
-  causal: u32,
-  causal_align: u32, // 0 top-left (+ causal_offset), 1 bottom-right
-  causal_offset: i32,
-  has_lengths: u32,
-  window: u32,
-  window_left: i32,  // -1: unbounded
-  window_right: i32,
-  window_align: u32,
-  window_offset: i32,
-  alibi: u32,
-  q_sb: u32,
-  q_sh: u32,
-  q_sl: u32,
-  k_sb: u32,
-  k_sh: u32,
-  k_sl: u32,
-  mask_kind: u32,    // 0 none, 1 keep, 2 block, 3 additive
-  m_sb: u32,
-  m_sh: u32,
-  m_sq: u32,
-  m_sk: u32,
   row_blocks: u32,   // ceil(Lq / 64)
   tiles: u32,        // B · H · row_blocks
 }

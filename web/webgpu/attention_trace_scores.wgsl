@@ -13,36 +13,8 @@
 //   slopes [H]                          ALiBi slopes (with params.alibi)
 
 struct Params {
-  heads: u32,        // H
-  kv_heads: u32,     // Hkv
-  lq: u32,           // Lq
-  lk: u32,           // Lk
-  d: u32,            // D
-  scale: f32,
-  softcap: f32,      // > 0: c·tanh(s/c); 0: none
-  fill: f32,         // masked scores: finite (-1e9) or -inf
+// #include attention_params
   has_capped: u32,   // 1: write capped_out
-  causal: u32,
-  causal_align: u32,
-  causal_offset: i32,
-  has_lengths: u32,
-  window: u32,
-  window_left: i32,
-  window_right: i32,
-  window_align: u32,
-  window_offset: i32,
-  alibi: u32,
-  q_sb: u32,
-  q_sh: u32,
-  q_sl: u32,
-  k_sb: u32,
-  k_sh: u32,
-  k_sl: u32,
-  mask_kind: u32,    // 0 none, 1 keep, 2 block, 3 additive
-  m_sb: u32,
-  m_sh: u32,
-  m_sq: u32,
-  m_sk: u32,
   n: u32,            // B · H · Lq · Lk
 }
 

@@ -1,0 +1,46 @@
+// The strings of chapter 1 (ch1-self-attention.js), in English and Simplified Chinese: keys
+// ch1.*. The registry (registry.js) gives them to the page with the chapter;
+// `backticks` render as code and **stars** as bold (setRich), {name} are placeholders.
+
+export const MESSAGES = {
+  en: {
+    'ch1.p1': 'Self-attention lets every token of a sequence look at every other token and build its new representation as a weighted mix of them. Start with the barest form, with no projection matrices at all. Each token is one row of `X` [L, d]. The scores are the dot products `X·Xᵀ`, scaled by `1/√d`; a softmax over each row turns them into weights, and the output mixes the rows of `X` with those weights.',
+    'ch1.why': 'Why self-attention rather than an RNN or a CNN? An RNN reads a sequence one step after another: it cannot compute position 100 before the 99 before it, and what the first token said must survive every step in between, where gradients fade. A CNN sees only the window of its kernel, so relating two distant tokens takes a stack of layers. Self-attention compares all positions in one matrix product, in parallel, and any two positions are one step apart, whatever their distance. The price is the L × L score matrix: time and memory grow with the square of the length.',
+    'ch1.p2': 'Edit the sentence: words are split on spaces, and Chinese, Japanese or Korean text one character per token. Each token gets a seeded pseudo-random embedding: the same word always gets the same vector, and the seed changes them all.',
+    'ch1.d': 'Width d in this chapter (the tutorial uses a [4, 8] input)',
+    'ch1.tokens': 'Tokens of sentence 1',
+    'ch1.x': 'Input X [{L}, {d}]',
+    'ch1.w': 'Weights {f} [{L}, {L}]',
+    'ch1.out': 'Output [{L}, {d}]',
+    'ch1.self': 'Average weight a token gives itself: {v} (uniform would be {u}).',
+    'ch1.peOn': 'Positional encoding is added to X here (the “Add positional encoding” control is on): X = embeddings + PE, so the same word at two positions gets two different rows.',
+    'ch1.peOff': 'Positional encoding is off: X holds the bare token embeddings, so a repeated word gets identical rows.',
+    'ch1.try1': 'Repeat a word (“the cat saw the cat”) and turn positional encoding off in the controls: repeated words get identical rows and identical attention.',
+    'ch1.try2': 'Raise d to 64. The diagonal of X·Xᵀ holds |x_i|², which grows like d, while the other entries are sums of d random products and grow only like ±√d, so at large d the diagonal usually wins. That is a statement about magnitudes, not a rule: a token is not always most similar to itself. Right now (d = {d}) the diagonal of X·Xᵀ averages {diag} against {off} for the other entries (mean absolute value), and {n} of {L} rows put their largest weight on their own token. (Tutorial 3’s “over-focus on its own position” is about trained heads: see the FAQ.)',
+    'ch1.try3': 'Type Chinese, e.g. 我爱自然语言处理: each character becomes a token.',
+    'ch1.p2L': 'Edit the sentence: with learned weights the model’s tokenizer reads it, one token per character (spaces included), and each character gets the embedding the model learned for it; characters outside its vocabulary share the one of [UNK].',
+    'ch1.learned': 'Learned weights: X holds the character embeddings the {model} model learned (the rows of its token embedding wte, d = {d}), one row per character of your sentence ({L} characters), without its positions (chapter 6). Nothing here was trained for this formula: the model uses these vectors only after its own projections (chapter 2), so the map shows which characters the model placed close together.',
+    'ch1.tryL1': 'Repeat a character (“the cat saw the cat”): a repeated character gets an identical row of X, and identical attention, as with positional encoding off.',
+    'ch1.tryL2': 'Switch between random and learned weights on the same sentence: the formula and the code are the same; only X changes, from seeded vectors to the learned embeddings.',
+  },
+  zh: {
+    'ch1.p1': '自注意力让序列中的每个词元都能看到所有其他词元，并把它们加权混合成自己的新表示。先从最简单的形式开始：完全没有投影矩阵。每个词元是 `X` [L, d] 的一行。分数是点积 `X·Xᵀ`，再乘以 `1/√d`；对每一行做 softmax 得到权重，输出就是用这些权重对 `X` 的各行加权求和。',
+    'ch1.why': '为什么用自注意力，而不是 RNN 或 CNN？RNN 一步接一步地读序列：算第 100 个位置之前必须先算完前 99 个，第一个词元的信息要经过中间的每一步才能传到后面，梯度也随之消失。CNN 只能看到卷积核窗口内的内容，要关联两个相距很远的词元需要堆叠很多层。自注意力用一次矩阵乘法并行地比较所有位置，任意两个位置之间都只隔一步，无论相距多远。代价是 L × L 的分数矩阵：时间和内存随长度的平方增长。',
+    'ch1.p2': '编辑句子：英文按空格切分为词，中文、日文、韩文每个字符一个词元。每个词元都有一个由种子决定的伪随机嵌入：同一个词总是得到同一个向量，改变种子会改变所有向量。',
+    'ch1.d': '本章的维度 d（教程使用 [4, 8] 的输入）',
+    'ch1.tokens': '句子 1 的词元',
+    'ch1.x': '输入 X [{L}, {d}]',
+    'ch1.w': '权重 {f} [{L}, {L}]',
+    'ch1.out': '输出 [{L}, {d}]',
+    'ch1.self': '词元给自己的平均权重：{v}（均匀分布时为 {u}）。',
+    'ch1.peOn': '这里的 X 已经加上了位置编码（控制面板中“加上位置编码”是打开的）：X = 嵌入 + PE，所以同一个词在两个位置上得到两行不同的向量。',
+    'ch1.peOff': '位置编码已关闭：X 只是词元嵌入本身，所以重复的词得到完全相同的行。',
+    'ch1.try1': '重复一个词（例如 “the cat saw the cat”），并在控制面板中关闭位置编码：重复的词得到完全相同的行和相同的注意力。',
+    'ch1.try2': '把 d 调到 64。X·Xᵀ 的对角线是 |x_i|²，随 d 线性增长；其他元素是 d 个随机乘积之和，只按 ±√d 增长，所以 d 较大时对角线通常占上风。这是关于数量级的结论，而不是规律：词元并不总是与自己最相似。当前（d = {d}）X·Xᵀ 对角线的平均值为 {diag}，其他元素的平均绝对值为 {off}；{L} 行中有 {n} 行把最大权重给了自己。（教程 3 所说的“过度关注自身位置”指的是训练后的头，见常见问题。）',
+    'ch1.try3': '输入中文，例如“我爱自然语言处理”：每个字成为一个词元。',
+    'ch1.p2L': '编辑句子：使用学到的权重时，由模型的分词器读入句子，每个字符（包括空格）一个词元，每个字符得到模型为它学到的嵌入；词表之外的字符共用 [UNK] 的嵌入。',
+    'ch1.learned': '学到的权重：X 是{model}模型学到的字符嵌入（词元嵌入 wte 的行，d = {d}），你的句子每个字符一行（{L} 个字符），不含它的位置（第 6 章）。这里没有任何东西是为这个公式训练的：模型只在经过自己的投影（第 2 章）之后才使用这些向量，所以这张图显示的是模型把哪些字符放得彼此相近。',
+    'ch1.tryL1': '重复一个字（“床前明月光，明月”）：重复的字在 X 中得到相同的一行，注意力也相同，和关闭位置编码时一样。',
+    'ch1.tryL2': '在同一句子上切换随机权重和学到的权重：公式和代码都一样，变的只有 X：从带种子的向量变成学到的嵌入。',
+  },
+};
