@@ -13,3 +13,14 @@ async function main(): Promise<void> {
   console.log(defined, lab.backend, emb.length, viridis, heat.maps.length);
 }
 void main();
+
+// <attention-lab-lm-trainer> (registered in ELEMENTS, issue 35).
+{
+  const C: typeof import('../../web/components/index.js').AttentionLabLmTrainer = (await import('../../web/components/index.js')).ELEMENTS['attention-lab-lm-trainer'];
+  const el = new C();
+  const r: Promise<import('../../web/components/index.js').LmTrainerReport> = el.play();
+  void r;
+  const snaps: number = el.snapshots.length + el.history.length + el.heldout.length;
+  void snaps;
+  el.showSnapshot(null);
+}

@@ -119,6 +119,8 @@ export class GpuRuntime {
   /**
    * A new job. `oom` is what its out-of-memory error tells the caller to do (by default: smaller
    * sizes, or needWeights: false, the advice for the attention ops).
+   * @param {string} where
+   * @param {{ oom?: string }} [options]
    */
   job(where, { oom } = {}) {
     return new Job(this, where, oom);
