@@ -26,7 +26,7 @@ function own(obj, key) {
 }
 
 /** The first of `keys` present in the config; `fallback` (a value) when none is, else an Error. */
-function pick(hf, keys, fallback) {
+function configValue(hf, keys, fallback) {
   for (const k of keys) {
     const v = own(hf, k);
     if (v !== undefined && v !== null) return v;
@@ -45,7 +45,7 @@ const MAX_INT = 2 ** 24;
  * @param {{ min?: number, max?: number, fallback?: number }} [options]
  */
 function int(hf, keys, { min = 1, max = MAX_INT, fallback = undefined } = {}) {
-  const v = pick(hf, keys, fallback);
+  const v = configValue(hf, keys, fallback);
   if (!Number.isSafeInteger(v) || v < min || v > max) {
     throw rangeError(WHERE, `config.json ${JSON.stringify(keys[0])} must be an integer in [${min}, ${max}], got ${describe(v)}`);
   }
@@ -53,7 +53,7 @@ function int(hf, keys, { min = 1, max = MAX_INT, fallback = undefined } = {}) {
 }
 
 function num(hf, keys, fallback) {
-  const v = pick(hf, keys, fallback);
+  const v = configValue(hf, keys, fallback);
   if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0) {
     throw rangeError(WHERE, `config.json ${JSON.stringify(keys[0])} must be a finite number > 0, got ${describe(v)}`);
   }
@@ -90,7 +90,7 @@ function blocks(n, perLayer) {
 
 const GPT2_ACTIVATIONS = { gelu_new: 'gelu_new', gelu_pytorch_tanh: 'gelu_new', gelu_fast: 'gelu_new', gelu: 'gelu' };
 
-export const ARCHITECTURES = {
+export const FAMILIES = {
   gpt2: {
     prefixes: ['', 'transformer.'],
     savePrefix: '',
@@ -107,7 +107,7 @@ export const ARCHITECTURES = {
       c.numKvHeads = c.numHeads;
       c.ffnDim = int(hf, ['n_inner'], { fallback: 4 * c.embedDim });
       divisible(c);
-      const act = pick(hf, ['activation_function'], 'gelu_new');
+      const act = configValue(hf, ['activation_function'], 'gelu_new');
       if (!Object.hasOwn(GPT2_ACTIVATIONS, act)) {
         throw rangeError(WHERE, `config.json activation_function ${describe(act)} is not supported; allowed: ${Object.keys(GPT2_ACTIVATIONS).join(', ')}`);
       }
@@ -168,9 +168,9 @@ export const ARCHITECTURES = {
         const type = scaling && typeof scaling === 'object' ? (own(scaling, 'rope_type') ?? own(scaling, 'type')) : scaling;
         if (type !== 'default') throw rangeError(WHERE, `config.json rope_scaling ${describe(type)} is not supported (only plain RoPE with rope_theta)`);
       }
-      const act = pick(hf, ['hidden_act'], 'silu');
+      const act = configValue(hf, ['hidden_act'], 'silu');
       if (act !== 'silu') throw rangeError(WHERE, `config.json hidden_act ${describe(act)} is not supported for llama; allowed: silu`);
-      const tied = pick(hf, ['tie_word_embeddings'], false) === true;
+      const tied = configValue(hf, ['tie_word_embeddings'], false) === true;
       c.core = {
         positional: 'rope', ropeTheta: c.ropeTheta, causal: true, prenorm: true, norm: 'rmsnorm', activation: 'swiglu',
         numKvHeads: c.numKvHeads, attnBias: own(hf, 'attention_bias') === true, ffnBias: own(hf, 'mlp_bias') === true,
@@ -235,7 +235,7 @@ export const ARCHITECTURES = {
       };
       c.numKvHeads = c.numHeads;
       divisible(c);
-      const act = pick(hf, ['hidden_act'], 'gelu');
+      const act = configValue(hf, ['hidden_act'], 'gelu');
       if (act !== 'gelu') throw rangeError(WHERE, `config.json hidden_act ${describe(act)} is not supported for bert; allowed: gelu`);
       const pe = own(hf, 'position_embedding_type');
       if (pe !== undefined && pe !== 'absolute') throw rangeError(WHERE, `config.json position_embedding_type ${describe(pe)} is not supported; allowed: absolute`);
@@ -288,7 +288,7 @@ export const ARCHITECTURES = {
   },
 };
 
-export const SUPPORTED = Object.freeze(Object.keys(ARCHITECTURES));
+export const SUPPORTED = Object.freeze(Object.keys(FAMILIES));
 
 /** The architecture table for a config.json's model_type, or a clear Error. */
 export function architectureOf(hf) {
@@ -297,8 +297,8 @@ export function architectureOf(hf) {
   }
   const type = own(hf, 'model_type');
   if (type === undefined) throw rangeError(WHERE, `config.json has no "model_type"; supported: ${SUPPORTED.join(', ')}`);
-  if (typeof type !== 'string' || !Object.hasOwn(ARCHITECTURES, type)) {
+  if (typeof type !== 'string' || !Object.hasOwn(FAMILIES, type)) {
     throw rangeError(WHERE, `model_type ${describe(type)} is not supported; supported: ${SUPPORTED.join(', ')}`);
   }
-  return { type, arch: ARCHITECTURES[type] };
+  return { type, arch: FAMILIES[type] };
 }

@@ -6,7 +6,7 @@
 //      the table (missing, unexpected, wrong shape), the size against the
 //      wasm heap (refused before any tensor is read)
 //   3. tokenizer.json checked against vocab_size
-//   4. the block graph allocated once (web/lib/train/transformer.js), its
+//   4. the block graph allocated once (web/lib/graph/transformer.js), its
 //      projections packed for the GEMM (packedWeights: no packing per call),
 //      then each tensor streamed from the file into its place, a few MB at a
 //      time through one staging buffer, F16/BF16 converted as they are
@@ -20,7 +20,7 @@
 // Any failure disposes what was allocated: the heap is back at its baseline.
 import { rangeError, typeError, describe, checkOptions } from '../errors.js';
 import { decode } from '../io/dtypes.js';
-import { Transformer } from '../train/transformer.js';
+import { Transformer } from '../graph/transformer.js';
 import { architectureOf } from './architectures.js';
 import { readJson, openWeights, splitFolder, isBlob } from './files.js';
 import { ModelTokenizer } from './tokenizer.js';
@@ -208,7 +208,7 @@ export async function loadModel(Module, source, { gpu = undefined } = {}) {
   const maxLength = c.core.positional === 'rope' ? Math.min(c.maxPositions, MAX_ROPE_POSITIONS) : c.maxPositions;
   const transformer = new Transformer(Module, {
     vocabSize: c.vocabSize, maxLength, embedDim: c.embedDim, numHeads: c.numHeads, numLayers: c.numLayers,
-    ffnDim: c.ffnDim, causal: c.core.causal, positional: c.core.positional, eps: c.eps, ...pick(c.core, ['prenorm', 'activation', 'tieEmbeddings', 'headBias']),
+    ffnDim: c.ffnDim, causal: c.core.causal, positional: c.core.positional, eps: c.eps, ...onlyKeys(c.core, ['prenorm', 'activation', 'tieEmbeddings', 'headBias']),
   }, { ...c.core, initWeights: false, packedWeights: true, packedHalf: halfKind });
   let staging = 0;
   let gpuSide = null;
@@ -259,7 +259,7 @@ function halfKindOf(steps, dtype) {
   return kinds.size === 1 ? HALF_KINDS[[...kinds][0]] ?? 0 : 0;
 }
 
-function pick(obj, keys) {
+function onlyKeys(obj, keys) {
   const out = {};
   for (const k of keys) if (k in obj) out[k] = obj[k];
   return out;

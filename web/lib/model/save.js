@@ -7,7 +7,7 @@
 // and tests/reference/hf_models.py read it too.
 import { rangeError } from '../errors.js';
 import { writeSafetensors } from '../io/safetensors.js';
-import { ARCHITECTURES } from './architectures.js';
+import { FAMILIES } from './architectures.js';
 
 function fileTensor(entry, w) {
   const get = (name) => {
@@ -50,7 +50,7 @@ function fileTensor(entry, w) {
  */
 export function saveModel(where, transformer, info, dtype = 'F32') {
   if (dtype !== 'F32' && dtype !== 'F16') throw rangeError(where, `dtype must be 'F32' or 'F16', got ${JSON.stringify(dtype)}`);
-  const table = ARCHITECTURES[info.modelType];
+  const table = FAMILIES[info.modelType];
   const w = transformer.getWeights();
   const tensors = {};
   for (const entry of table.tensors(info.c)) {
@@ -90,5 +90,5 @@ export function gpt2Config(c) {
 
 /** The normalised config (architectures.js form) of a lab.transformer with architecture 'gpt2'. */
 export function gpt2Normalized(c) {
-  return ARCHITECTURES.gpt2.config(gpt2Config(c));
+  return FAMILIES.gpt2.config(gpt2Config(c));
 }
