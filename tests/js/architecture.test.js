@@ -64,3 +64,109 @@ describe('one source for each rule', () => {
     expect(found).toEqual([]);
   });
 });
+
+// The rooms of docs/ARCHITECTURE.md, top to bottom: a file may import files
+// of its own room and of the rooms below it, never above. Where the doc's
+// picture leaves a choice, the choice and its reason:
+// - worker entries (the main modules of Web Workers) call init from the
+//   package entry, and components start them: between the two;
+// - pretrained.js is lab.pretrained over loadModel: the models' room;
+// - io (weight files) and the backends do not use each other; io is put above;
+// - graph (the block graph's Transformer handle and the one wasm arena) is
+//   below training and models, and below the backends too: the wasm backend
+//   allocates in the same arena (graph/arena.js); graph uses no backend;
+// - errors.js, tensor.js, mask.js and validate.js belong to the wrapper in the
+//   doc, but every room reports errors and reads tensors with them (io:
+//   "errors.js only"; webgpu-host.js: validate.js): one shared room below all;
+// - vendor/ and dist/ (generated glue) are the floor.
+// Paths are relative to web/; a path takes the first room whose pattern it
+// matches, the wrapper's (every other web/lib/*.js) last.
+export const ROOMS = [
+  { room: 'page', files: /^page\// },
+  { room: 'components', files: /^components\/(?!lib\/model-worker\.js$)/ },
+  { room: 'worker entries', files: /^lib\/train\/(lm-)?worker\.js$|^components\/lib\/model-worker\.js$/ },
+  { room: 'wrapper', files: /^(index|node)\.c?js$|^lib\/[^/]+\.js$/, fallback: true },
+  { room: 'training', files: /^lib\/train\// },
+  { room: 'models', files: /^lib\/model\/|^lib\/pretrained\.js$/ },
+  { room: 'weight files', files: /^lib\/io\// },
+  { room: 'backends', files: /^lib\/(wasm-backend|webgpu-[a-z-]+|wgsl-sources)\.js$/ },
+  { room: 'graph', files: /^lib\/graph\// },
+  { room: 'shared helpers', files: /^lib\/(errors|tensor|mask|validate)\.js$/ },
+  { room: 'vendored and generated', files: /^lib\/vendor\/|^dist\// },
+];
+
+/** The room of a path relative to web/ (forward slashes), or null. */
+export function roomOf(rel) {
+  const hit = ROOMS.find((r) => !r.fallback && r.files.test(rel)) ?? ROOMS.find((r) => r.fallback && r.files.test(rel));
+  return hit ? hit.room : null;
+}
+
+/** The relative specifiers a source imports: static, dynamic, and Worker/asset URLs. */
+export function importsOf(text) {
+  // JSDoc type imports (`{import('./x.js').T}`) are not dependencies: drop
+  // comment lines and inline /* … */ spans before looking for import().
+  const code = text.split('\n').filter((l) => !/^\s*(\*|\/\*|\/\/)/.test(l)).join('\n').replace(/\/\*.*?\*\//g, '');
+  const found = [];
+  for (const re of [
+    /^\s*(?:import|export)\b[^;'"]*?\bfrom\s*['"]([^'"]+)['"]/gm,
+    /^\s*import\s*['"]([^'"]+)['"]/gm,
+    /\bimport\(\s*['"]([^'"]+)['"]\s*\)/g,
+    /new URL\(\s*['"]([^'"?]+)[^'"]*['"]\s*,\s*import\.meta\.url\s*\)/g,
+  ]) {
+    for (const m of code.matchAll(re)) if (m[1].startsWith('.')) found.push(m[1]);
+  }
+  return found;
+}
+
+/** Every import under web/ that points up a room: 'from → to (room → room)'. */
+export function upwardImports(files) {
+  // Higher in ROOMS = higher room.
+  const rank = (room) => -ROOMS.findIndex((r) => r.room === room);
+  const bad = [];
+  for (const [rel, text] of files) {
+    const from = roomOf(rel);
+    for (const spec of importsOf(text)) {
+      if (!/\.(m?js|cjs)$/.test(spec)) continue; // data and wasm files are no code
+      const path = new URL(spec, `file:///web/${rel}`).pathname;
+      if (!path.startsWith('/web/')) {
+        bad.push(`${rel} → ${path}: code outside web/`);
+        continue;
+      }
+      const to = path.slice('/web/'.length);
+      const target = roomOf(to);
+      if (from === null || target === null) {
+        bad.push(`${rel} → ${to}: a file in no room (add it to ROOMS)`);
+      } else if (rank(target) > rank(from)) {
+        bad.push(`${rel} → ${to} (${from} → ${target})`);
+      }
+    }
+  }
+  return bad;
+}
+
+function webFiles() {
+  return webSources().filter((name) => !name.startsWith('lib/vendor/'))
+    .map((name) => [name.split('\\').join('/'), readFileSync(new URL(name, WEB), 'utf8')]);
+}
+
+describe('rooms (docs/ARCHITECTURE.md)', () => {
+  test('the check sees an upward import, a dynamic one, a Worker URL, and skips JSDoc types', () => {
+    expect(upwardImports([['lib/model/x.js', "import { Trainer } from '../train/trainer.js';"]]))
+      .toEqual(['lib/model/x.js → lib/train/trainer.js (models → training)']);
+    expect(upwardImports([['lib/graph/x.js', "const m = await import('../model/load.js');"]]))
+      .toEqual(['lib/graph/x.js → lib/model/load.js (graph → models)']);
+    expect(upwardImports([['lib/io/x.js', "new Worker(new URL('../train/worker.js', import.meta.url));"]]))
+      .toEqual(['lib/io/x.js → lib/train/worker.js (weight files → worker entries)']);
+    expect(upwardImports([['lib/model/x.js', "import {\n  a,\n  b,\n} from '../lab.js';"]]))
+      .toEqual(['lib/model/x.js → lib/lab.js (models → wrapper)']);
+    expect(upwardImports([['lib/model/x.js', "/** @param {import('../train/trainer.js').Trainer} t */\nconst y = /** @type {import('../lab.js').X} */ (z);"]]))
+      .toEqual([]);
+    expect(upwardImports([['lib/train/x.js', "import { loadModel } from '../model/load.js';"]])).toEqual([]);
+  });
+
+  test('no import under web/ points up a room', () => {
+    const files = webFiles();
+    expect(files.length).toBeGreaterThan(100);
+    expect(upwardImports(files)).toEqual([]);
+  });
+});
