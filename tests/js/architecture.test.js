@@ -71,6 +71,10 @@ describe('one source for each rule', () => {
 // - worker entries (the main modules of Web Workers) call init from the
 //   package entry, and components start them: between the two;
 // - pretrained.js is lab.pretrained over loadModel: the models' room;
+// - the family facts (web/lib/model/families/: each family's config keys,
+//   tensor names, layout ops and per-layer state-dict format) sit below the
+//   weight files, which read their 'hf-*' formats from them, and below the
+//   models, which read everything else; they import errors.js only;
 // - io (weight files) and the backends do not use each other; io is put above;
 // - graph (the block graph's Transformer handle and the one wasm arena) is
 //   below training and models, and below the backends too: the wasm backend
@@ -87,8 +91,9 @@ export const ROOMS = [
   { room: 'worker entries', files: /^lib\/train\/(lm-)?worker\.js$|^components\/lib\/model-worker\.js$/ },
   { room: 'wrapper', files: /^(index|node)\.c?js$|^lib\/[^/]+\.js$/, fallback: true },
   { room: 'training', files: /^lib\/train\// },
-  { room: 'models', files: /^lib\/model\/|^lib\/pretrained\.js$/ },
+  { room: 'models', files: /^lib\/model\/(?!families\/)|^lib\/pretrained\.js$/ },
   { room: 'weight files', files: /^lib\/io\// },
+  { room: 'family facts', files: /^lib\/model\/families\// },
   { room: 'backends', files: /^lib\/(wasm-backend|webgpu-[a-z-]+|wgsl-sources)\.js$/ },
   { room: 'graph', files: /^lib\/graph\// },
   { room: 'shared helpers', files: /^lib\/(errors|tensor|mask|validate)\.js$/ },

@@ -21,7 +21,7 @@
 import { rangeError, typeError, describe, checkOptions } from '../errors.js';
 import { decode } from '../io/dtypes.js';
 import { Transformer } from '../graph/transformer.js';
-import { architectureOf } from './architectures.js';
+import { architectureOf, layoutOp } from './families/index.js';
 import { readJson, openWeights, splitFolder, isBlob } from './files.js';
 import { ModelTokenizer } from './tokenizer.js';
 import { Model } from './model.js';
@@ -133,21 +133,7 @@ async function place(Module, handle, step, params, staging, signal, progress, ha
       const data = decode(WHERE, what, entry.dtype, bytes, (r1 - r0) * rowElems);
       Module.HEAPF32.set(data, staging >>> 2);
     }
-    const n = r1 - r0;
-    if (t.op === 'copy') {
-      write(params[0], r0, n, staging, rowElems, false);
-    } else if (t.op === 'transpose') {
-      // file [in, out]: its rows are rows of the transposed weight
-      write(params[0], r0, n, staging, rowElems, true);
-    } else if (shape.length === 1) {
-      // split [3E] → three [E]
-      const e = rowElems / t.to.length;
-      for (let k = 0; k < t.to.length; k++) write(params[k], 0, 1, staging + stagedBytes * k * e, e, false);
-    } else {
-      // split [E, 3E] (Conv1D) → three [E, E]: column block k of each file row
-      const e = rowElems / t.to.length;
-      for (let k = 0; k < t.to.length; k++) write(params[k], r0, n, staging + stagedBytes * k * e, rowElems, true);
-    }
+    layoutOp(t.op).core({ write, params, r0, n: r1 - r0, staging, rowElems, stagedBytes, shape, entry: t, Module });
     progress(b - a);
     // Let the page breathe between chunks.
     await Promise.resolve();

@@ -3,16 +3,18 @@
 // (web/lib/graph/transformer.js).
 import { describe, rangeError, checkOptions } from '../errors.js';
 import { checkKeys } from '../graph/transformer.js';
+import { gpt2Preset } from '../model/families/gpt2.js';
 
 const CONFIG_KEYS = new Set(['vocabSize', 'maxLength', 'embedDim', 'numHeads', 'numLayers', 'ffnDim', 'causal', 'positional', 'dropout', 'eps', 'seed',
   'architecture', 'prenorm', 'activation', 'tieEmbeddings', 'headBias']);
 
-// architecture: 'gpt2' is GPT-2's block (pre-LayerNorm with a final norm,
-// gelu_new, the head tied to the token embedding, no head bias, learned
-// positions, causal, GPT-2's init), saved with GPT-2's names by model.save().
+// architecture: 'gpt2' is GPT-2's block as its family table sets it
+// (web/lib/model/families/gpt2.js: pre-LayerNorm with a final norm, gelu_new,
+// the head tied to the token embedding, no head bias, learned positions,
+// causal) with GPT-2's init, saved with GPT-2's names by model.save().
 export const TRANSFORMER_PRESETS = {
   default: {},
-  gpt2: { prenorm: true, activation: 'gelu_new', tieEmbeddings: true, headBias: false, positional: 'learned', causal: true, initStd: 0.02 },
+  gpt2: gpt2Preset(),
 };
 
 /** lab.transformer's config with its keys checked and its preset's fields under the user's. */
