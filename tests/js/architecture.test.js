@@ -175,3 +175,70 @@ describe('rooms (docs/ARCHITECTURE.md)', () => {
     expect(upwardImports(files)).toEqual([]);
   });
 });
+
+// One source for family facts: a Hugging Face tensor name is written in the
+// family tables (web/lib/model/families/) and in at most one other source
+// file under web/ (the page quoting a name to its reader, or reading one
+// tensor of the shipped model). Comments and the message catalogs (the
+// page's and components' translated prose, like docs) do not count.
+const FAMILY_TABLES = /^lib\/model\/families\//;
+const PROSE = /(^|\/)(messages|[a-z-]+-messages|i18n)\.js$/;
+// The names the issue names, and every module path of the family tables.
+const NAMED = ['self_attn.q_proj', 'self_attn.k_proj', 'self_attn.v_proj', 'self_attn.o_proj', 'attn.c_attn', 'attn.c_proj',
+  'attention.self.query', 'attention.self.key', 'attention.self.value', 'attention.output.dense', 'mlp.c_fc', 'mlp.c_proj',
+  'input_layernorm', 'post_attention_layernorm', 'mlp.gate_proj', 'mlp.up_proj', 'mlp.down_proj', 'intermediate.dense', 'query_key_value'];
+
+async function familyTensorNames() {
+  const { FAMILIES } = await import('../../web/lib/model/families/index.js');
+  const hf = {
+    gpt2: { n_layer: 1, n_head: 1, n_embd: 2, vocab_size: 2, n_positions: 2 },
+    llama: { num_hidden_layers: 1, num_attention_heads: 1, hidden_size: 2, intermediate_size: 2, vocab_size: 2, max_position_embeddings: 2, attention_bias: true, mlp_bias: true },
+    bert: { num_hidden_layers: 1, num_attention_heads: 1, hidden_size: 2, intermediate_size: 2, vocab_size: 2, max_position_embeddings: 2 },
+  };
+  const names = new Set(NAMED);
+  for (const [type, table] of Object.entries(FAMILIES)) {
+    expect(hf[type]).toBeDefined(); // a new family: add its smallest config.json here
+    const c = { modelType: type, ...table.config(hf[type], new Set(['cls.predictions.transform.dense.weight'])) };
+    for (const t of table.tensors(c)) {
+      // 'model.layers.0.self_attn.q_proj.weight' → 'self_attn.q_proj'
+      const path = t.file.replace(/^(.*?\.)?\d+\./, '').replace(/\.[^.]+$/, '');
+      if (path.includes('.') || path.length >= 12) names.add(path);
+    }
+  }
+  return [...names];
+}
+
+/** Code without comments (block comments, and // comments not inside a string's start). */
+function codeOf(text) {
+  return text.replace(/\/\*[\s\S]*?\*\//g, '').split('\n').map((l) => l.replace(/(^|[^:'"`\\])\/\/.*$/, '$1')).join('\n');
+}
+
+/** 'name: file, file' for each name written in more than one source file outside the family tables. */
+export function repeatedTensorNames(files, names) {
+  const bad = [];
+  for (const name of names) {
+    const where = files.filter(([rel, text]) => !FAMILY_TABLES.test(rel) && !PROSE.test(rel) && codeOf(text).includes(name)).map(([rel]) => rel);
+    if (where.length > 1) bad.push(`${name}: ${where.join(', ')}`);
+  }
+  return bad;
+}
+
+describe('one source for family facts', () => {
+  test('the check sees a name written twice, and skips comments, prose and the tables', () => {
+    const files = [
+      ['lib/model/families/gpt2.js', "const q = 'attn.c_attn';"],
+      ['lib/io/x.js', "const w = get(`${p}attn.c_attn.weight`);"],
+      ['page/y.js', "read('h.0.attn.c_attn.bias');"],
+      ['lib/z.js', "// attn.c_attn in a comment\n/* self_attn.q_proj */ const a = 1;"],
+      ['page/lib/messages.js', "'ch2.p': 'h.0.attn.c_attn holds W_Q | W_K | W_V'"],
+    ];
+    expect(repeatedTensorNames(files, ['attn.c_attn', 'self_attn.q_proj'])).toEqual(['attn.c_attn: lib/io/x.js, page/y.js']);
+    expect(repeatedTensorNames(files.filter(([rel]) => rel !== 'page/y.js'), ['attn.c_attn'])).toEqual([]);
+  });
+
+  test('no Hugging Face tensor name is written in more than one source file under web/ outside the family tables', async () => {
+    const names = await familyTensorNames();
+    expect(names).toEqual(expect.arrayContaining(['attn.c_attn', 'self_attn.q_proj', 'attention.self.query', 'mlp.gate_proj', 'embeddings.word_embeddings']));
+    expect(repeatedTensorNames(webFiles(), names)).toEqual([]);
+  });
+});
