@@ -18,6 +18,7 @@
 import { rangeError, typeError, describe, checkInt, checkNumber, checkOptions, disposedError } from '../errors.js';
 import { withArena, checkStatus } from '../graph/arena.js';
 import { saveModel } from './save.js';
+import { publicConfig } from './plan.js';
 import { softmax, topIds, candidates, draw } from './sampling.js';
 import { headRoles } from './head-roles.js';
 
@@ -53,13 +54,7 @@ export class Model {
     this._info = info;
     const c = info.c;
     this.config = Object.freeze({
-      modelType: info.modelType,
-      numLayers: c.numLayers,
-      numHeads: c.numHeads,
-      numKvHeads: c.numKvHeads,
-      embedDim: c.embedDim,
-      vocabSize: c.vocabSize,
-      maxPositions: c.maxPositions,
+      ...publicConfig(info.modelType, c),
       parameters: transformer.parameterCount,
       // The weights as held in wasm memory: float32, or 16 bits for the
       // packed projections of a 16-bit checkpoint (load.js), plus the 16-bit
