@@ -68,8 +68,9 @@ describe('one source for each rule', () => {
 // The rooms of docs/ARCHITECTURE.md, top to bottom: a file may import files
 // of its own room and of the rooms below it, never above. Where the doc's
 // picture leaves a choice, the choice and its reason:
-// - worker entries (the main modules of Web Workers) call init from the
-//   package entry, and components start them: between the two;
+// - worker entries (the main modules of Web Workers and their shared loop,
+//   train/worker-loop.js) call init from the package entry, and components
+//   start them: between the two;
 // - pretrained.js is lab.pretrained over loadModel: the models' room;
 // - the family facts (web/lib/model/families/: each family's config keys,
 //   tensor names, layout ops and per-layer state-dict format) sit below the
@@ -88,7 +89,7 @@ describe('one source for each rule', () => {
 export const ROOMS = [
   { room: 'page', files: /^page\// },
   { room: 'components', files: /^components\/(?!lib\/model-worker\.js$)/ },
-  { room: 'worker entries', files: /^lib\/train\/(lm-)?worker\.js$|^components\/lib\/model-worker\.js$/ },
+  { room: 'worker entries', files: /^lib\/train\/((lm-)?worker|worker-loop)\.js$|^components\/lib\/model-worker\.js$/ },
   { room: 'wrapper', files: /^(index|node)\.c?js$|^lib\/[^/]+\.js$/, fallback: true },
   { room: 'training', files: /^lib\/train\// },
   { room: 'models', files: /^lib\/model\/(?!families\/)|^lib\/pretrained\.js$/ },
