@@ -23,12 +23,12 @@ import { decode } from '../io/dtypes.js';
 import { Transformer } from '../graph/transformer.js';
 import { architectureOf, layoutOp } from './families/index.js';
 import { readJson, openWeights, splitFolder, isBlob } from './files.js';
-
-export { HEAP_LIMIT_BYTES } from './plan.js';
 import { ModelTokenizer } from './tokenizer.js';
 import { plan, halfKindOf, memoryFit, HALF_KINDS, HEAP_LIMIT_BYTES, HEADROOM_BYTES } from './plan.js';
 import { Model } from './model.js';
 import { uploadToGpu } from './gpu.js';
+
+export { HEAP_LIMIT_BYTES } from './plan.js';
 
 const WHERE = 'loadModel';
 const KEYS = ['config', 'weights', 'tokenizer', 'dtype', 'signal', 'onProgress'];
