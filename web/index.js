@@ -82,7 +82,7 @@ async function tryWebGpu(opts) {
 }
 
 export { DisposedError } from './lib/errors.js';
-export { TrainingStoppedError } from './lib/train/transformer.js';
+export { TrainingStoppedError } from './lib/train/trainer.js';
 
 export { simdSupported, threadsSupported };
 export { readSafetensors, writeSafetensors, openSafetensors, readNpy, writeNpy, readNpz, writeNpz, listAttentionLayers, fromStateDict, toStateDict, layerTensorNames } from './lib/io/index.js';

@@ -20,6 +20,9 @@ import { MultiHeadAttention } from './multi-head-attention.js';
 import { SelfAttentionLayer } from './self-attention-layer.js';
 import { IO_API } from './io/index.js';
 import { attachTraining } from './train/index.js';
+import { wasmModuleOf } from './graph/arena.js';
+import { loadModel } from './model/load.js';
+import { pretrained } from './pretrained.js';
 
 export { MultiHeadAttention } from './multi-head-attention.js';
 export { SelfAttentionLayer } from './self-attention-layer.js';
@@ -124,5 +127,21 @@ export function createLab(backend, settings = {}) {
     /** @type {any} */ (lab)[name] = (...args) => entry.run(opContext, ...args);
   }
   attachTraining(lab, backend);
+  attachModels(lab, backend);
   return lab;
+}
+
+/**
+ * lab.loadModel and lab.pretrained: whole Hugging Face models over the block
+ * graph (web/lib/model/). On wasm the model lives in the backend's module; on
+ * webgpu in its wasm backend, plus a GPU copy that runs model.forward.
+ */
+function attachModels(lab, backend) {
+  lab.loadModel = async (source) => {
+    if (typeof backend.modelCreate !== 'function') return loadModel(wasmModuleOf(backend, 'loadModel', 'a whole model'), source);
+    const wasm = await backend.wasmReady;
+    if (!wasm) throw new Error("loadModel: the webgpu backend was created without its wasm backend (the fallback), which holds the model's block graph; create the lab with init({ backend: 'webgpu' })");
+    return loadModel(wasmModuleOf(wasm, 'loadModel', 'a whole model'), source, { gpu: backend });
+  };
+  lab.pretrained = async (name) => pretrained(lab.loadModel, name); // the package's models (data/models/)
 }

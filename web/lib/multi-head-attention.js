@@ -8,7 +8,7 @@ import { buildTrace } from './trace.js';
 import { attachValues } from './trace-values.js';
 import { AttentionModule } from './attention-module.js';
 import { mhaBackward } from './train/backward.js';
-import { wasmModuleOf } from './train/heap.js';
+import { wasmModuleOf } from './graph/arena.js';
 import { KVCache, checkCache } from './kv-cache.js';
 import { readConfig, forwardOptions, checkElements, checkBytes, OPTION_KEYS } from './validate.js';
 import { checkFiniteArgs, finiteOption } from './finite.js';

@@ -8,7 +8,7 @@ import { buildTrace } from './trace.js';
 import { attachValues } from './trace-values.js';
 import { AttentionModule } from './attention-module.js';
 import { layerBackward } from './train/backward.js';
-import { wasmModuleOf } from './train/heap.js';
+import { wasmModuleOf } from './graph/arena.js';
 import { readConfig, forwardOptions, checkElements, checkBytes, checkSeed, OPTION_KEYS } from './validate.js';
 import { checkFiniteArgs, finiteOption } from './finite.js';
 

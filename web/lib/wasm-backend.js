@@ -4,6 +4,7 @@
 // by tsc). Arguments arrive validated and normalised by the wrapper; each call
 // copies its inputs into wasm memory once, runs, copies the results out once
 // (`slice`, so they belong to JS) and frees what it allocated, also on error.
+import { withArena, maskArgs } from './graph/arena.js';
 
 const WEIGHT_IDS = { wq: 0, bq: 1, wk: 2, bk: 3, wv: 4, bv: 5, wo: 6, bo: 7 };
 const LAYOUTS = { torch: 0, keras: 1 };
@@ -21,34 +22,6 @@ function mhaTraceSizes(B, Lq, Lk, E, H) {
   return { q: B * Lq * E, k: B * Lk * E, v: B * Lk * E, scores: nW, masked: nW, weights: nW, context: B * Lq * E };
 }
 
-/**
- * The normalised mask as the bindings' value_object "MaskArgs"
- * (bindings/common.cpp), with the variants' fields (docs/attention-variants.md);
- * its buffers are copied into wasm memory by `arena` (this file's Arena, or
- * the training code's, lib/train/heap.js).
- * @param {{ fromI32(a: Int32Array|null): number, fromF32(a: Float32Array|null): number }} arena
- * @param {any} mask
- */
-export function maskArgs(arena, mask) {
-  return {
-    causal: mask.causal,
-    lengths: arena.fromI32(mask.lengths),
-    kind: mask.kind,
-    data: arena.fromF32(mask.data),
-    shape: mask.shape4,
-    causalAlign: mask.causalAlign ?? 0,
-    causalOffset: mask.causalOffset ?? 0,
-    window: mask.window ?? false,
-    windowLeft: mask.windowLeft ?? -1,
-    windowRight: mask.windowRight ?? -1,
-    windowAlign: mask.windowAlign ?? 0,
-    windowOffset: mask.windowOffset ?? 0,
-    alibi: mask.alibi ?? false,
-    alibiSlopes: arena.fromF32(mask.slopes ?? null),
-    fill: mask.fill ?? -1e9,
-  };
-}
-
 /** @typedef {{ kind: 'mha' | 'layer', handle: number, mha?: number }} WasmHandle */
 /** @typedef {{ kind: 'kvcache', handle: number }} WasmCache */
 
@@ -58,53 +31,9 @@ export function maskArgs(arena, mask) {
  * @returns {import('./backend.js').WasmBackend<WasmHandle, WasmCache>}
  */
 export function createWasmBackend(Module, name) {
-  // One scope of allocations per call.
-  class Arena {
-    constructor(where) {
-      this.where = where;
-      this.ptrs = [];
-    }
-    alloc(bytes) {
-      if (bytes === 0) return 0;
-      const p = Module._malloc(bytes);
-      if (!p) {
-        throw new RangeError(`${this.where}: out of wasm memory while allocating ${bytes} bytes (the wasm heap is limited to 2 GiB)`);
-      }
-      this.ptrs.push(p);
-      return p;
-    }
-    f32(count) {
-      return this.alloc(count * 4);
-    }
-    // Memory may grow on every alloc, so HEAP views are read afresh each time.
-    fromF32(array) {
-      if (!array) return 0;
-      const p = this.alloc(array.length * 4);
-      Module.HEAPF32.set(array, p >>> 2);
-      return p;
-    }
-    fromI32(array) {
-      if (!array) return 0;
-      const p = this.alloc(array.length * 4);
-      Module.HEAP32.set(array, p >>> 2);
-      return p;
-    }
-    read(ptr, count) {
-      return Module.HEAPF32.slice(ptr >>> 2, (ptr >>> 2) + count);
-    }
-    free() {
-      for (const p of this.ptrs) Module._free(p);
-      this.ptrs.length = 0;
-    }
-  }
-
+  // One arena (graph/arena.js) per call.
   function run(where, body) {
-    const arena = new Arena(where);
-    try {
-      return body(arena);
-    } finally {
-      arena.free();
-    }
+    return withArena(Module, where, body);
   }
 
   function check(where, code) {
@@ -126,14 +55,14 @@ export function createWasmBackend(Module, name) {
   function readTrace(arena, t, sizes) {
     if (!sizes) return undefined;
     const out = {};
-    for (const key of Object.keys(sizes)) out[key] = arena.read(t.bufs[key], sizes[key]);
+    for (const key of Object.keys(sizes)) out[key] = arena.readF32(t.bufs[key], sizes[key]);
     return /** @type {import('./backend.js').TraceOut} */ (out);
   }
 
   return {
     name,
     async: false,
-    // The Emscripten module, for the training API (web/lib/train/).
+    // The Emscripten module, for the block graph's handle (web/lib/graph/): training and whole models.
     wasmModule: Module,
     kernelArch: Module.kernelArch(),
 
@@ -156,7 +85,7 @@ export function createWasmBackend(Module, name) {
           hasScale, scale: hasScale ? p.scale : 1, hasSoftcap, softcap: hasSoftcap ? p.softcap : 0,
           mask: maskArgs(arena, p.mask), output: out, weights, trace: trace.ptr,
         }));
-        return { output: arena.read(out, nOut), weights: weights ? arena.read(weights, nW) : null, trace: readTrace(arena, trace, sizes) };
+        return { output: arena.readF32(out, nOut), weights: weights ? arena.readF32(weights, nW) : null, trace: readTrace(arena, trace, sizes) };
       });
     },
 
@@ -173,7 +102,7 @@ export function createWasmBackend(Module, name) {
         for (const [field, n] of Object.entries(outputs)) call[field] = arena.f32(n);
         check(name, Module[name](call));
         const out = {};
-        for (const [field, n] of Object.entries(outputs)) out[field] = arena.read(call[field], n);
+        for (const [field, n] of Object.entries(outputs)) out[field] = arena.readF32(call[field], n);
         return /** @type {any} */ (out);
       });
     },
@@ -186,7 +115,7 @@ export function createWasmBackend(Module, name) {
         const pb = arena.fromF32(beta);
         const y = arena.f32(rows * dim);
         check('layerNorm', Module.addLayerNorm(rows, dim, px, pr, pg, pb, eps, y));
-        return arena.read(y, rows * dim);
+        return arena.readF32(y, rows * dim);
       });
     },
 
@@ -230,7 +159,7 @@ export function createWasmBackend(Module, name) {
       return run('getWeights', (arena) => {
         const out = arena.f32(count);
         check('getWeights', Module.mhaGetWeight(mha, WEIGHT_IDS[key], LAYOUTS[layout], out));
-        return arena.read(out, count);
+        return arena.readF32(out, count);
       });
     },
     setNorm(obj, gamma, beta) {
@@ -243,7 +172,7 @@ export function createWasmBackend(Module, name) {
         const g = arena.f32(dim);
         const b = arena.f32(dim);
         check('getWeights', Module.layerGetNorm(obj.handle, g, b));
-        return { gamma: arena.read(g, dim), beta: arena.read(b, dim) };
+        return { gamma: arena.readF32(g, dim), beta: arena.readF32(b, dim) };
       });
     },
 
@@ -274,8 +203,8 @@ export function createWasmBackend(Module, name) {
           if (overlap) Module.joinTasks();
         }
         if (output) output.set(Module.HEAPF32.subarray(out >>> 2, (out >>> 2) + nOut));
-        else output = arena.read(out, nOut);
-        return { output, weights: weights ? arena.read(weights, nW) : null, trace: readTrace(arena, trace, sizes) };
+        else output = arena.readF32(out, nOut);
+        return { output, weights: weights ? arena.readF32(weights, nW) : null, trace: readTrace(arena, trace, sizes) };
       });
     },
 
@@ -315,7 +244,7 @@ export function createWasmBackend(Module, name) {
           batch: p.batch, seqLen: p.seqLen, x, mask: maskArgs(arena, p.mask), training: p.training,
           dropoutSeed: p.dropoutSeed >>> 0, output: out, weights, averageWeights: p.averageWeights, trace: trace.ptr,
         }));
-        return { output: arena.read(out, nOut), weights: weights ? arena.read(weights, nW) : null, trace: readTrace(arena, trace, sizes) };
+        return { output: arena.readF32(out, nOut), weights: weights ? arena.readF32(weights, nW) : null, trace: readTrace(arena, trace, sizes) };
       });
     },
 

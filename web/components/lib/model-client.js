@@ -6,7 +6,7 @@
 // draws a Model of this page's thread and one in the worker alike.
 import { splitFolder, openWeights, readJson } from '../../lib/model/files.js';
 import { architectureOf } from '../../lib/model/architectures.js';
-import { HEAP_LIMIT_BYTES } from '../../lib/model/load.js';
+import { memoryFit, plannedEntries, halfKindOf, publicConfig, HEAP_LIMIT_BYTES } from '../../lib/model/plan.js';
 
 const NAMES = /^(config\.json|tokenizer\.json|model\.safetensors\.index\.json|.*\.safetensors)$/;
 
@@ -27,8 +27,9 @@ export function isModelFolder(files) {
  * headers only (the library's own readers: files.js openWeights, the
  * architecture tables): { files, modelType, numLayers, numHeads, numKvHeads,
  * embedDim, vocabSize, maxPositions, parameters (elements in the file),
- * tensors, bytes (on file), dtypes, float32Bytes, heapLimit, fits,
- * tokenizerBytes, headerBytes (read), ms }.
+ * tensors, bytes (on file), dtypes, float32Bytes, heapLimit, fits and
+ * keptBytes (lab.loadModel's memory-fit rule, model/plan.js memoryFit: what
+ * load keeps of the tensors it uses), tokenizerBytes, headerBytes (read), ms }.
  */
 export async function listModel(fileList) {
   const t0 = performance.now();
@@ -51,15 +52,11 @@ export async function listModel(fileList) {
   const c = arch.config(hf, new Set(weights.tensors.keys()));
   let parameters = 0;
   for (const e of weights.tensors.values()) parameters += e.count;
+  const kept = plannedEntries(arch, { modelType: type, ...c }, weights.tensors);
+  const fit = memoryFit(c, kept, halfKindOf(kept.map((entry) => ({ entry })), 'auto'));
   return {
     files,
-    modelType: type,
-    numLayers: c.numLayers,
-    numHeads: c.numHeads,
-    numKvHeads: c.numKvHeads,
-    embedDim: c.embedDim,
-    vocabSize: c.vocabSize,
-    maxPositions: c.maxPositions,
+    ...publicConfig(type, c),
     parameters,
     tensors: weights.tensors.size,
     bytes: weights.bytes,
@@ -67,7 +64,8 @@ export async function listModel(fileList) {
     dtypes: weights.dtypes,
     float32Bytes: parameters * 4,
     heapLimit: HEAP_LIMIT_BYTES,
-    fits: parameters * 4 < HEAP_LIMIT_BYTES,
+    fits: fit.fits,
+    keptBytes: fit.bytes,
     tokenizerBytes: files.tokenizer ? files.tokenizer.size : null,
     headerBytes: read,
     ms: performance.now() - t0,

@@ -9,6 +9,7 @@
 //   write(w, c, prefix, norm) → { name: { data, shape } }
 // `get(name)` returns the tensor or undefined; `need(name)` throws naming it.
 import { rangeError } from '../errors.js';
+import { LAYER_FORMATS } from '../model/families/index.js';
 
 export function transpose(data, rows, cols) {
   const out = new Float32Array(rows * cols);
@@ -129,135 +130,9 @@ export const FORMATS = {
     },
   },
 
-  // transformers BertLayer: BertSelfAttention + BertSelfOutput,
-  // LayerNorm(dense(context) + x), eps 1e-12 (post-LN, as selfAttentionLayer).
-  'hf-bert': {
-    anchor: /attention\.self\.query\.weight$/,
-    shapes({ dim }, p) {
-      const E = dim(`${p}attention.self.query.weight`, 1);
-      return { embedDim: E, kdim: E, vdim: E, bias: true, numHeads: null, norm: POST };
-    },
-    read({ need, get }, p, c) {
-      const E = c.embedDim;
-      const s = `${p}attention.self.`;
-      const o = `${p}attention.output.`;
-      const w = {};
-      for (const [k, n] of [['q', 'query'], ['k', 'key'], ['v', 'value']]) {
-        w[`w${k}`] = need(`${s}${n}.weight`, [E, E]);
-        w[`b${k}`] = need(`${s}${n}.bias`, [E]);
-      }
-      w.wo = need(`${o}dense.weight`, [E, E]);
-      w.bo = need(`${o}dense.bias`, [E]);
-      // Older checkpoints name the LayerNorm parameters gamma/beta.
-      const g = get(`${o}LayerNorm.weight`) ? 'weight' : 'gamma';
-      const b = g === 'weight' ? 'bias' : 'beta';
-      return { weights: w, norm: norm(need(`${o}LayerNorm.${g}`, [E]), need(`${o}LayerNorm.${b}`, [E]), 1e-12, 'post') };
-    },
-    write(w, c, p, n) {
-      const E = c.embedDim;
-      const out = {};
-      for (const [k, nm] of [['q', 'query'], ['k', 'key'], ['v', 'value']]) {
-        out[`${p}attention.self.${nm}.weight`] = t(w[`w${k}`].data, [E, E]);
-        out[`${p}attention.self.${nm}.bias`] = t(w[`b${k}`].data, [E]);
-      }
-      out[`${p}attention.output.dense.weight`] = t(w.wo.data, [E, E]);
-      out[`${p}attention.output.dense.bias`] = t(w.bo.data, [E]);
-      if (n) {
-        out[`${p}attention.output.LayerNorm.weight`] = t(n.gamma.data, [E]);
-        out[`${p}attention.output.LayerNorm.bias`] = t(n.beta.data, [E]);
-      }
-      return out;
-    },
-  },
-
-  // transformers GPT2Block: Conv1D layers (W [in, out], y = x·W + b); c_attn
-  // [E, 3E] holds q | k | v by columns. Pre-LN: x + attn(ln_1(x)), so ln_1 is
-  // returned as a 'pre' norm (selfAttentionLayer, which is post-LN, refuses it).
-  'hf-gpt2': {
-    anchor: /attn\.c_attn\.weight$/,
-    shapes({ dim, get }, p) {
-      const E = dim(`${p}attn.c_attn.weight`, 0);
-      return { embedDim: E, kdim: E, vdim: E, bias: true, numHeads: null, causal: true, norm: get(`${p}ln_1.weight`) ? { placement: 'pre', kind: 'layer' } : null };
-    },
-    read({ need, get }, p, c) {
-      const E = c.embedDim;
-      const wa = need(`${p}attn.c_attn.weight`, [E, 3 * E]).data;
-      const ba = need(`${p}attn.c_attn.bias`, [3 * E]).data;
-      const wT = transpose(wa, E, 3 * E); // [3E, E]: rows q, k, v in torch layout
-      const w = {
-        wq: t(rows(wT, 0, E, E), [E, E]), wk: t(rows(wT, E, E, E), [E, E]), wv: t(rows(wT, 2 * E, E, E), [E, E]),
-        bq: t(ba.slice(0, E), [E]), bk: t(ba.slice(E, 2 * E), [E]), bv: t(ba.slice(2 * E), [E]),
-        wo: t(transpose(need(`${p}attn.c_proj.weight`, [E, E]).data, E, E), [E, E]),
-        bo: need(`${p}attn.c_proj.bias`, [E]),
-      };
-      const n = get(`${p}ln_1.weight`) ? norm(need(`${p}ln_1.weight`, [E]), need(`${p}ln_1.bias`, [E]), 1e-5, 'pre') : null;
-      return { weights: w, norm: n };
-    },
-    write(w, c, p, n) {
-      const E = c.embedDim;
-      const cat = new Float32Array(3 * E * E);
-      cat.set(w.wq.data, 0);
-      cat.set(w.wk.data, E * E);
-      cat.set(w.wv.data, 2 * E * E);
-      const b = new Float32Array(3 * E);
-      b.set(w.bq.data, 0);
-      b.set(w.bk.data, E);
-      b.set(w.bv.data, 2 * E);
-      const out = {};
-      if (n) {
-        out[`${p}ln_1.weight`] = t(n.gamma.data, [E]);
-        out[`${p}ln_1.bias`] = t(n.beta.data, [E]);
-      }
-      out[`${p}attn.c_attn.weight`] = t(transpose(cat, 3 * E, E), [E, 3 * E]);
-      out[`${p}attn.c_attn.bias`] = t(b, [3 * E]);
-      out[`${p}attn.c_proj.weight`] = t(transpose(w.wo.data, E, E), [E, E]);
-      out[`${p}attn.c_proj.bias`] = t(w.bo.data, [E]);
-      return out;
-    },
-  },
-
-  // transformers LlamaDecoderLayer's self_attn (also Mistral, Qwen2 with
-  // q/k/v biases): nn.Linear q/k/v/o_proj, GQA (k/v [Hkv·D, E]), RoPE
-  // (rotate_half), causal. input_layernorm is an RMSNorm before attention ('pre').
-  'hf-llama': {
-    anchor: /self_attn\.q_proj\.weight$/,
-    shapes({ dim, get }, p) {
-      const a = `${p}self_attn.`;
-      const E = dim(`${a}q_proj.weight`, 1);
-      return {
-        embedDim: E, kdim: E, vdim: E, qDim: dim(`${a}q_proj.weight`, 0), kvDim: dim(`${a}k_proj.weight`, 0),
-        bias: Boolean(get(`${a}q_proj.bias`)), numHeads: null, causal: true, rope: true,
-        norm: get(`${p}input_layernorm.weight`) ? { placement: 'pre', kind: 'rms' } : null,
-      };
-    },
-    read({ need, get }, p, c) {
-      const a = `${p}self_attn.`;
-      const E = c.embedDim;
-      const kv = c.kvDim;
-      const w = {
-        wq: need(`${a}q_proj.weight`, [c.qDim, E]), wk: need(`${a}k_proj.weight`, [kv, E]),
-        wv: need(`${a}v_proj.weight`, [kv, E]), wo: need(`${a}o_proj.weight`, [E, c.qDim]),
-      };
-      if (c.bias) {
-        w.bq = need(`${a}q_proj.bias`, [c.qDim]);
-        w.bk = need(`${a}k_proj.bias`, [kv]);
-        w.bv = need(`${a}v_proj.bias`, [kv]);
-        w.bo = get(`${a}o_proj.bias`) ? need(`${a}o_proj.bias`, [E]) : t(new Float32Array(E), [E]);
-      }
-      const g = get(`${p}input_layernorm.weight`);
-      return { weights: w, norm: g ? norm(need(`${p}input_layernorm.weight`, [E]), null, 1e-6, 'pre', 'rms') : null };
-    },
-    write(w, c, p, n) {
-      const a = `${p}self_attn.`;
-      const out = {};
-      if (n) out[`${p}input_layernorm.weight`] = t(n.gamma.data, n.gamma.shape);
-      for (const k of ['q', 'k', 'v', 'o']) {
-        out[`${a}${k}_proj.weight`] = t(w[`w${k}`].data, w[`w${k}`].shape);
-        if (c.bias) out[`${a}${k}_proj.bias`] = t(w[`b${k}`].data, w[`b${k}`].shape);
-      }
-      return out;
-    },
-  },
+  // transformers' BertLayer, GPT2Block and LlamaDecoderLayer attention:
+  // defined beside their family tables (web/lib/model/families/).
+  ...LAYER_FORMATS,
 
   // keras.layers.MultiHeadAttention: EinsumDense kernels [in, H, D] (query,
   // key, value) and [H, D, E] (attention_output); biases [H, D] and [E].

@@ -109,11 +109,8 @@ export function layerTensorNames(tensors, layer) {
   if (!layer || typeof layer.prefix !== 'string' || !FORMATS[layer.format]) throw typeError(where, 'layer must be an entry of listAttentionLayers() ({ prefix, format })');
   const p = layer.prefix;
   const parent = p.endsWith('self_attn.') ? p.slice(0, -'self_attn.'.length) : null;
-  const starts = {
+  const starts = FORMATS[layer.format].starts?.(p) ?? {
     torch: [p, ...(parent !== null ? [`${parent}norm1.`] : [])],
-    'hf-bert': [`${p}attention.`],
-    'hf-gpt2': [`${p}attn.c_`, `${p}ln_1.`],
-    'hf-llama': [`${p}self_attn.`, `${p}input_layernorm.`],
     keras: [p],
   }[layer.format];
   return Object.keys(map).filter((n) => starts.some((s) => n.startsWith(s)) && (layer.format !== 'torch' || !n.slice(p.length).includes('.') || /^out_proj\./.test(n.slice(p.length)) || !n.startsWith(p)));

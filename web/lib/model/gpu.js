@@ -8,41 +8,16 @@
 // Layout on the GPU: every matrix in keras layout [in, out] (what
 // linear.wgsl reads), the transposed torch layout [out, in]; the embedding
 // tables too ([E, V], [E, P], [E, T]), so that the word table is also the
-// tied head's weight and is held once. The table ops say where a file's
-// tensor goes (architectures.js):
-//   copy       torch [out, in] → transposed; vectors as they are
-//   transpose  Conv1D [in, out]: already keras
-//   split      GPT-2's c_attn: [E, 3E] Conv1D → column block k of each row
-//              (wq, wk, wv); [3E] → thirds (bq, bk, bv)
+// tied head's weight and is held once. The table ops' GPU faces
+// (families/layout.js) say where a file's tensor goes.
 import { decode } from '../io/dtypes.js';
+import { layoutOp } from './families/index.js';
 
 const WHERE = 'loadModel';
 
-function transpose(data, rows, cols) {
-  const out = new Float32Array(rows * cols);
-  for (let r = 0; r < rows; r++) {
-    const row = r * cols;
-    for (let c = 0; c < cols; c++) out[c * rows + r] = data[row + c];
-  }
-  return out;
-}
-
-/** [[name, shape, data]] of one file tensor as the GPU keeps it. */
+/** [[name, shape, data]] of one file tensor as the GPU keeps it (the op's GPU face, families/layout.js). */
 export function gpuTensors(t, shape, data) {
-  if (shape.length === 1) {
-    if (t.op !== 'split') return [[t.to[0], shape, data]];
-    const e = shape[0] / t.to.length;
-    return t.to.map((name, k) => [name, [e], data.subarray(k * e, (k + 1) * e)]);
-  }
-  const [rows, cols] = shape;
-  if (t.op === 'copy') return [[t.to[0], [cols, rows], transpose(data, rows, cols)]];
-  if (t.op === 'transpose') return [[t.to[0], shape, data]];
-  const e = cols / t.to.length;
-  return t.to.map((name, k) => {
-    const out = new Float32Array(rows * e);
-    for (let r = 0; r < rows; r++) out.set(data.subarray(r * cols + k * e, r * cols + (k + 1) * e), r * e);
-    return [name, [rows, e], out];
-  });
+  return layoutOp(t.op).gpu(t, shape, data);
 }
 
 /**

@@ -6,7 +6,7 @@
 //      the table (missing, unexpected, wrong shape), the size against the
 //      wasm heap (refused before any tensor is read)
 //   3. tokenizer.json checked against vocab_size
-//   4. the block graph allocated once (web/lib/train/transformer.js), its
+//   4. the block graph allocated once (web/lib/graph/transformer.js), its
 //      projections packed for the GEMM (packedWeights: no packing per call),
 //      then each tensor streamed from the file into its place, a few MB at a
 //      time through one staging buffer, F16/BF16 converted as they are
@@ -20,23 +20,19 @@
 // Any failure disposes what was allocated: the heap is back at its baseline.
 import { rangeError, typeError, describe, checkOptions } from '../errors.js';
 import { decode } from '../io/dtypes.js';
-import { Transformer } from '../train/transformer.js';
-import { architectureOf } from './architectures.js';
+import { Transformer } from '../graph/transformer.js';
+import { architectureOf, layoutOp } from './families/index.js';
 import { readJson, openWeights, splitFolder, isBlob } from './files.js';
 import { ModelTokenizer } from './tokenizer.js';
+import { plan, halfKindOf, memoryFit, HALF_KINDS, HEAP_LIMIT_BYTES, HEADROOM_BYTES } from './plan.js';
 import { Model } from './model.js';
 import { uploadToGpu } from './gpu.js';
+
+export { HEAP_LIMIT_BYTES } from './plan.js';
 
 const WHERE = 'loadModel';
 const KEYS = ['config', 'weights', 'tokenizer', 'dtype', 'signal', 'onProgress'];
 const DTYPES = ['auto', 'float32'];
-/** The core's 16-bit kinds (src/kernels/kernels.h HalfKind). */
-const HALF_KINDS = { F16: 1, BF16: 2 };
-const FLOAT_DTYPES = new Set(['F32', 'F16', 'BF16', 'F64']);
-/** The wasm32 heap (MAXIMUM_MEMORY in CMakeLists.txt). */
-export const HEAP_LIMIT_BYTES = 2 ** 31;
-/** Room kept for activations, the cache and the runtime. */
-const HEADROOM_BYTES = 192 * 2 ** 20;
 const CHUNK_BYTES = 8 * 2 ** 20;
 /** Longest context allocated for RoPE models (their tables and cache grow with it). */
 const MAX_ROPE_POSITIONS = 8192;
@@ -56,45 +52,6 @@ function abortError(signal) {
 function isFileList(v) {
   return (typeof FileList === 'function' && v instanceof FileList)
     || (Array.isArray(v) && v.length > 0 && v.every((f) => isBlob(f) && typeof f.name === 'string'));
-}
-
-/** Resolves the file names the table asks for (prefix, aliases) and checks names and shapes. */
-function plan(table, c, entries) {
-  const names = new Set(entries.keys());
-  const wanted = table.tensors(c);
-  // The prefix the file uses, found from the first table tensor.
-  const first = wanted.find((t) => !t.absolute);
-  const prefix = table.prefixes.find((p) => names.has(p + first.file) || (first.alias && names.has(p + first.alias))) ?? table.prefixes[0];
-  const used = new Set();
-  const missing = [];
-  const steps = [];
-  for (const t of wanted) {
-    const base = t.absolute ? '' : prefix;
-    let name = base + t.file;
-    if (!names.has(name) && t.alias && names.has(base + t.alias)) name = base + t.alias;
-    if (!names.has(name)) {
-      missing.push(name);
-      continue;
-    }
-    used.add(name);
-    const e = entries.get(name);
-    if (!FLOAT_DTYPES.has(e.dtype)) {
-      throw rangeError(WHERE, `tensor ${JSON.stringify(name)} has dtype ${e.dtype}; weights must be F32, F16, BF16 or F64`);
-    }
-    if (e.shape.length !== t.shape.length || e.shape.some((d, i) => d !== t.shape[i])) {
-      throw rangeError(WHERE, `tensor ${JSON.stringify(name)} has shape [${e.shape.join(', ')}], but config.json implies [${t.shape.join(', ')}]`);
-    }
-    steps.push({ entry: e, t });
-  }
-  if (missing.length) {
-    throw rangeError(WHERE, `the weights lack ${missing.length} tensor${missing.length > 1 ? 's' : ''} a ${c.modelType} model with this config.json needs: ${missing.slice(0, 4).map((n) => JSON.stringify(n)).join(', ')}${missing.length > 4 ? ', …' : ''}`);
-  }
-  const ignore = [...table.ignore, ...(table.extraIgnore ? table.extraIgnore(c) : [])];
-  const extra = [...names].filter((n) => !used.has(n) && !ignore.some((re) => re.test(n)));
-  if (extra.length) {
-    throw rangeError(WHERE, `the weights hold ${extra.length} tensor${extra.length > 1 ? 's' : ''} a ${c.modelType} model does not use: ${extra.slice(0, 4).map((n) => JSON.stringify(n)).join(', ')}${extra.length > 4 ? ', …' : ''} (is config.json from the same model?)`);
-  }
-  return steps;
 }
 
 /**
@@ -133,21 +90,7 @@ async function place(Module, handle, step, params, staging, signal, progress, ha
       const data = decode(WHERE, what, entry.dtype, bytes, (r1 - r0) * rowElems);
       Module.HEAPF32.set(data, staging >>> 2);
     }
-    const n = r1 - r0;
-    if (t.op === 'copy') {
-      write(params[0], r0, n, staging, rowElems, false);
-    } else if (t.op === 'transpose') {
-      // file [in, out]: its rows are rows of the transposed weight
-      write(params[0], r0, n, staging, rowElems, true);
-    } else if (shape.length === 1) {
-      // split [3E] → three [E]
-      const e = rowElems / t.to.length;
-      for (let k = 0; k < t.to.length; k++) write(params[k], 0, 1, staging + stagedBytes * k * e, e, false);
-    } else {
-      // split [E, 3E] (Conv1D) → three [E, E]: column block k of each file row
-      const e = rowElems / t.to.length;
-      for (let k = 0; k < t.to.length; k++) write(params[k], r0, n, staging + stagedBytes * k * e, rowElems, true);
-    }
+    layoutOp(t.op).core({ write, params, r0, n: r1 - r0, staging, rowElems, stagedBytes, shape, entry: t, Module });
     progress(b - a);
     // Let the page breathe between chunks.
     await Promise.resolve();
@@ -186,16 +129,9 @@ export async function loadModel(Module, source, { gpu = undefined } = {}) {
   const c = { modelType: type, ...table.config(hfConfig, names) };
   const steps = plan(table, c, weights.tensors);
   const halfKind = halfKindOf(steps, dtype);
-  let floats = 0;
-  let need = 0;
-  for (const s of steps) {
-    floats += s.entry.count;
-    // (16 bits: the projections stay 16-bit, the rest is float32; the core's
-    // allocation checks the exact sum, counted here from below.)
-    need += s.entry.count * (halfKind && s.entry.shape.length === 2 ? 2 : 4);
-  }
-  if (need + HEADROOM_BYTES > HEAP_LIMIT_BYTES) {
-    throw rangeError(WHERE, `the model needs ${mib(need)} of ${halfKind ? 'weights (its matrices in 16 bits)' : 'float32 weights'} (${floats} parameters, ${mib(weights.bytes)} on file), more than the wasm heap can hold: its limit is ${mib(HEAP_LIMIT_BYTES)} (with ${mib(HEADROOM_BYTES)} kept for activations)`);
+  const fit = memoryFit(c, steps.map((st) => st.entry), halfKind);
+  if (!fit.fits) {
+    throw rangeError(WHERE, `the model needs ${mib(fit.need)} of ${halfKind ? 'weights (its matrices in 16 bits)' : 'float32 weights'} (${fit.floats} parameters, ${mib(weights.bytes)} on file), more than the wasm heap can hold: its limit is ${mib(HEAP_LIMIT_BYTES)} (with ${mib(HEADROOM_BYTES)} kept for activations)`);
   }
   let tokenizerJson = null;
   let tokenizer = null;
@@ -208,7 +144,7 @@ export async function loadModel(Module, source, { gpu = undefined } = {}) {
   const maxLength = c.core.positional === 'rope' ? Math.min(c.maxPositions, MAX_ROPE_POSITIONS) : c.maxPositions;
   const transformer = new Transformer(Module, {
     vocabSize: c.vocabSize, maxLength, embedDim: c.embedDim, numHeads: c.numHeads, numLayers: c.numLayers,
-    ffnDim: c.ffnDim, causal: c.core.causal, positional: c.core.positional, eps: c.eps, ...pick(c.core, ['prenorm', 'activation', 'tieEmbeddings', 'headBias']),
+    ffnDim: c.ffnDim, causal: c.core.causal, positional: c.core.positional, eps: c.eps, ...onlyKeys(c.core, ['prenorm', 'activation', 'tieEmbeddings', 'headBias']),
   }, { ...c.core, initWeights: false, packedWeights: true, packedHalf: halfKind });
   let staging = 0;
   let gpuSide = null;
@@ -249,17 +185,7 @@ export async function loadModel(Module, source, { gpu = undefined } = {}) {
   return new Model(Module, transformer, tokenizer, { modelType: type, hfConfig, c, tokenizerJson, files: weights.files, dtypes: weights.dtypes, gpu: gpuSide });
 }
 
-/**
- * 1 (F16) or 2 (BF16) when every matrix of the file has that dtype and dtype
- * is 'auto': the core then keeps the projections in 16 bits; else 0.
- */
-function halfKindOf(steps, dtype) {
-  if (dtype === 'float32') return 0;
-  const kinds = new Set(steps.filter((s) => s.entry.shape.length === 2).map((s) => s.entry.dtype));
-  return kinds.size === 1 ? HALF_KINDS[[...kinds][0]] ?? 0 : 0;
-}
-
-function pick(obj, keys) {
+function onlyKeys(obj, keys) {
   const out = {};
   for (const k of keys) if (k in obj) out[k] = obj[k];
   return out;

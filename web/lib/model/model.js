@@ -1,5 +1,5 @@
 // A whole language model (GPT-2, Llama, BERT) over the core's block graph:
-// the Transformer handle of web/lib/train/transformer.js (the same C++ code
+// the Transformer handle of web/lib/graph/transformer.js (the same C++ code
 // that lab.transformer trains), its tokenizer and its config. Results follow
 // transformers' names and shapes: logits [1, L, V], attentions one
 // [1, H, L, L] per layer, hiddenStates [1, L, E] (or, with 'all', N + 1 of them).
@@ -16,8 +16,9 @@
 // fillMask, generate and headRoles run on the wasm copy, and so does forward
 // after a device loss.
 import { rangeError, typeError, describe, checkInt, checkNumber, checkOptions, disposedError } from '../errors.js';
-import { withArena, checkStatus } from '../train/heap.js';
+import { withArena, checkStatus } from '../graph/arena.js';
 import { saveModel } from './save.js';
+import { publicConfig } from './plan.js';
 import { softmax, topIds, candidates, draw } from './sampling.js';
 import { headRoles } from './head-roles.js';
 
@@ -42,7 +43,7 @@ function checkBoolOption(where, name, v, fallback, more = '') {
 export class Model {
   /**
    * @param {object} Module the wasm module
-   * @param {import('../train/transformer.js').Transformer} transformer the block graph holding the weights
+   * @param {import('../graph/transformer.js').Transformer} transformer the block graph holding the weights
    * @param {import('./tokenizer.js').ModelTokenizer|null} tokenizer
    * @param {object} info { modelType, hfConfig, c (the normalised config), table (architecture), tokenizerJson }
    */
@@ -53,13 +54,7 @@ export class Model {
     this._info = info;
     const c = info.c;
     this.config = Object.freeze({
-      modelType: info.modelType,
-      numLayers: c.numLayers,
-      numHeads: c.numHeads,
-      numKvHeads: c.numKvHeads,
-      embedDim: c.embedDim,
-      vocabSize: c.vocabSize,
-      maxPositions: c.maxPositions,
+      ...publicConfig(info.modelType, c),
       parameters: transformer.parameterCount,
       // The weights as held in wasm memory: float32, or 16 bits for the
       // packed projections of a 16-bit checkpoint (load.js), plus the 16-bit

@@ -7,8 +7,7 @@
 import { rangeError, typeError, describe, checkNumber, checkBool, checkInt, checkOptions } from '../errors.js';
 import { toTensor, makeTensor, shapeString, product } from '../tensor.js';
 import { normalizeMask, withMaskFill } from '../mask.js';
-import { maskArgs } from '../wasm-backend.js';
-import { withArena, checkStatus } from './heap.js';
+import { withArena, checkStatus, maskArgs } from '../graph/arena.js';
 
 const WEIGHT_KEYS = ['wq', 'bq', 'wk', 'bk', 'wv', 'bv', 'wo', 'bo'];
 const FLOAT32_MAX = 3.4028234663852886e38;

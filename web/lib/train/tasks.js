@@ -7,7 +7,7 @@
 //   induction  a repeated segment; targets[i] = tokens[i+1], the loss on the
 //              second copy (L >= 8, for causal models)
 import { checkInt, checkOptions, typeError, describe } from '../errors.js';
-import { withArena, checkStatus } from './heap.js';
+import { withArena, checkStatus } from '../graph/arena.js';
 
 export const TASK_KINDS = { copy: 0, reverse: 1, sort: 2, shift: 3, induction: 4 };
 const KNOWN = new Set(['length', 'vocab', 'batch', 'seed']);

@@ -6,81 +6,33 @@
 //   { type: 'getWeights' }                     → { type: 'weights', weights }
 //   { type: 'setWeights', weights }            → a report
 // Messages out: { type: 'report', report } every time slice (about 100 ms of
-// training), { type: 'error', message }.
-// (SLICE_MS: long enough that the page draws few reports, short enough that
+// training), { type: 'error', message }. The loop: worker-loop.js.
+// (The slice: long enough that the page draws few reports, short enough that
 // the curves move smoothly.)
-import { init } from '../../index.js';
+import { serveSessionWorker } from './worker-loop.js';
 import { TrainingSession } from './session.js';
 
-const SLICE_MS = 100;
-let lab = null;
-let session = null;
-let playing = false;
-let timer = null;
-
-function post(msg) {
-  self.postMessage(msg);
-}
-
-function report() {
-  const r = session.report();
-  post({ type: 'report', report: r });
-  if (r.stopped) playing = false;
-}
-
-function loop() {
-  timer = null;
-  if (!playing || !session) return;
-  try {
-    session.run(SLICE_MS);
-    report();
-  } catch (e) {
-    playing = false;
-    post({ type: 'error', message: e.message });
-    return;
-  }
-  if (playing) timer = setTimeout(loop, 0);
-}
-
-self.onmessage = async (ev) => {
-  const m = ev.data;
-  try {
-    if (!lab) lab = await init({ backend: m.backend ?? 'auto' });
-    switch (m.type) {
-      case 'configure':
-        playing = false;
-        session?.dispose();
-        session = new TrainingSession(lab, m.options);
-        report();
-        break;
-      case 'play':
-        playing = true;
-        if (!timer) timer = setTimeout(loop, 0);
-        break;
-      case 'pause':
-        playing = false;
-        break;
-      case 'step':
-        session.run(Infinity, m.count ?? 1);
-        report();
-        break;
-      case 'ablate':
-        session.model.setHeadEnabled(m.layer, m.head, m.enabled);
-        post({ type: 'ablation', layer: m.layer, head: m.head, enabled: m.enabled, accuracy: session.evaluate().sequenceAccuracy });
-        report();
-        break;
-      case 'getWeights':
-        post({ type: 'weights', weights: session.model.getWeights() });
-        break;
-      case 'setWeights':
-        session.model.setWeights(m.weights);
-        session.lastHeldOut = session.evaluate().sequenceAccuracy;
-        report();
-        break;
-      default:
-        throw new TypeError(`worker: unknown message type ${m.type}`);
-    }
-  } catch (e) {
-    post({ type: 'error', message: e.message });
-  }
-};
+serveSessionWorker({
+  name: 'worker',
+  sliceMs: 100,
+  configure(w, m) {
+    w.session = new TrainingSession(w.lab, m.options);
+    w.report();
+  },
+  report: (w) => w.session.report(),
+  messages: {
+    ablate(w, m) {
+      w.session.model.setHeadEnabled(m.layer, m.head, m.enabled);
+      w.post({ type: 'ablation', layer: m.layer, head: m.head, enabled: m.enabled, accuracy: w.session.evaluate().sequenceAccuracy });
+      w.report();
+    },
+    getWeights(w) {
+      w.post({ type: 'weights', weights: w.session.model.getWeights() });
+    },
+    setWeights(w, m) {
+      w.session.model.setWeights(m.weights);
+      w.session.lastHeldOut = w.session.evaluate().sequenceAccuracy;
+      w.report();
+    },
+  },
+});

@@ -16,6 +16,7 @@ import { h, fmt } from '../../components/lib/dom.js';
 import { embedBatch } from '../../components/lib/tokens.js';
 import { AttentionLabModelView } from '../../components/elements/model-view-element.js';
 import { openSafetensors, listAttentionLayers, layerTensorNames, readNpz } from '../../lib/io/index.js';
+import { ATTENTION_KEYS } from '../../lib/model/families/index.js';
 import { deriveTokens } from '../lib/model.js';
 import { mountWholeModel, isModelFolder, droppedFiles } from '../lib/whole-model.js';
 
@@ -37,15 +38,19 @@ const mb = (n) => (n / 2 ** 20).toFixed(n < 2 ** 20 ? 3 : 1);
  * rope_theta 10000.
  */
 export function readConfig(json) {
-  const pick = (o) => (o && typeof o === 'object' && (Number.isInteger(o.num_attention_heads) || Number.isInteger(o.n_head)) ? o : null);
-  const c = pick(json) ?? pick(json?.text_config);
+  // The key names are the family tables' (web/lib/model/families/).
+  const K = ATTENTION_KEYS;
+  const first = (o, keys) => keys.map((k) => o[k]).find((x) => x !== undefined && x !== null);
+  const hasHeads = (o) => K.numHeads.some((k) => Number.isInteger(o[k]));
+  const configOf = (o) => (o && typeof o === 'object' && hasHeads(o) ? o : null);
+  const c = configOf(json) ?? configOf(json?.text_config);
   if (!c) return null;
   const int = (x) => (Number.isInteger(x) && x > 0 ? x : null);
-  const heads = int(c.num_attention_heads) ?? int(c.n_head);
+  const heads = K.numHeads.map((k) => int(c[k])).find((x) => x !== null) ?? null;
   if (!heads) return null;
-  const theta = c.rope_theta ?? c.rope_parameters?.rope_theta;
+  const theta = first(c, K.ropeTheta) ?? first(c.rope_parameters ?? {}, K.ropeTheta);
   const scaling = c.rope_scaling && typeof c.rope_scaling === 'object' ? String(c.rope_scaling.rope_type ?? c.rope_scaling.type ?? 'yes') : null;
-  return { heads, kvHeads: int(c.num_key_value_heads) ?? heads, theta: typeof theta === 'number' && theta > 0 ? theta : 10000, ropeScaling: scaling };
+  return { heads, kvHeads: int(first(c, K.numKvHeads)) ?? heads, theta: typeof theta === 'number' && theta > 0 ? theta : 10000, ropeScaling: scaling };
 }
 
 /**

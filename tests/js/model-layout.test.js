@@ -1,0 +1,99 @@
+// The layout ops of the family tables (web/lib/model/families/layout.js): each
+// op's four faces agree. The expected layouts are built here from the
+// definitions (torch [out, in]; Conv1D [in, out]; GPT-2's c_attn column
+// blocks; GPT-NeoX's query_key_value rows [head][q|k|v][D]), not by the faces.
+import { LAYOUT_OPS } from '../../web/lib/model/families/layout.js';
+
+const E = 6;
+const H = 3;
+const D = E / H;
+const seq = (n, base) => Float32Array.from({ length: n }, (_, i) => base + i);
+// Three torch-layout parts [E, E] (or [E]) with distinct values.
+const parts2 = [0, 1, 2].map((k) => seq(E * E, 1000 * (k + 1)));
+const parts1 = [0, 1, 2].map((k) => seq(E, 1000 * (k + 1)));
+const tr = (a, r, c) => Float32Array.from({ length: r * c }, (_, i) => a[(i % r) * c + Math.floor(i / r)]);
+
+/** The file tensors of each op, built from the definitions. */
+function fileOf(op, vector) {
+  if (op === 'copy') return vector ? parts1[0] : parts2[0];
+  if (op === 'transpose') return vector ? parts1[0] : tr(parts2[0], E, E); // [in, out]
+  if (op === 'split') {
+    if (vector) return Float32Array.from([...parts1[0], ...parts1[1], ...parts1[2]]);
+    // [E_in, 3E]: row i holds q[:, i] | k[:, i] | v[:, i]
+    const out = new Float32Array(E * 3 * E);
+    for (let i = 0; i < E; i++) for (let k = 0; k < 3; k++) for (let o = 0; o < E; o++) out[i * 3 * E + k * E + o] = parts2[k][o * E + i];
+    return out;
+  }
+  // split-heads: rows (h·3 + k)·D + d hold row h·D + d of part k
+  const width = vector ? 1 : E;
+  const src = vector ? parts1 : parts2;
+  const out = new Float32Array(3 * E * width);
+  for (let h = 0; h < H; h++) for (let k = 0; k < 3; k++) for (let d = 0; d < D; d++) {
+    for (let j = 0; j < width; j++) out[((h * 3 + k) * D + d) * width + j] = src[k][(h * D + d) * width + j];
+  }
+  return out;
+}
+
+const CASES = [];
+for (const op of ['copy', 'transpose', 'split', 'split-heads']) {
+  for (const vector of [false, true]) {
+    const n = op === 'copy' || op === 'transpose' ? 1 : 3;
+    const shape = vector ? [n * E] : op === 'split' ? [E, 3 * E] : op === 'split-heads' ? [3 * E, E] : [E, E];
+    const entry = { op, shape, to: ['a', 'b', 'c'].slice(0, n), heads: H };
+    CASES.push([`${op} ${vector ? '[n·E]' : `[${shape}]`}`, op, vector, entry]);
+  }
+}
+
+/** The block graph's Transformer::WriteParam over a fake heap, for the core face. */
+function fakeCore(entry, file, chunkRows) {
+  const want = LAYOUT_OPS[entry.op].torch(entry.shape, file, entry);
+  const params = want.map((p) => ({ data: new Float32Array(p.data.length), shape: p.shape }));
+  const heap = new ArrayBuffer(4 * file.length + 64);
+  const f32 = new Float32Array(heap);
+  const Module = { HEAPU8: new Uint8Array(heap) };
+  const staging = 0;
+  const write = (index, first, rows, src, ld, transposed) => {
+    const p = params[index];
+    const base = src / 4;
+    if (p.shape.length === 1) {
+      for (let j = 0; j < p.shape[0]; j++) p.data[j] = f32[base + j];
+      return;
+    }
+    const [out, inn] = p.shape;
+    for (let i = 0; i < rows; i++) {
+      if (transposed) for (let j = 0; j < out; j++) p.data[j * inn + first + i] = f32[base + i * ld + j];
+      else for (let j = 0; j < inn; j++) p.data[(first + i) * inn + j] = f32[base + i * ld + j];
+    }
+  };
+  const shape = entry.shape;
+  const rows = shape.length === 1 ? 1 : shape[0];
+  const rowElems = shape.length === 1 ? shape[0] : file.length / rows;
+  for (let r0 = 0; r0 < rows; r0 += chunkRows) {
+    const n = Math.min(chunkRows, rows - r0);
+    f32.set(file.subarray(r0 * rowElems, (r0 + n) * rowElems), 0);
+    LAYOUT_OPS[entry.op].core({ write, params: [0, 1, 2].slice(0, entry.to.length), r0, n, staging, rowElems, stagedBytes: 4, shape, entry, Module });
+  }
+  return { params, want };
+}
+
+describe('layout ops: core, GPU, file and torch faces', () => {
+  test.each(CASES)('%s', (_, op, vector, entry) => {
+    const file = fileOf(op, vector);
+    const expectParts = (op === 'copy' || op === 'transpose') ? [vector ? parts1[0] : parts2[0]] : (vector ? parts1 : parts2);
+    // torch: the block graph's parts, torch layout
+    const torch = LAYOUT_OPS[op].torch(entry.shape, file, entry);
+    expect(torch.map((p) => [...p.data])).toEqual(expectParts.map((p) => [...p]));
+    // file: the inverse
+    expect([...LAYOUT_OPS[op].file(entry, expectParts).data]).toEqual([...file]);
+    expect(LAYOUT_OPS[op].file(entry, expectParts).shape).toEqual(entry.shape);
+    // gpu: keras layout [in, out] of each part (vectors as they are)
+    const gpu = LAYOUT_OPS[op].gpu(entry, entry.shape, file);
+    expect(gpu.map(([name]) => name)).toEqual(entry.to);
+    expect(gpu.map(([, , d]) => [...d])).toEqual(expectParts.map((p) => [...(vector ? p : tr(p, E, E))]));
+    // core: the write plan, one row per chunk and the whole tensor at once
+    for (const chunk of [1, 4, 1 << 20]) {
+      const { params } = fakeCore(entry, file, chunk);
+      expect(params.map((p) => [...p.data])).toEqual(expectParts.map((p) => [...p]));
+    }
+  });
+});

@@ -1,0 +1,146 @@
+// The one memory-fit rule (web/lib/model/plan.js memoryFit): loadModel's
+// refusal and the folder listing (web/components/lib/model-client.js
+// listModel) agree, over header-only fake safetensors files (a few KB: no
+// tensor data exists, and reading past the header throws). The byte counts
+// expected here are computed from the tensor list written below.
+import { init } from '../../web/node.js';
+import { listModel } from '../../web/components/lib/model-client.js';
+import { memoryFit, HEAP_LIMIT_BYTES, HEADROOM_BYTES } from '../../web/lib/model/plan.js';
+
+const BYTES = { F32: 4, F16: 2, BF16: 2 };
+
+/** A File-like safetensors of `tensors` ([name, dtype, shape]) whose data region is never read. */
+function headerOnly(name, tensors) {
+  const header = {};
+  let at = 0;
+  for (const [n, dtype, shape] of tensors) {
+    const bytes = shape.reduce((a, d) => a * d, 1) * BYTES[dtype];
+    header[n] = { dtype, shape, data_offsets: [at, at + bytes] };
+    at += bytes;
+  }
+  const json = new TextEncoder().encode(JSON.stringify(header));
+  const head = new Uint8Array(8 + json.length);
+  new DataView(head.buffer).setBigUint64(0, BigInt(json.length), true);
+  head.set(json, 8);
+  const file = {
+    name,
+    size: head.length + at,
+    slice(a = 0, b = file.size) {
+      if (b > head.length) throw new Error(`read past the header: [${a}, ${b})`);
+      const part = head.slice(a, b);
+      return { size: part.length, arrayBuffer: async () => part.buffer, slice: () => { throw new Error('nested slice'); } };
+    },
+    arrayBuffer: async () => { throw new Error('whole-file read'); },
+    text: async () => { throw new Error('whole-file read'); },
+  };
+  return { file, dataBytes: at };
+}
+
+const jsonFile = (name, obj) => {
+  const text = JSON.stringify(obj);
+  return { name, size: text.length, text: async () => text, arrayBuffer: async () => new TextEncoder().encode(text).buffer, slice: () => { throw new Error('no slice'); } };
+};
+
+// GPT-2 F32, 15 layers of E = 1536 (about 504M parameters, 1.88 GiB of float32).
+function gpt2Files() {
+  const E = 1536, L = 15, V = 50257, P = 1024;
+  const t = [['wte.weight', 'F32', [V, E]], ['wpe.weight', 'F32', [P, E]]];
+  for (let l = 0; l < L; l++) {
+    const h = `h.${l}.`;
+    t.push([`${h}ln_1.weight`, 'F32', [E]], [`${h}ln_1.bias`, 'F32', [E]],
+      [`${h}attn.c_attn.weight`, 'F32', [E, 3 * E]], [`${h}attn.c_attn.bias`, 'F32', [3 * E]],
+      [`${h}attn.c_proj.weight`, 'F32', [E, E]], [`${h}attn.c_proj.bias`, 'F32', [E]],
+      [`${h}ln_2.weight`, 'F32', [E]], [`${h}ln_2.bias`, 'F32', [E]],
+      [`${h}mlp.c_fc.weight`, 'F32', [E, 4 * E]], [`${h}mlp.c_fc.bias`, 'F32', [4 * E]],
+      [`${h}mlp.c_proj.weight`, 'F32', [4 * E, E]], [`${h}mlp.c_proj.bias`, 'F32', [E]]);
+  }
+  t.push(['ln_f.weight', 'F32', [E]], ['ln_f.bias', 'F32', [E]]);
+  const config = { model_type: 'gpt2', n_embd: E, n_layer: L, n_head: 12, vocab_size: V, n_positions: P };
+  return { config, tensors: t };
+}
+
+// Llama BF16, 12 layers of E = 2048, F = 5632, untied head (about 748M parameters).
+function llamaFiles(dtype, tied) {
+  const E = 2048, F = 5632, L = 12, V = 32000;
+  const t = [['model.embed_tokens.weight', dtype, [V, E]]];
+  for (let l = 0; l < L; l++) {
+    const p = `model.layers.${l}.`;
+    t.push([`${p}input_layernorm.weight`, dtype, [E]],
+      [`${p}self_attn.q_proj.weight`, dtype, [E, E]], [`${p}self_attn.k_proj.weight`, dtype, [E, E]],
+      [`${p}self_attn.v_proj.weight`, dtype, [E, E]], [`${p}self_attn.o_proj.weight`, dtype, [E, E]],
+      [`${p}post_attention_layernorm.weight`, dtype, [E]],
+      [`${p}mlp.gate_proj.weight`, dtype, [F, E]], [`${p}mlp.up_proj.weight`, dtype, [F, E]], [`${p}mlp.down_proj.weight`, dtype, [E, F]]);
+  }
+  t.push(['model.norm.weight', dtype, [E]]);
+  if (!tied) t.push(['lm_head.weight', dtype, [V, E]]);
+  const config = {
+    model_type: 'llama', hidden_size: E, intermediate_size: F, num_hidden_layers: L, num_attention_heads: 16,
+    vocab_size: V, max_position_embeddings: 2048, tie_word_embeddings: tied,
+  };
+  return { config, tensors: t };
+}
+
+/** The bytes load keeps, by hand: 16-bit matrices (when `half`), float32 vectors. */
+function keptBytes(tensors, half) {
+  let n = 0;
+  for (const [, , shape] of tensors) n += shape.reduce((a, d) => a * d, 1) * (half && shape.length === 2 ? 2 : 4);
+  return n;
+}
+
+describe('one memory-fit rule (model/plan.js) for loadModel and the folder listing', () => {
+  let lab;
+  beforeAll(async () => {
+    lab = await init({ backend: 'wasm' });
+  });
+
+  test('a float32 model of 1.88 GiB: refused by loadModel before any tensor is read, and listed as too large', async () => {
+    const { config, tensors } = gpt2Files();
+    const { file, dataBytes } = headerOnly('model.safetensors', tensors);
+    const need = keptBytes(tensors, false);
+    expect(need).toBe(dataBytes);
+    // The old listing rule (parameters · 4 < the heap limit) said it fits.
+    expect(need < HEAP_LIMIT_BYTES).toBe(true);
+    expect(need + HEADROOM_BYTES > HEAP_LIMIT_BYTES).toBe(true);
+    await expect(lab.loadModel({ config, weights: file })).rejects.toThrow(/more than the wasm heap can hold/);
+    const listed = await listModel([jsonFile('config.json', config), file]);
+    expect(listed.fits).toBe(false);
+    expect(listed.keptBytes).toBe(need);
+  });
+
+  test('a BF16 model of 2.8 GiB as float32 fits in 16 bits: listed as fitting (the old rule called it too large)', async () => {
+    const { config, tensors } = llamaFiles('BF16', false);
+    const { file } = headerOnly('model.safetensors', tensors);
+    const params = tensors.reduce((n, [, , s]) => n + s.reduce((a, d) => a * d, 1), 0);
+    expect(params * 4 > HEAP_LIMIT_BYTES).toBe(true);
+    const need = keptBytes(tensors, true);
+    expect(need + HEADROOM_BYTES <= HEAP_LIMIT_BYTES).toBe(true);
+    const listed = await listModel([jsonFile('config.json', config), file]);
+    expect(listed.fits).toBe(true);
+    expect(listed.keptBytes).toBe(need);
+  });
+
+  test('the same model in F32 (or mixed dtypes) does not fit', async () => {
+    for (const dtypes of [['F32'], ['BF16', 'F16']]) {
+      const base = llamaFiles('BF16', false);
+      const tensors = base.tensors.map(([n, , s], i) => [n, dtypes[i % dtypes.length], s]);
+      const { file } = headerOnly('model.safetensors', tensors);
+      const listed = await listModel([jsonFile('config.json', base.config), file]);
+      expect(listed.fits).toBe(false);
+      expect(listed.keptBytes).toBe(keptBytes(tensors, false));
+      await expect(lab.loadModel({ config: base.config, weights: file })).rejects.toThrow(/more than the wasm heap can hold/);
+    }
+  });
+
+  test('a tied 16-bit head counts its 16-bit copy in the bytes kept, not in the fit', () => {
+    const { config, tensors } = llamaFiles('F16', true);
+    const V = config.vocab_size, E = config.hidden_size;
+    const entries = tensors.map(([, , shape]) => ({ shape, count: shape.reduce((a, d) => a * d, 1) }));
+    const c = { vocabSize: V, embedDim: E, core: { tieEmbeddings: true, hasHead: true } };
+    const fit = memoryFit(c, entries, 1);
+    expect(fit.need).toBe(keptBytes(tensors, true));
+    expect(fit.headCopy).toBe(V * E * 2);
+    expect(fit.bytes).toBe(fit.need + V * E * 2);
+    expect(memoryFit(c, entries, 0).headCopy).toBe(0);
+    expect(memoryFit({ ...c, core: { tieEmbeddings: false } }, entries, 1).headCopy).toBe(0);
+  });
+});

@@ -1,0 +1,247 @@
+// The block graph's handle (src/train/transformer.cpp): one Transformer owns
+// its weights, optimizer state and activations in wasm memory; dispose()
+// frees them (a FinalizationRegistry also does, eventually). lab.transformer
+// (web/lib/train/, which adds trainer() and save()) and lab.loadModel
+// (web/lib/model/) both build on it.
+import { typeError, rangeError, checkInt, checkNumber, checkBool, checkOptions, disposedError, describe } from '../errors.js';
+import { withArena, checkStatus } from './arena.js';
+import { toTokens } from './tokens.js';
+
+// The core's Positional ids (src/train/train.h); 'rope' rotates Q and K in every block.
+const POSITIONAL = { none: 0, sinusoidal: 1, learned: 2, rope: 3 };
+// The core's NormKind and Activation ids (src/train/train.h).
+export const NORMS = { layernorm: 0, rmsnorm: 1 };
+export const ACTIVATIONS = { gelu: 0, gelu_new: 1, swiglu: 2 };
+// Fields of the core's TransformerConfig that only checkpoints (and
+// lab.transformer's presets) set: packing, init and the families' flags
+// (web/lib/model/architectures.js); their defaults here.
+const CHECKPOINT_DEFAULTS = {
+  numKvHeads: 0, prenorm: false, norm: 'layernorm', activation: 'gelu', attnBias: true, ffnBias: true,
+  tieEmbeddings: false, headBias: true, hasHead: true, ropeTheta: 10000, typeVocab: 0, embedNorm: false, mlmHead: false, initStd: 0,
+  initWeights: true, packedWeights: false, packedHalf: 0,
+};
+const registry = typeof FinalizationRegistry === 'function'
+  ? new FinalizationRegistry((release) => release())
+  : null;
+
+/** Throws a TypeError for a key of `obj` not in `known`. */
+export function checkKeys(where, what, obj, known) {
+  for (const key of Object.keys(obj)) {
+    if (!known.has(key)) throw typeError(where, `unknown ${what} ${describe(key)}; allowed: ${[...known].join(', ')}`);
+  }
+}
+
+/**
+ * The normalised config. `config` arrives key-checked (lab.transformer checks
+ * the user's keys and merges its preset, web/lib/train/presets.js; loadModel
+ * builds it from a validated config.json); its values are checked here.
+ * `checkpointFlags` (loadModel's) win over `config` for CHECKPOINT_DEFAULTS' keys.
+ */
+function normalizeConfig(config, checkpointFlags) {
+  const where = 'transformer';
+  const c = checkOptions(where, 'config', config);
+  /** @type {any} */
+  const out = {
+    vocabSize: checkInt(where, 'vocabSize', c.vocabSize, 2, 2 ** 24),
+    maxLength: checkInt(where, 'maxLength', c.maxLength, 1, 65536),
+    embedDim: checkInt(where, 'embedDim', c.embedDim ?? 64, 1, 65536),
+    numHeads: checkInt(where, 'numHeads', c.numHeads ?? 4, 1, 65536),
+    numLayers: checkInt(where, 'numLayers', c.numLayers ?? 1, 1, 64),
+    ffnDim: checkInt(where, 'ffnDim', c.ffnDim ?? 4 * (c.embedDim ?? 64), 1, 2 ** 20),
+    causal: checkBool(where, 'causal', c.causal ?? false),
+    dropout: checkNumber(where, 'dropout', c.dropout ?? 0, { min: 0, max: 1, maxExclusive: true }),
+    eps: checkNumber(where, 'eps', c.eps ?? 1e-5, { min: 0, minExclusive: true }),
+    seed: checkInt(where, 'seed', c.seed ?? 0, 0, 2 ** 32 - 1),
+  };
+  const positional = c.positional ?? 'sinusoidal';
+  if (typeof positional !== 'string' || !Object.hasOwn(POSITIONAL, positional)) {
+    throw rangeError(where, `positional must be 'sinusoidal', 'learned', 'rope' or 'none', got ${describe(positional)}`);
+  }
+  out.positional = positional;
+  if (out.embedDim % out.numHeads !== 0) {
+    throw rangeError(where, `embedDim (${out.embedDim}) must be divisible by numHeads (${out.numHeads})`);
+  }
+  // The preset lab.transformer was built from (a label; 'default' for loaded models).
+  out.architecture = c.architecture ?? 'default';
+  out.prenorm = checkBool(where, 'prenorm', c.prenorm ?? false);
+  const activation = c.activation ?? 'gelu';
+  if (typeof activation !== 'string' || !Object.hasOwn(ACTIVATIONS, activation)) {
+    throw rangeError(where, `activation must be 'gelu', 'gelu_new' or 'swiglu', got ${describe(activation)}`);
+  }
+  out.activation = activation;
+  out.tieEmbeddings = checkBool(where, 'tieEmbeddings', c.tieEmbeddings ?? false);
+  out.headBias = checkBool(where, 'headBias', c.headBias ?? true);
+  // Checkpoint flags (from web/lib/model/) are trusted: the architecture
+  // tables built them from a validated config.json.
+  for (const [key, value] of Object.entries(CHECKPOINT_DEFAULTS)) {
+    if (!(key in out)) out[key] = checkpointFlags && key in checkpointFlags ? checkpointFlags[key] : c[key] ?? value;
+  }
+  return out;
+}
+
+/** The core's TransformerConfig value object for a normalised config. */
+function coreConfig(c) {
+  return { ...c, positional: POSITIONAL[c.positional], norm: NORMS[c.norm], activation: ACTIVATIONS[c.activation] };
+}
+
+export class Transformer {
+  /**
+   * @param {object} Module the wasm module
+   * @param {object} config the block graph's sizes and options (key-checked by the caller)
+   * @param {object} [checkpointFlags] a checkpoint's packing, init and family flags (web/lib/model/load.js)
+   */
+  constructor(Module, config, checkpointFlags) {
+    const c = normalizeConfig(config, checkpointFlags);
+    this._Module = Module;
+    this.config = Object.freeze(c);
+    const { architecture, ...fields } = coreConfig(c);
+    void architecture;
+    const handle = Module.transformerCreate(fields);
+    if (!handle) checkStatus(Module, 'transformer', 1);
+    this._handle = handle;
+    this._params = JSON.parse(Module.transformerParamInfo(handle));
+    this.parameterCount = Module.transformerParamCount(handle);
+    this._token = {};
+    if (registry) registry.register(this, () => Module.transformerDestroy(handle), this._token);
+  }
+
+  _live(where) {
+    if (!this._handle) throw disposedError(where, 'this model', 'create a new one with lab.transformer()');
+    return this._handle;
+  }
+
+  _batch(where, tokens, targets) {
+    const t = toTokens(where, 'tokens', tokens);
+    const [B, L] = t.shape;
+    if (L > this.config.maxLength) {
+      throw rangeError(where, `tokens have length ${L}, longer than maxLength (${this.config.maxLength})`);
+    }
+    const V = this.config.vocabSize;
+    for (let i = 0; i < t.data.length; i++) {
+      if (t.data[i] < 0 || t.data[i] >= V) {
+        throw rangeError(where, `tokens must be integers in [0, ${V - 1}] (vocabSize ${V}); tokens[${Math.floor(i / L)}][${i % L}] is ${t.data[i]}`);
+      }
+    }
+    let y = null;
+    if (targets !== undefined) {
+      y = toTokens(where, 'targets', targets);
+      if (y.shape[0] !== B || y.shape[1] !== L) {
+        throw rangeError(where, `targets must have the tokens' shape [${B},${L}], got [${y.shape.join(',')}]`);
+      }
+    }
+    return { t, y, B, L };
+  }
+
+  /**
+   * Logits [B, L, vocab] and one attention map [B, H, L, L] per layer.
+   * @param tokens [B, L] token ids
+   * @param {{ attention?: boolean }} [options] attention: false skips the maps
+   */
+  forward(tokens, options) {
+    const where = 'model.forward';
+    const handle = this._live(where);
+    const o = checkOptions(where, 'options', options);
+    checkKeys(where, 'option', o, new Set(['attention']));
+    const wantMaps = checkBool(where, 'attention', o.attention ?? true);
+    const { t, B, L } = this._batch(where, tokens);
+    const { vocabSize: V, numHeads: H, numLayers: N } = this.config;
+    const Module = this._Module;
+    return withArena(Module, where, (arena) => {
+      const tp = arena.fromI32(t.data);
+      const lp = arena.f32(B * L * V);
+      const per = B * H * L * L;
+      const ap = wantMaps ? arena.f32(N * per) : 0;
+      checkStatus(Module, where, Module.transformerForward(handle, B, L, tp, lp, ap));
+      const attention = [];
+      for (let l = 0; wantMaps && l < N; l++) {
+        attention.push({ data: arena.readF32(ap + l * per * 4, per), shape: [B, H, L, L] });
+      }
+      return { logits: { data: arena.readF32(lp, B * L * V), shape: [B, L, V] }, attention };
+    });
+  }
+
+  /** Reads every parameter-sized vector (`getter`: a binding filling a flat buffer) by name. */
+  _readByName(where, getter) {
+    const handle = this._live(where);
+    const Module = this._Module;
+    return withArena(Module, where, (arena) => {
+      const p = arena.f32(this.parameterCount);
+      Module[getter](handle, p);
+      const flat = arena.readF32(p, this.parameterCount);
+      const out = {};
+      for (const info of this._params) {
+        const n = info.shape.reduce((a, b) => a * b, 1);
+        out[info.name] = { data: flat.slice(info.offset, info.offset + n), shape: info.shape.slice() };
+      }
+      return out;
+    });
+  }
+
+  /** Every parameter by name, torch layout: { 'blocks.0.attn.wq': { data, shape }, … }. */
+  getWeights() {
+    return this._readByName('model.getWeights', 'transformerGetParams');
+  }
+
+  /** The gradient of the last training step, by name (same layout as getWeights). */
+  getGradients() {
+    return this._readByName('model.getGradients', 'transformerGetGradients');
+  }
+
+  /** Sets some or all parameters by name (same names and shapes as getWeights). */
+  setWeights(weights) {
+    const where = 'model.setWeights';
+    const handle = this._live(where);
+    if (weights === null || typeof weights !== 'object' || Array.isArray(weights)) {
+      throw typeError(where, `weights must be an object { name: { data, shape } } as getWeights returns, got ${describe(weights)}`);
+    }
+    const byName = new Map(this._params.map((p) => [p.name, p]));
+    for (const name of Object.keys(weights)) {
+      if (!byName.has(name)) throw typeError(where, `unknown weight ${describe(name)}; the model's weights are ${[...byName.keys()].join(', ')}`);
+    }
+    const Module = this._Module;
+    withArena(Module, where, (arena) => {
+      const p = arena.f32(this.parameterCount);
+      Module.transformerGetParams(handle, p);
+      const flat = arena.readF32(p, this.parameterCount);
+      for (const [name, value] of Object.entries(weights)) {
+        const info = byName.get(name);
+        const n = info.shape.reduce((a, b) => a * b, 1);
+        const data = value && typeof value === 'object' && 'data' in value ? value.data : value;
+        if (!data || typeof data.length !== 'number') throw typeError(where, `${name} must be a tensor { data, shape }, got ${describe(value)}`);
+        if (data.length !== n) throw rangeError(where, `${name} must have ${n} elements (shape [${info.shape.join(',')}]), got ${data.length}`);
+        if (value.shape && (value.shape.length !== info.shape.length || value.shape.some((d, i) => d !== info.shape[i]))) {
+          throw rangeError(where, `${name} must have shape [${info.shape.join(',')}], got [${value.shape.join(',')}]`);
+        }
+        flat.set(data, info.offset);
+      }
+      Module.HEAPF32.set(flat, p >>> 2);
+      checkStatus(Module, where, Module.transformerSetParams(handle, p));
+    });
+  }
+
+  /** Switches a head off (ablation: its context becomes zeros) or back on. */
+  setHeadEnabled(layer, head, enabled) {
+    const where = 'model.setHeadEnabled';
+    const handle = this._live(where);
+    checkInt(where, 'layer', layer, 0, this.config.numLayers - 1);
+    checkInt(where, 'head', head, 0, this.config.numHeads - 1);
+    checkBool(where, 'enabled', enabled);
+    checkStatus(this._Module, where, this._Module.transformerSetHeadEnabled(handle, layer, head, enabled));
+  }
+
+  /** Bytes of wasm memory held (weights, optimizer state, activations). */
+  heldBytes() {
+    return this._Module.transformerHeldBytes(this._live('model.heldBytes'));
+  }
+
+  dispose() {
+    if (!this._handle) return;
+    if (registry) registry.unregister(this._token);
+    this._Module.transformerDestroy(this._handle);
+    this._handle = 0;
+  }
+
+  get disposed() {
+    return !this._handle;
+  }
+}

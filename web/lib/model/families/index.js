@@ -1,0 +1,59 @@
+// The family tables (llama.cpp's LLM_TENSOR_NAMES, transformers.js's
+// getNormalizedConfig), one file each: gpt2.js, llama.js, bert.js. Each maps
+// its Hugging Face config.json keys and tensor names onto the one block graph
+// of the core (src/train/transformer.cpp, TransformerConfig in
+// src/train/train.h). A new family costs one file and one line below.
+//
+//   config(hf, names) → the normalised config: numLayers (N), numHeads (H),
+//                  numKvHeads (Hkv), embedDim (E), ffnDim (F), vocabSize (V),
+//                  maxPositions, eps, ropeTheta, plus `core`: the block
+//                  graph's architecture fields
+//   tensors(c)   → [{ file, op, to, shape }]: every tensor the file must
+//                  hold, and where it goes; `op` is a layout op of layout.js
+//                  (copy, transpose, split, split-heads), defined once for the
+//                  core, the GPU and the file
+//   ignore       names a file may hold that the model does not use
+//   keys         the config.json keys the family reads
+//   layerFormat  the per-layer state-dict format ('hf-<family>') of
+//                web/lib/io/state-dict-formats.js, over the same names
+// This folder is a room below the weight files (web/lib/io), which read the
+// layer formats from here: it imports errors.js and itself only.
+import { rangeError, typeError, describe } from '../../errors.js';
+import { WHERE, own, STANDARD_KEYS } from './config-keys.js';
+import { gpt2 } from './gpt2.js';
+import { llama } from './llama.js';
+import { bert } from './bert.js';
+
+export { own, configValue, int, num, divisible, standardSizes, blocks, STANDARD_KEYS } from './config-keys.js';
+export { LAYOUT_OPS, layoutOp } from './layout.js';
+
+export const FAMILIES = { gpt2, llama, bert };
+
+export const SUPPORTED = Object.freeze(Object.keys(FAMILIES));
+
+/** The per-layer state-dict formats of the families, in io's order: 'hf-bert', 'hf-gpt2', 'hf-llama'. */
+export const LAYER_FORMATS = { 'hf-bert': bert.layerFormat, 'hf-gpt2': gpt2.layerFormat, 'hf-llama': llama.layerFormat };
+
+/**
+ * The config.json keys of the attention's head counts and RoPE base, over
+ * every family (transformers' standard names first), for readers that only
+ * need those (the page's readConfig).
+ */
+export const ATTENTION_KEYS = Object.freeze({
+  numHeads: [...new Set([...STANDARD_KEYS.numHeads, ...gpt2.keys.numHeads])],
+  numKvHeads: llama.keys.numKvHeads,
+  ropeTheta: llama.keys.ropeTheta,
+});
+
+/** The architecture table for a config.json's model_type, or a clear Error. */
+export function architectureOf(hf) {
+  if (hf === null || typeof hf !== 'object' || Array.isArray(hf)) {
+    throw typeError(WHERE, `config must be the parsed config.json (an object), got ${describe(hf)}`);
+  }
+  const type = own(hf, 'model_type');
+  if (type === undefined) throw rangeError(WHERE, `config.json has no "model_type"; supported: ${SUPPORTED.join(', ')}`);
+  if (typeof type !== 'string' || !Object.hasOwn(FAMILIES, type)) {
+    throw rangeError(WHERE, `model_type ${describe(type)} is not supported; supported: ${SUPPORTED.join(', ')}`);
+  }
+  return { type, arch: FAMILIES[type] };
+}

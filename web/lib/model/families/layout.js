@@ -1,0 +1,206 @@
+// The layout ops of the family tables, each defined once with its faces:
+//   core(ctx)   loadModel's write plan (load.js `place`): a chunk of the
+//               file tensor's rows, staged in wasm memory, written into the
+//               block graph's parameters (Transformer::WriteParam, which takes
+//               torch's [out, in] rows, or rows of the transposed weight);
+//   gpu(t, shape, data)  the GPU copy (gpu.js): [[name, shape, data]] with
+//               every matrix in keras layout [in, out], vectors as they are;
+//   file(entry, parts)   model.save (save.js): the file tensor rebuilt from
+//               the block graph's torch-layout parts (entry.to's weights);
+//   torch(shape, data, entry)  the file tensor as the block graph's parts,
+//               torch layout [out, in] (the inverse of file).
+// The ops:
+//   copy         the file holds torch's layout [out, in] (vectors as they are)
+//   transpose    Conv1D [in, out] → [out, in]
+//   split        GPT-2's fused c_attn: [E, 3E] (Conv1D) or [3E] → q, k, v
+//                (column blocks, or thirds)
+//   split-heads  GPT-NeoX's fused query_key_value: torch [3E, E] or [3E],
+//                rows ordered [head][q|k|v][D] (entry.heads = H) → q, k, v
+// 1-D tensors of every op but the splits are copied as they are.
+
+/** data [rows, cols] → [cols, rows]. */
+export function transpose(data, rows, cols) {
+  const out = new Float32Array(rows * cols);
+  for (let r = 0; r < rows; r++) {
+    const row = r * cols;
+    for (let c = 0; c < cols; c++) out[c * rows + r] = data[row + c];
+  }
+  return out;
+}
+
+/** Copies of `count` rows of `width` from row `from`. */
+export function rows(data, from, count, width) {
+  return data.slice(from * width, (from + count) * width);
+}
+
+/** Rows of [3E, width] ordered [head][part][D] gathered into part k's [E, width] (head-major). */
+function gatherHeads(data, k, E, width, heads) {
+  const D = E / heads;
+  const out = new Float32Array(E * width);
+  for (let h = 0; h < heads; h++) {
+    const from = (h * 3 + k) * D * width;
+    out.set(data.subarray(from, from + D * width), h * D * width);
+  }
+  return out;
+}
+
+/** The inverse of gatherHeads over the three parts. */
+function scatterHeads(parts, E, width, heads) {
+  const D = E / heads;
+  const out = new Float32Array(3 * E * width);
+  parts.forEach((p, k) => {
+    for (let h = 0; h < heads; h++) out.set(p.subarray(h * D * width, (h + 1) * D * width), (h * 3 + k) * D * width);
+  });
+  return out;
+}
+
+const whole = (to, shape, data) => [[to[0], shape, data]];
+
+export const LAYOUT_OPS = {
+  copy: {
+    core({ write, params, r0, n, staging, rowElems }) {
+      write(params[0], r0, n, staging, rowElems, false);
+    },
+    gpu(t, shape, data) {
+      if (shape.length === 1) return whole(t.to, shape, data);
+      const [r, c] = shape;
+      return [[t.to[0], [c, r], transpose(data, r, c)]];
+    },
+    file(entry, parts) {
+      return { data: parts[0], shape: entry.shape.slice() };
+    },
+    torch(shape, data) {
+      return [{ data, shape: shape.slice() }];
+    },
+  },
+
+  transpose: {
+    core({ write, params, r0, n, staging, rowElems }) {
+      // file [in, out]: its rows are rows of the transposed weight
+      write(params[0], r0, n, staging, rowElems, true);
+    },
+    gpu(t, shape, data) {
+      return whole(t.to, shape, data);
+    },
+    file(entry, parts) {
+      // file [in, out] from the block graph's [out, in]
+      const shape = entry.shape.slice();
+      if (shape.length === 1) return { data: parts[0], shape };
+      const [r, c] = shape;
+      const src = parts[0];
+      const out = new Float32Array(r * c);
+      for (let o = 0; o < c; o++) for (let i = 0; i < r; i++) out[i * c + o] = src[o * r + i];
+      return { data: out, shape };
+    },
+    torch(shape, data) {
+      if (shape.length === 1) return [{ data, shape: shape.slice() }];
+      return [{ data: transpose(data, shape[0], shape[1]), shape: [shape[1], shape[0]] }];
+    },
+  },
+
+  split: {
+    core({ write, params, r0, n, staging, rowElems, stagedBytes, shape }) {
+      const e = rowElems / params.length;
+      if (shape.length === 1) {
+        // [3E] → three [E]
+        for (let k = 0; k < params.length; k++) write(params[k], 0, 1, staging + stagedBytes * k * e, e, false);
+      } else {
+        // [E, 3E] (Conv1D) → three [E, E]: column block k of each file row
+        for (let k = 0; k < params.length; k++) write(params[k], r0, n, staging + stagedBytes * k * e, rowElems, true);
+      }
+    },
+    gpu(t, shape, data) {
+      if (shape.length === 1) {
+        const e = shape[0] / t.to.length;
+        return t.to.map((name, k) => [name, [e], data.subarray(k * e, (k + 1) * e)]);
+      }
+      const [r, cols] = shape;
+      const e = cols / t.to.length;
+      return t.to.map((name, k) => {
+        const out = new Float32Array(r * e);
+        for (let i = 0; i < r; i++) out.set(data.subarray(i * cols + k * e, i * cols + (k + 1) * e), i * e);
+        return [name, [r, e], out];
+      });
+    },
+    file(entry, parts) {
+      const shape = entry.shape.slice();
+      if (shape.length === 1) {
+        const out = new Float32Array(shape[0]);
+        let at = 0;
+        for (const p of parts) {
+          out.set(p, at);
+          at += p.length;
+        }
+        return { data: out, shape };
+      }
+      const [e, e3] = shape;
+      const out = new Float32Array(e * e3);
+      parts.forEach((p, k) => {
+        for (let o = 0; o < e; o++) for (let i = 0; i < e; i++) out[i * e3 + k * e + o] = p[o * e + i];
+      });
+      return { data: out, shape };
+    },
+    torch(shape, data, entry = {}) {
+      const parts = entry.to?.length ?? 3;
+      if (shape.length === 1) {
+        const e = shape[0] / parts;
+        return Array.from({ length: parts }, (_, k) => ({ data: data.slice(k * e, (k + 1) * e), shape: [e] }));
+      }
+      const [E, cols] = shape;
+      const wT = transpose(data, E, cols); // [3E, E]: rows q, k, v in torch layout
+      const e = cols / parts;
+      return Array.from({ length: parts }, (_, k) => ({ data: rows(wT, k * e, e, E), shape: [e, E] }));
+    },
+  },
+
+  'split-heads': {
+    core({ write, params, r0, n, staging, rowElems, stagedBytes, shape, entry, Module }) {
+      const E = shape[0] / 3;
+      const D = E / entry.heads;
+      if (shape.length === 1) {
+        // [3E] ordered [head][q|k|v][D] → reorder in the staging buffer to q | k | v, then three [E]
+        const bytes = Module.HEAPU8.slice(staging, staging + 3 * E * stagedBytes);
+        for (let h = 0; h < entry.heads; h++) {
+          for (let k = 0; k < 3; k++) {
+            const from = (h * 3 + k) * D * stagedBytes;
+            Module.HEAPU8.set(bytes.subarray(from, from + D * stagedBytes), staging + (k * E + h * D) * stagedBytes);
+          }
+        }
+        for (let k = 0; k < 3; k++) write(params[k], 0, 1, staging + stagedBytes * k * E, E, false);
+        return;
+      }
+      // torch [3E, E]: runs of D rows of one head and part go to rows h·D + d of part k
+      for (let r = r0; r < r0 + n;) {
+        const h = Math.floor(r / (3 * D));
+        const k = Math.floor((r % (3 * D)) / D);
+        const d = r % D;
+        const run = Math.min(D - d, r0 + n - r);
+        write(params[k], h * D + d, run, staging + (r - r0) * rowElems * stagedBytes, rowElems, false);
+        r += run;
+      }
+    },
+    gpu(t, shape, data) {
+      return LAYOUT_OPS['split-heads'].torch(shape, data, t).map((p, k) => (shape.length === 1
+        ? [t.to[k], p.shape, p.data]
+        : [t.to[k], [p.shape[1], p.shape[0]], transpose(p.data, p.shape[0], p.shape[1])]));
+    },
+    file(entry, parts) {
+      const shape = entry.shape.slice();
+      const E = shape[0] / 3;
+      return { data: scatterHeads(parts, E, shape.length === 1 ? 1 : shape[1], entry.heads), shape };
+    },
+    torch(shape, data, entry) {
+      const heads = entry.heads;
+      const E = shape[0] / 3;
+      const width = shape.length === 1 ? 1 : shape[1];
+      return [0, 1, 2].map((k) => ({ data: gatherHeads(data, k, E, width, heads), shape: shape.length === 1 ? [E] : [E, width] }));
+    },
+  },
+};
+
+/** The layout op of a table entry, or an internal Error. */
+export function layoutOp(op) {
+  const o = Object.hasOwn(LAYOUT_OPS, op) ? LAYOUT_OPS[op] : null;
+  if (!o) throw new Error(`internal: unknown layout op ${JSON.stringify(op)}`);
+  return o;
+}

@@ -1,0 +1,117 @@
+// What loadModel keeps of a checkpoint, decided before any tensor is read:
+// the plan (each table tensor's file entry), the 16-bit kind, and the one
+// memory-fit rule that loadModel applies and the folder listing
+// (web/components/lib/model-client.js) reports.
+import { rangeError } from '../errors.js';
+
+const WHERE = 'loadModel';
+/** The core's 16-bit kinds (src/kernels/kernels.h HalfKind). */
+export const HALF_KINDS = { F16: 1, BF16: 2 };
+const FLOAT_DTYPES = new Set(['F32', 'F16', 'BF16', 'F64']);
+/** The wasm32 heap (MAXIMUM_MEMORY in CMakeLists.txt). */
+export const HEAP_LIMIT_BYTES = 2 ** 31;
+/** Room kept for activations, the cache and the runtime. */
+export const HEADROOM_BYTES = 192 * 2 ** 20;
+
+/** Each table tensor with the file name it resolves to (prefix, aliases), or null when the file lacks it. */
+function resolve(table, c, entries) {
+  const names = new Set(entries.keys());
+  const wanted = table.tensors(c);
+  // The prefix the file uses, found from the first table tensor.
+  const first = wanted.find((t) => !t.absolute);
+  const prefix = table.prefixes.find((p) => names.has(p + first.file) || (first.alias && names.has(p + first.alias))) ?? table.prefixes[0];
+  return wanted.map((t) => {
+    const base = t.absolute ? '' : prefix;
+    let name = base + t.file;
+    if (!names.has(name) && t.alias && names.has(base + t.alias)) name = base + t.alias;
+    return { t, name: names.has(name) ? name : null, wantedName: name };
+  });
+}
+
+/** The file entries the table uses (those present; nothing checked): what load keeps, for the folder listing. */
+export function plannedEntries(table, c, entries) {
+  return resolve(table, c, entries).filter((r) => r.name !== null).map((r) => entries.get(r.name));
+}
+
+/** Resolves the file names the table asks for (prefix, aliases) and checks names and shapes: [{ entry, t }]. */
+export function plan(table, c, entries) {
+  const names = new Set(entries.keys());
+  const used = new Set();
+  const missing = [];
+  const steps = [];
+  for (const { t, name, wantedName } of resolve(table, c, entries)) {
+    if (name === null) {
+      missing.push(wantedName);
+      continue;
+    }
+    used.add(name);
+    const e = entries.get(name);
+    if (!FLOAT_DTYPES.has(e.dtype)) {
+      throw rangeError(WHERE, `tensor ${JSON.stringify(name)} has dtype ${e.dtype}; weights must be F32, F16, BF16 or F64`);
+    }
+    if (e.shape.length !== t.shape.length || e.shape.some((d, i) => d !== t.shape[i])) {
+      throw rangeError(WHERE, `tensor ${JSON.stringify(name)} has shape [${e.shape.join(', ')}], but config.json implies [${t.shape.join(', ')}]`);
+    }
+    steps.push({ entry: e, t });
+  }
+  if (missing.length) {
+    throw rangeError(WHERE, `the weights lack ${missing.length} tensor${missing.length > 1 ? 's' : ''} a ${c.modelType} model with this config.json needs: ${missing.slice(0, 4).map((n) => JSON.stringify(n)).join(', ')}${missing.length > 4 ? ', …' : ''}`);
+  }
+  const ignore = [...table.ignore, ...(table.extraIgnore ? table.extraIgnore(c) : [])];
+  const extra = [...names].filter((n) => !used.has(n) && !ignore.some((re) => re.test(n)));
+  if (extra.length) {
+    throw rangeError(WHERE, `the weights hold ${extra.length} tensor${extra.length > 1 ? 's' : ''} a ${c.modelType} model does not use: ${extra.slice(0, 4).map((n) => JSON.stringify(n)).join(', ')}${extra.length > 4 ? ', …' : ''} (is config.json from the same model?)`);
+  }
+  return steps;
+}
+
+/**
+ * 1 (F16) or 2 (BF16) when every matrix of the file has that dtype and dtype
+ * is 'auto': the core then keeps the projections in 16 bits; else 0.
+ */
+export function halfKindOf(steps, dtype) {
+  if (dtype === 'float32') return 0;
+  const kinds = new Set(steps.filter((s) => s.entry.shape.length === 2).map((s) => s.entry.dtype));
+  return kinds.size === 1 ? HALF_KINDS[[...kinds][0]] ?? 0 : 0;
+}
+
+/**
+ * The memory-fit rule: the bytes the block graph keeps for a model's planned
+ * tensors (`entries`: { count, shape }) with `halfKind` (halfKindOf): its
+ * matrices in 16 bits when the checkpoint's are all F16 (or all BF16), the
+ * rest float32. It fits when that plus HEADROOM_BYTES is within the heap.
+ * `headCopy` is the 16-bit copy of a tied LM head that a 16-bit checkpoint
+ * also keeps for decoding when there is room (optional: without room the
+ * float head runs, so it does not decide `fits`); `bytes` is need + headCopy.
+ * @param {{ vocabSize: number, embedDim: number, core: { tieEmbeddings?: boolean, hasHead?: boolean } }} c the normalised config
+ * @param {Array<{ count: number, shape: number[] }>} entries
+ * @param {number} halfKind 0, 1 (F16) or 2 (BF16)
+ */
+export function memoryFit(c, entries, halfKind) {
+  let floats = 0;
+  let need = 0;
+  for (const e of entries) {
+    floats += e.count;
+    // (16 bits: the projections stay 16-bit, the rest is float32; the core's
+    // allocation checks the exact sum, counted here from below.)
+    need += e.count * (halfKind && e.shape.length === 2 ? 2 : 4);
+  }
+  const headCopy = halfKind && c.core.tieEmbeddings && c.core.hasHead !== false ? c.vocabSize * c.embedDim * 2 : 0;
+  return {
+    floats, need, headCopy, bytes: need + headCopy, headroom: HEADROOM_BYTES, limit: HEAP_LIMIT_BYTES,
+    fits: need + HEADROOM_BYTES <= HEAP_LIMIT_BYTES,
+  };
+}
+
+/** The public config a loaded Model and a listed folder share: { modelType, numLayers, …, maxPositions }. */
+export function publicConfig(modelType, c) {
+  return {
+    modelType,
+    numLayers: c.numLayers,
+    numHeads: c.numHeads,
+    numKvHeads: c.numKvHeads,
+    embedDim: c.embedDim,
+    vocabSize: c.vocabSize,
+    maxPositions: c.maxPositions,
+  };
+}
