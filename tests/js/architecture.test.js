@@ -183,7 +183,7 @@ describe('rooms (docs/ARCHITECTURE.md)', () => {
 // tensor of the shipped model). Comments and the message catalogs (the
 // page's and components' translated prose, like docs) do not count.
 const FAMILY_TABLES = /^lib\/model\/families\//;
-const PROSE = /(^|\/)(messages|[a-z-]+-messages|i18n)\.js$/;
+const PROSE = /(^|\/)(messages|[a-z0-9-]+-messages|i18n)\.js$/;
 // The names the issue names, and every module path of the family tables.
 const NAMED = ['self_attn.q_proj', 'self_attn.k_proj', 'self_attn.v_proj', 'self_attn.o_proj', 'attn.c_attn', 'attn.c_proj',
   'attention.self.query', 'attention.self.key', 'attention.self.value', 'attention.output.dense', 'mlp.c_fc', 'mlp.c_proj',
