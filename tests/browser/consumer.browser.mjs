@@ -97,7 +97,8 @@ function makeApp(name, files) {
   const app = path.join(workDir, name);
   fs.mkdirSync(app, { recursive: true });
   fs.writeFileSync(path.join(app, 'package.json'), JSON.stringify({ name: `consumer-${name}`, version: '1.0.0', private: true, type: 'module' }));
-  execFileSync('npm', ['install', '--offline', '--no-audit', '--no-fund', '--ignore-scripts', '--no-package-lock', tarball], { cwd: app, stdio: 'ignore' });
+  // --prefer-offline: see tests/js/package.test.js.
+  execFileSync('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts', '--no-package-lock', tarball], { cwd: app, stdio: 'ignore' });
   for (const [f, text] of Object.entries(files)) {
     fs.mkdirSync(path.dirname(path.join(app, f)), { recursive: true });
     fs.writeFileSync(path.join(app, f), text);

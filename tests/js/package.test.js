@@ -1,5 +1,5 @@
 // The packed tarball (scripts/pack.mjs, as published) works from an empty
-// folder: Node ESM import and CommonJS require, offline, with no flags; and
+// folder: Node ESM import and CommonJS require, with no network at run time and no flags; and
 // every js/ts code block of the shipped README compiles with tsc
 // (`strict: true`) and runs in empty ESM and CommonJS TypeScript projects.
 import { execFileSync } from 'node:child_process';
@@ -22,7 +22,11 @@ describe('npm pack', () => {
     const app = path.join(dir, 'app');
     fs.mkdirSync(app);
     fs.writeFileSync(path.join(app, 'package.json'), JSON.stringify({ name: 'app', version: '1.0.0', private: true }));
-    execFileSync('npm', ['install', '--offline', '--no-audit', '--no-fund', '--ignore-scripts', tarball], { cwd: app, stdio: 'ignore' });
+    // --prefer-offline, not --offline: `npm ci` caches the dependencies' tarballs
+    // but not their registry metadata, which an install of a tarball resolves
+    // (a fresh machine's cache has none; the npm registry is reachable).
+    // --prefer-offline: see tests/js/package.test.js.
+  execFileSync('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts', tarball], { cwd: app, stdio: 'ignore' });
   }, 180000);
   afterAll(() => {
     if (dir) fs.rmSync(dir, { recursive: true, force: true });
