@@ -25,8 +25,7 @@ describe('npm pack', () => {
     // --prefer-offline, not --offline: `npm ci` caches the dependencies' tarballs
     // but not their registry metadata, which an install of a tarball resolves
     // (a fresh machine's cache has none; the npm registry is reachable).
-    // --prefer-offline: see tests/js/package.test.js.
-  execFileSync('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts', tarball], { cwd: app, stdio: 'ignore' });
+    execFileSync('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--ignore-scripts', tarball], { cwd: app, stdio: 'ignore' });
   }, 180000);
   afterAll(() => {
     if (dir) fs.rmSync(dir, { recursive: true, force: true });
