@@ -116,7 +116,7 @@ export const ARCHITECTURES = {
       }
       c.core = {
         positional: 'learned', causal: true, prenorm: true, norm: 'layernorm', activation: GPT2_ACTIVATIONS[act],
-        tieEmbeddings: true, headBias: false, attnBias: true, ffnBias: true,
+        tieEmbeddings: true, headBias: false, qkvBias: true, outBias: true, ffnBias: true,
       };
       return c;
     },
@@ -173,14 +173,14 @@ export const ARCHITECTURES = {
       const tied = pick(hf, ['tie_word_embeddings'], false) === true;
       c.core = {
         positional: 'rope', ropeTheta: c.ropeTheta, causal: true, prenorm: true, norm: 'rmsnorm', activation: 'swiglu',
-        numKvHeads: c.numKvHeads, attnBias: own(hf, 'attention_bias') === true, ffnBias: own(hf, 'mlp_bias') === true,
+        numKvHeads: c.numKvHeads, qkvBias: own(hf, 'attention_bias') === true, outBias: own(hf, 'attention_bias') === true, ffnBias: own(hf, 'mlp_bias') === true,
         tieEmbeddings: tied, headBias: false,
       };
       return c;
     },
     tensors(c) {
       const E = c.embedDim, F = c.ffnDim, Ekv = c.numKvHeads * (E / c.numHeads);
-      const ab = c.core.attnBias, fb = c.core.ffnBias;
+      const qb = c.core.qkvBias, ob = c.core.outBias, fb = c.core.ffnBias;
       const list = [
         { file: 'model.embed_tokens.weight', op: 'copy', to: ['embed.weight'], shape: [c.vocabSize, E] },
         ...blocks(c.numLayers, (l, b) => {
@@ -196,14 +196,14 @@ export const ARCHITECTURES = {
             { file: `${p}mlp.up_proj.weight`, op: 'copy', to: [`${b}ffn.w1`], shape: [F, E] },
             { file: `${p}mlp.down_proj.weight`, op: 'copy', to: [`${b}ffn.w2`], shape: [E, F] },
           ];
-          if (ab) {
+          if (qb) {
             t.push(
               { file: `${p}self_attn.q_proj.bias`, op: 'copy', to: [`${b}attn.bq`], shape: [E] },
               { file: `${p}self_attn.k_proj.bias`, op: 'copy', to: [`${b}attn.bk`], shape: [Ekv] },
               { file: `${p}self_attn.v_proj.bias`, op: 'copy', to: [`${b}attn.bv`], shape: [Ekv] },
-              { file: `${p}self_attn.o_proj.bias`, op: 'copy', to: [`${b}attn.bo`], shape: [E] },
             );
           }
+          if (ob) t.push({ file: `${p}self_attn.o_proj.bias`, op: 'copy', to: [`${b}attn.bo`], shape: [E] });
           if (fb) {
             t.push(
               { file: `${p}mlp.up_proj.bias`, op: 'copy', to: [`${b}ffn.b1`], shape: [F] },
@@ -242,7 +242,7 @@ export const ARCHITECTURES = {
       const mlm = names.has('cls.predictions.transform.dense.weight');
       c.core = {
         positional: 'learned', causal: false, prenorm: false, norm: 'layernorm', activation: 'gelu',
-        typeVocab: c.typeVocab, embedNorm: true, mlmHead: mlm, hasHead: mlm, tieEmbeddings: true, headBias: true,
+        typeVocab: c.typeVocab, embedNorm: true, mlmHead: mlm, hasHead: mlm, tieEmbeddings: true, headBias: true, qkvBias: true, outBias: true,
       };
       return c;
     },
