@@ -4,10 +4,12 @@
 // JS wrapper (web/lib/train/) allocated. The transformer is an opaque handle
 // the wrapper frees with transformerDestroy.
 #include <emscripten/bind.h>
+#include <emscripten/val.h>
 
 #include <cstdint>
 #include <sstream>
 #include <string>
+#include <type_traits>
 
 #include "common.h"
 #include "train/train.h"
@@ -162,55 +164,56 @@ int LayerBackward(const LayerBackwardJs& j) {
 // ---------------------------------------------------------------------------
 // Transformer
 
-// The architecture fields follow attnlab::TransformerConfig (norm and
-// activation as its enum ids); web/lib/train/transformer.js fills them all.
-struct TransformerConfigJs {
-  double vocabSize = 0, maxLength = 0, embedDim = 0, numHeads = 1;
-  double numLayers = 1, ffnDim = 0;
-  bool causal = false;
-  int positional = 1;
-  double dropout = 0, eps = 1e-5, seed = 0;
-  double numKvHeads = 0;
-  bool prenorm = false;
-  int norm = 0, activation = 0;
-  bool attnBias = true, ffnBias = true, tieEmbeddings = false, headBias = true, hasHead = true;
-  double ropeTheta = 10000, typeVocab = 0;
-  bool embedNorm = false, mlmHead = false;
-  double initStd = 0;
-  bool initWeights = true, packedWeights = false;
-  int packedHalf = 0;
+// The bag of attnlab::TransformerConfig, expanded from its field list
+// (ATTNLAB_TRANSFORMER_CONFIG_FIELDS): JS numbers arrive as doubles (int64_t
+// would need BigInt), the enums as their ids.
+template <typename T>
+struct JsOf {
+  using type = double;
 };
+template <>
+struct JsOf<bool> {
+  using type = bool;
+};
+template <typename T>
+typename JsOf<T>::type ToJs(T v) {
+  if constexpr (std::is_enum_v<T>) {
+    return static_cast<double>(static_cast<int64_t>(v));
+  } else {
+    return static_cast<typename JsOf<T>::type>(v);
+  }
+}
+template <typename T>
+T FromJs(typename JsOf<T>::type v) {
+  if constexpr (std::is_enum_v<T>) {
+    return static_cast<T>(static_cast<int64_t>(v));
+  } else {
+    return static_cast<T>(v);
+  }
+}
+
+struct TransformerConfigJs {
+#define ATTNLAB_JS_MEMBER(cpp, field, js, def, doc) typename JsOf<cpp>::type js = ToJs<cpp>(def);
+  ATTNLAB_TRANSFORMER_CONFIG_FIELDS(ATTNLAB_JS_MEMBER)
+#undef ATTNLAB_JS_MEMBER
+};
+
+// Every field's default under its JS name: the JS side takes its defaults
+// from here instead of restating them.
+emscripten::val TransformerConfigDefaults() {
+  const attnlab::TransformerConfig c;
+  emscripten::val o = emscripten::val::object();
+#define ATTNLAB_JS_DEFAULT(type, field, js, def, doc) o.set(#js, ToJs<type>(c.field));
+  ATTNLAB_TRANSFORMER_CONFIG_FIELDS(ATTNLAB_JS_DEFAULT)
+#undef ATTNLAB_JS_DEFAULT
+  return o;
+}
 
 uintptr_t TransformerCreate(const TransformerConfigJs& j) {
   attnlab::TransformerConfig c;
-  c.vocab_size = static_cast<int64_t>(j.vocabSize);
-  c.max_length = static_cast<int64_t>(j.maxLength);
-  c.embed_dim = static_cast<int64_t>(j.embedDim);
-  c.num_heads = static_cast<int64_t>(j.numHeads);
-  c.num_layers = static_cast<int64_t>(j.numLayers);
-  c.ffn_dim = static_cast<int64_t>(j.ffnDim);
-  c.causal = j.causal;
-  c.positional = static_cast<attnlab::Positional>(j.positional);
-  c.dropout = static_cast<float>(j.dropout);
-  c.eps = static_cast<float>(j.eps);
-  c.seed = static_cast<uint32_t>(j.seed);
-  c.num_kv_heads = static_cast<int64_t>(j.numKvHeads);
-  c.prenorm = j.prenorm;
-  c.norm = static_cast<attnlab::NormKind>(j.norm);
-  c.activation = static_cast<attnlab::Activation>(j.activation);
-  c.attn_bias = j.attnBias;
-  c.ffn_bias = j.ffnBias;
-  c.tie_embeddings = j.tieEmbeddings;
-  c.head_bias = j.headBias;
-  c.has_head = j.hasHead;
-  c.rope_theta = j.ropeTheta;
-  c.type_vocab = static_cast<int64_t>(j.typeVocab);
-  c.embed_norm = j.embedNorm;
-  c.mlm_head = j.mlmHead;
-  c.init_std = static_cast<float>(j.initStd);
-  c.init_weights = j.initWeights;
-  c.packed_weights = j.packedWeights;
-  c.packed_half = j.packedHalf;
+#define ATTNLAB_FROM_JS(type, field, js, def, doc) c.field = FromJs<type>(j.js);
+  ATTNLAB_TRANSFORMER_CONFIG_FIELDS(ATTNLAB_FROM_JS)
+#undef ATTNLAB_FROM_JS
   Status s;
   auto t = attnlab::Transformer::Create(c, &s);
   if (!t) {
@@ -295,11 +298,6 @@ int TransformerSetParams(uintptr_t h, uintptr_t data) {
 }
 int TransformerSetHeadEnabled(uintptr_t h, double layer, double head, bool enabled) {
   return Report(T(h)->SetHeadEnabled(static_cast<int64_t>(layer), static_cast<int64_t>(head), enabled));
-}
-int TransformerForward(uintptr_t h, double batch, double length, uintptr_t tokens,
-                       uintptr_t logits, uintptr_t attention) {
-  return Report(T(h)->Forward(static_cast<int64_t>(batch), static_cast<int64_t>(length),
-                              Ptr<const int32_t>(tokens), Ptr<float>(logits), Ptr<float>(attention)));
 }
 
 struct AdamWJs {
@@ -436,35 +434,12 @@ EMSCRIPTEN_BINDINGS(attention_lab_train) {
       .field("output", &LayerBackwardJs::output)
       .field("dx", &LayerBackwardJs::dx)
       .field("mask", &LayerBackwardJs::mask);
-  value_object<TransformerConfigJs>("TransformerConfig")
-      .field("vocabSize", &TransformerConfigJs::vocabSize)
-      .field("maxLength", &TransformerConfigJs::maxLength)
-      .field("embedDim", &TransformerConfigJs::embedDim)
-      .field("numHeads", &TransformerConfigJs::numHeads)
-      .field("numLayers", &TransformerConfigJs::numLayers)
-      .field("ffnDim", &TransformerConfigJs::ffnDim)
-      .field("causal", &TransformerConfigJs::causal)
-      .field("positional", &TransformerConfigJs::positional)
-      .field("dropout", &TransformerConfigJs::dropout)
-      .field("eps", &TransformerConfigJs::eps)
-      .field("seed", &TransformerConfigJs::seed)
-      .field("numKvHeads", &TransformerConfigJs::numKvHeads)
-      .field("prenorm", &TransformerConfigJs::prenorm)
-      .field("norm", &TransformerConfigJs::norm)
-      .field("activation", &TransformerConfigJs::activation)
-      .field("attnBias", &TransformerConfigJs::attnBias)
-      .field("ffnBias", &TransformerConfigJs::ffnBias)
-      .field("tieEmbeddings", &TransformerConfigJs::tieEmbeddings)
-      .field("headBias", &TransformerConfigJs::headBias)
-      .field("hasHead", &TransformerConfigJs::hasHead)
-      .field("ropeTheta", &TransformerConfigJs::ropeTheta)
-      .field("typeVocab", &TransformerConfigJs::typeVocab)
-      .field("embedNorm", &TransformerConfigJs::embedNorm)
-      .field("mlmHead", &TransformerConfigJs::mlmHead)
-      .field("initStd", &TransformerConfigJs::initStd)
-      .field("initWeights", &TransformerConfigJs::initWeights)
-      .field("packedWeights", &TransformerConfigJs::packedWeights)
-      .field("packedHalf", &TransformerConfigJs::packedHalf);
+  {
+    value_object<TransformerConfigJs> bag("TransformerConfig");
+#define ATTNLAB_JS_FIELD(type, member, js, def, doc) bag.field(#js, &TransformerConfigJs::js);
+    ATTNLAB_TRANSFORMER_CONFIG_FIELDS(ATTNLAB_JS_FIELD)
+#undef ATTNLAB_JS_FIELD
+  }
   value_object<WriteParamJs>("WriteParamArgs")
       .field("index", &WriteParamJs::index)
       .field("first", &WriteParamJs::first)
@@ -512,6 +487,7 @@ EMSCRIPTEN_BINDINGS(attention_lab_train) {
   function("mhaBackward", &MhaBackward);
   function("layerBackward", &LayerBackward);
   function("transformerCreate", &TransformerCreate);
+  function("transformerConfigDefaults", &TransformerConfigDefaults);
   function("transformerDestroy", &TransformerDestroy);
   function("transformerParamCount", &TransformerParamCount);
   function("transformerHeldBytes", &TransformerHeldBytes);
@@ -521,7 +497,6 @@ EMSCRIPTEN_BINDINGS(attention_lab_train) {
   function("transformerGetGradients", &TransformerGetGradients);
   function("transformerSetParams", &TransformerSetParams);
   function("transformerSetHeadEnabled", &TransformerSetHeadEnabled);
-  function("transformerForward", &TransformerForward);
   function("transformerCheckParams", &TransformerCheckParams);
   function("transformerWriteParam", &TransformerWriteParam);
   function("transformerCached", &TransformerCached);

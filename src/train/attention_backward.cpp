@@ -82,17 +82,6 @@ void SoftmaxBackwardRow(const float* p, float* ds, int64_t n, float scale) {
   SoftmaxBackwardRowScalar(p, ds, n, scale);
 }
 
-void GemmAccActive(int64_t m, int64_t n, int64_t k, const float* a,
-                   int64_t lda, const kernels::PackedB& b, float* c,
-                   int64_t ldc) {
-#if ATTNLAB_SIMD
-  if (!kernels::UsingScalarKernels()) {
-    kernels::simd::GemmAcc(m, n, k, a, lda, b, c, ldc);
-    return;
-  }
-#endif
-  kernels::scalar::GemmAcc(m, n, k, a, lda, b, c, ldc);
-}
 }  // namespace
 
 bool AttentionBackward(const kernels::AttentionView& v, const float* dout,

@@ -10,7 +10,6 @@
 namespace attnlab {
 namespace train {
 
-namespace {
 void GemmAccActive(int64_t m, int64_t n, int64_t k, const float* a,
                    int64_t lda, const kernels::PackedB& b, float* c,
                    int64_t ldc) {
@@ -22,7 +21,6 @@ void GemmAccActive(int64_t m, int64_t n, int64_t k, const float* a,
 #endif
   kernels::scalar::GemmAcc(m, n, k, a, lda, b, c, ldc);
 }
-}  // namespace
 
 bool MatMul(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
             bool a_t, const float* b, int64_t ldb, bool b_t, const float* bias,

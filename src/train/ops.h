@@ -26,6 +26,13 @@ struct Workspace {
 };
 
 // ---- matmul.cpp ------------------------------------------------------------
+// C[m, n] += A·B on the active kernel set, B already packed: the one switch
+// between the SIMD and scalar sets for the training ops (the MHA backward's
+// tiles call it too, so both follow UsingScalarKernels() alike).
+void GemmAccActive(int64_t m, int64_t n, int64_t k, const float* a,
+                   int64_t lda, const kernels::PackedB& b, float* c,
+                   int64_t ldc);
+
 // C[m, n] (+)= op(A)·op(B) (+ bias[n]) on the active kernel set (SIMD GEMM,
 // or the scalar set beside it).
 //   A: [m, k] rows lda apart, or (a_t) stored as [k, m] rows lda apart

@@ -128,45 +128,57 @@ enum class Activation : int { kGelu = 0, kGeluTanh = 1, kSwiGlu = 2 };
 //   head        logits = x_N·Whᵀ (+ bh); Wh is Emb when tie_embeddings;
 //               BERT's MLM head first maps x_N through LN(GELU(Wt·x + bt))
 // The defaults are the tiny post-LN transformer of the training chapter.
+// Every field of TransformerConfig, listed once: the struct below, the
+// Embind bag of bindings/ (its JS names) and transformerConfigDefaults() are
+// all expanded from this list, so a new flag of the block graph is one line
+// here. X(type, field, jsName, default, doc). The enums go to JS as their
+// ids. Notes that do not fit a doc string:
+//   init_std      > 0: GPT-2's init, normal(0, std) with the residual
+//                 projections at std/√(2N); 0: the default init.
+//   init_weights  false: weights start at zero, a checkpoint is written over
+//                 them (WriteParam).
+//   packed_weights  inference only (no Step): the projection weights are held
+//                 packed for the GEMM once instead of packed on every call;
+//                 written with WriteParam, read with CopyParams.
+//   packed_half   with packed_weights, 1 (F16) or 2 (BF16) keeps the packed
+//                 projections in 16 bits as a checkpoint holds them
+//                 (WriteParamHalf): half the bytes a decoding step reads, the
+//                 same results as their float32 conversion.
+#define ATTNLAB_TRANSFORMER_CONFIG_FIELDS(X)                                    \
+  X(int64_t, vocab_size, vocabSize, 0, "V")                                     \
+  X(int64_t, max_length, maxLength, 0, "longest sequence L")                    \
+  X(int64_t, embed_dim, embedDim, 0, "E")                                       \
+  X(int64_t, num_heads, numHeads, 0, "H, divides E")                            \
+  X(int64_t, num_layers, numLayers, 1, "N")                                     \
+  X(int64_t, ffn_dim, ffnDim, 0, "F")                                           \
+  X(bool, causal, causal, false, "causal self-attention")                       \
+  X(::attnlab::Positional, positional, positional, ::attnlab::Positional::kSinusoidal, "positions")   \
+  X(float, dropout, dropout, 0.0f, "on the attention and the FFN output")       \
+  X(float, eps, eps, 1e-5f, "LayerNorm / RMSNorm epsilon")                      \
+  X(uint32_t, seed, seed, 0, "weights and dropout masks")                       \
+  X(int64_t, num_kv_heads, numKvHeads, 0, "Hkv (GQA/MQA), divides H; 0 is H")   \
+  X(bool, prenorm, prenorm, false, "pre-norm blocks and a final norm")          \
+  X(::attnlab::NormKind, norm, norm, ::attnlab::NormKind::kLayerNorm, "norm of every block")          \
+  X(::attnlab::Activation, activation, activation, ::attnlab::Activation::kGelu, "MLP activation")    \
+  X(bool, qkv_bias, qkvBias, true, "biases of the Q, K and V projections")      \
+  X(bool, out_bias, outBias, true, "bias of the attention output projection")   \
+  X(bool, ffn_bias, ffnBias, true, "biases of the MLP")                         \
+  X(bool, tie_embeddings, tieEmbeddings, false, "the LM head is Emb")           \
+  X(bool, head_bias, headBias, true, "head.bias [V]")                           \
+  X(bool, has_head, hasHead, true, "false: no logits (an encoder)")             \
+  X(double, rope_theta, ropeTheta, 10000.0, "RoPE base (kRope)")                \
+  X(int64_t, type_vocab, typeVocab, 0, "> 0: token types [T, E], row 0 added")  \
+  X(bool, embed_norm, embedNorm, false, "LayerNorm after the embeddings")       \
+  X(bool, mlm_head, mlmHead, false, "BERT's MLM transform before the head")     \
+  X(float, init_std, initStd, 0.0f, "GPT-2's init std (see above)")             \
+  X(bool, init_weights, initWeights, true, "false: zero weights (see above)")   \
+  X(bool, packed_weights, packedWeights, false, "inference only (see above)")   \
+  X(int32_t, packed_half, packedHalf, 0, "0, 1 (F16) or 2 (BF16) (see above)")
+
 struct TransformerConfig {
-  int64_t vocab_size = 0;  // V
-  int64_t max_length = 0;  // longest sequence L
-  int64_t embed_dim = 0;   // E
-  int64_t num_heads = 0;   // H, divides E
-  int64_t num_layers = 1;  // N
-  int64_t ffn_dim = 0;     // F
-  bool causal = false;
-  Positional positional = Positional::kSinusoidal;
-  float dropout = 0.0f;    // on the attention output and the FFN output
-  float eps = 1e-5f;       // LayerNorm / RMSNorm epsilon
-  uint32_t seed = 0;       // weights and dropout masks
-  // Architecture options.
-  int64_t num_kv_heads = 0;     // Hkv (GQA/MQA), divides H; 0 means H
-  bool prenorm = false;         // pre-norm blocks and a final norm
-  NormKind norm = NormKind::kLayerNorm;
-  Activation activation = Activation::kGelu;
-  bool attn_bias = true;        // biases of the Q, K, V and output projections
-  bool ffn_bias = true;         // biases of the MLP
-  bool tie_embeddings = false;  // the LM head is Emb (no head.weight)
-  bool head_bias = true;        // head.bias [V]
-  bool has_head = true;         // false: no logits (an encoder without its head)
-  double rope_theta = 10000.0;  // RoPE base (positional kRope)
-  int64_t type_vocab = 0;       // > 0: a token-type table [T, E], row 0 added
-  bool embed_norm = false;      // LayerNorm after the embeddings (BERT)
-  bool mlm_head = false;        // BERT's MLM transform before the head
-  float init_std = 0.0f;        // > 0: GPT-2's init (normal(0, std), residual
-                                // projections std/√(2N)); 0: the default init
-  bool init_weights = true;     // false: weights start at zero (a checkpoint
-                                // is written over them: WriteParam)
-  bool packed_weights = false;  // inference only (no Step): the projection
-                                // weights are held packed for the GEMM, once,
-                                // instead of packed on every call; they are
-                                // written with WriteParam, read with CopyParams
-  int32_t packed_half = 0;      // with packed_weights: 1 (F16) or 2 (BF16)
-                                // keeps the packed projections in 16 bits, as
-                                // a checkpoint holds them (WriteParamHalf):
-                                // half the bytes a decoding step reads, the
-                                // same results as their float32 conversion
+#define ATTNLAB_CONFIG_MEMBER(type, field, js, def, doc) type field = def;
+  ATTNLAB_TRANSFORMER_CONFIG_FIELDS(ATTNLAB_CONFIG_MEMBER)
+#undef ATTNLAB_CONFIG_MEMBER
 };
 
 // AdamW (decoupled weight decay, as torch.optim.AdamW) with a linear warmup

@@ -430,7 +430,7 @@ std::unique_ptr<Transformer> Transformer::Create(const TransformerConfig& config
     const std::string p = "blocks." + std::to_string(l) + ".";
     for (int i = 0; i < 8; ++i) {
       const bool bias = i % 2 == 1;
-      if (bias && !config.attn_bias) continue;
+      if (bias && !(i == 7 ? config.out_bias : config.qkv_bias)) continue;  // bo : bq, bk, bv
       const bool kv = i >= 2 && i < 6;  // wk, bk, wv, bv
       const int64_t rows = kv ? ekv : e;
       b.attn_off[i] = im.Add(p + "attn." + kAttn[i], bias ? std::vector<int64_t>{rows} : std::vector<int64_t>{rows, e}, !bias);

@@ -64,12 +64,25 @@ std::vector<Arch> Archs() {
     c.prenorm = true;
     c.norm = NormKind::kRmsNorm;
     c.activation = Activation::kSwiGlu;
-    c.attn_bias = false;
+    c.qkv_bias = false;
+    c.out_bias = false;
     c.ffn_bias = false;
     c.head_bias = false;
     c.num_kv_heads = 2;
     c.eps = 1e-6f;
     out.push_back({"Llama", c});
+  }
+  {
+    TransformerConfig c = Base();  // Qwen2: Llama's block with Q, K, V biases and no output bias
+    c.positional = Positional::kRope;
+    c.prenorm = true;
+    c.norm = NormKind::kRmsNorm;
+    c.activation = Activation::kSwiGlu;
+    c.out_bias = false;
+    c.ffn_bias = false;
+    c.head_bias = false;
+    c.num_kv_heads = 2;
+    out.push_back({"Qwen2", c});
   }
   {
     TransformerConfig c = Base();  // BERT
@@ -296,6 +309,28 @@ TEST_P(ModelTest, PackedWeightsGiveTheSameModel) {
 
 INSTANTIATE_TEST_SUITE_P(Architectures, ModelTest, ::testing::ValuesIn(Archs()),
                          [](const auto& info) { return std::string(info.param.name); });
+
+TEST(Model, QkvAndOutputBiasesAreSeparate) {
+  // Qwen2 holds bq, bk, bv without bo; the parameter order stays wq bq wk bk wv bv wo bo.
+  for (int mask = 0; mask < 4; ++mask) {
+    TransformerConfig c = Base();
+    c.num_layers = 1;
+    c.qkv_bias = (mask & 1) != 0;
+    c.out_bias = (mask & 2) != 0;
+    Status s;
+    auto t = attnlab::Transformer::Create(c, &s);
+    ASSERT_TRUE(s.ok()) << s.message;
+    std::string attn;
+    for (const auto& info : t->params()) {
+      const size_t at = info.name.find(".attn.");
+      if (at != std::string::npos) attn += info.name.substr(at + 6) + " ";
+    }
+    std::string want = "wq ";
+    want += c.qkv_bias ? "bq wk bk wv bv wo " : "wk wv wo ";
+    if (c.out_bias) want += "bo ";
+    EXPECT_EQ(attn, want) << mask;
+  }
+}
 
 TEST(Model, NoHeadRunsHiddenStatesOnly) {
   TransformerConfig c = Base();

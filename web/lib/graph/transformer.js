@@ -16,7 +16,7 @@ export const ACTIVATIONS = { gelu: 0, gelu_new: 1, swiglu: 2 };
 // lab.transformer's presets) set: packing, init and the families' flags
 // (web/lib/model/architectures.js); their defaults here.
 const CHECKPOINT_DEFAULTS = {
-  numKvHeads: 0, prenorm: false, norm: 'layernorm', activation: 'gelu', attnBias: true, ffnBias: true,
+  numKvHeads: 0, prenorm: false, norm: 'layernorm', activation: 'gelu', qkvBias: true, outBias: true, ffnBias: true,
   tieEmbeddings: false, headBias: true, hasHead: true, ropeTheta: 10000, typeVocab: 0, embedNorm: false, mlmHead: false, initStd: 0,
   initWeights: true, packedWeights: false, packedHalf: 0,
 };
@@ -151,7 +151,9 @@ export class Transformer {
       const lp = arena.f32(B * L * V);
       const per = B * H * L * L;
       const ap = wantMaps ? arena.f32(N * per) : 0;
-      checkStatus(Module, where, Module.transformerForward(handle, B, L, tp, lp, ap));
+      checkStatus(Module, where, Module.transformerRun(handle, {
+        batch: B, length: L, keep: 0, tokens: tp, logits: lp, attention: ap, hidden: 0, layerInputs: 0, cached: false, lastOnly: false,
+      }));
       const attention = [];
       for (let l = 0; wantMaps && l < N; l++) {
         attention.push({ data: arena.readF32(ap + l * per * 4, per), shape: [B, H, L, L] });

@@ -50,7 +50,7 @@ export const gpt2 = {
     }
     c.core = {
       positional: 'learned', causal: true, prenorm: true, norm: 'layernorm', activation: GPT2_ACTIVATIONS[act],
-      tieEmbeddings: true, headBias: false, attnBias: true, ffnBias: true,
+      tieEmbeddings: true, headBias: false, qkvBias: true, outBias: true, ffnBias: true,
     };
     return c;
   },

@@ -49,14 +49,14 @@ export const llama = {
     const tied = configValue(hf, KEYS.tieEmbeddings, false) === true;
     c.core = {
       positional: 'rope', ropeTheta: c.ropeTheta, causal: true, prenorm: true, norm: 'rmsnorm', activation: 'swiglu',
-      numKvHeads: c.numKvHeads, attnBias: own(hf, 'attention_bias') === true, ffnBias: own(hf, 'mlp_bias') === true,
+      numKvHeads: c.numKvHeads, qkvBias: own(hf, 'attention_bias') === true, outBias: own(hf, 'attention_bias') === true, ffnBias: own(hf, 'mlp_bias') === true,
       tieEmbeddings: tied, headBias: false,
     };
     return c;
   },
   tensors(c) {
     const E = c.embedDim, F = c.ffnDim, Ekv = c.numKvHeads * (E / c.numHeads);
-    const ab = c.core.attnBias, fb = c.core.ffnBias;
+    const qb = c.core.qkvBias, ob = c.core.outBias, fb = c.core.ffnBias;
     const L = LAYER;
     const list = [
       { file: 'model.embed_tokens.weight', op: 'copy', to: ['embed.weight'], shape: [c.vocabSize, E] },
@@ -73,14 +73,14 @@ export const llama = {
           { file: `${p}${L.up}.weight`, op: 'copy', to: [`${b}ffn.w1`], shape: [F, E] },
           { file: `${p}${L.down}.weight`, op: 'copy', to: [`${b}ffn.w2`], shape: [E, F] },
         ];
-        if (ab) {
+        if (qb) {
           t.push(
             { file: `${p}${L.q}.bias`, op: 'copy', to: [`${b}attn.bq`], shape: [E] },
             { file: `${p}${L.k}.bias`, op: 'copy', to: [`${b}attn.bk`], shape: [Ekv] },
             { file: `${p}${L.v}.bias`, op: 'copy', to: [`${b}attn.bv`], shape: [Ekv] },
-            { file: `${p}${L.o}.bias`, op: 'copy', to: [`${b}attn.bo`], shape: [E] },
           );
         }
+        if (ob) t.push({ file: `${p}${L.o}.bias`, op: 'copy', to: [`${b}attn.bo`], shape: [E] });
         if (fb) {
           t.push(
             { file: `${p}${L.up}.bias`, op: 'copy', to: [`${b}ffn.b1`], shape: [F] },
