@@ -588,7 +588,7 @@ FAMILIES = [
         hidden_activation='gelu_pytorch_tanh', query_pre_attn_scalar=16, attn_logit_softcapping=None,
         final_logit_softcapping=None, sliding_window=4, sliding_window_pattern=3,
         layer_types=['sliding_attention', 'sliding_attention', 'full_attention'], rope_theta=1000000.0,
-        rope_local_base_freq=10000.0, tie_word_embeddings=True, pad_token_id=0)),
+        rope_local_base_freq=10000.0, use_bidirectional_attention=False, tie_word_embeddings=True, pad_token_id=0)),
      '3 layers sliding/sliding/full (window 4), rope_local_base_freq 1e4 on local, rope_theta 1e6 on global, '
      'q_norm/k_norm (1+w), four norms, 4 heads / 1 KV head, head_dim 16, tied'),
     ('phi3', 'F16', base('phi3', 'Phi3ForCausalLM', **llama_like(
@@ -638,7 +638,6 @@ def write_family(folder, dtype, cfg, features, seed):
     t = read_safetensors(os.path.join(d, 'model.safetensors'))
     assert all(np.array_equal(t[k], v) for k, v in tensors)
     w = W(t, s)
-    used = set()
     cases = []
     for ids in TEXT_IDS:
         b = forward_batched(s, w, ids)
@@ -654,7 +653,6 @@ def write_family(folder, dtype, cfg, features, seed):
                 'layer_types': s['kinds'], 'tensors': [k for k, _ in tensors],
                 'shapes': {k: list(v.shape) for k, v in tensors},
                 'embed_scale': s['embed_scale'], 'greedy_steps': STEPS, 'cases': cases}
-    del used
     write_json(os.path.join(d, 'expected.json'), expected, pretty=False)
     return d, s, params
 
