@@ -505,7 +505,7 @@ def decoder_weights(s, cfg, seed):
                   (p + 'mlp.c_proj.weight', r.w(E, I, std=0.15)), (p + 'mlp.c_proj.bias', r.w(E, std=0.02))]
         t += [('transformer.ln_f.weight', r.nw(E)), ('transformer.ln_f.bias', r.w(E, std=0.05))]
         return t
-    es = 0.3 / math.sqrt(E) if s['embed_scale'] else 0.3
+    es = 0.3  # Gemma's tied head needs the same scale as the others for logits of a few units
     t.append(('model.embed_tokens.weight', r.w(V, E, std=es)))
     qstd = 0.35 if s['qk_norm'] is None else 0.2
     for i in range(n):
