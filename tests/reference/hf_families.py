@@ -4,6 +4,7 @@ of issue 32: qwen2, qwen3, mistral, gemma, gemma2, gemma3_text, phi3, gpt_neox
 (parallel and sequential residual) and gpt_neo.
 
     /usr/bin/python3 tests/reference/hf_families.py generate
+    /usr/bin/python3 tests/reference/hf_families.py forward tests/golden/models/gemma3 --ids 3,17,42
 
 writes tests/golden/models/<folder>/{config.json, model.safetensors,
 expected.json} (ids only: no tokenizer.json). Nothing here reads web/, src/ or
@@ -504,7 +505,7 @@ def decoder_weights(s, cfg, seed):
                   (p + 'mlp.c_proj.weight', r.w(E, I, std=0.15)), (p + 'mlp.c_proj.bias', r.w(E, std=0.02))]
         t += [('transformer.ln_f.weight', r.nw(E)), ('transformer.ln_f.bias', r.w(E, std=0.05))]
         return t
-    es = 0.3 / math.sqrt(E) if s['embed_scale'] else 0.3
+    es = 0.3  # Gemma's tied head needs the same scale as the others for logits of a few units
     t.append(('model.embed_tokens.weight', r.w(V, E, std=es)))
     qstd = 0.35 if s['qk_norm'] is None else 0.2
     for i in range(n):
@@ -668,9 +669,31 @@ def generate():
     return rows
 
 
+def forward_folder(folder, ids):
+    """The float64 reference of any folder of these families (config.json +
+    model.safetensors), both formulations checked against each other."""
+    with open(os.path.join(folder, 'config.json'), encoding='utf-8') as f:
+        cfg = json.load(f)
+    with open(os.path.join(folder, 'model.safetensors'), 'rb') as f:
+        n = int.from_bytes(f.read(8), 'little')
+        hdr = json.loads(f.read(n))
+    dtype = next(v['dtype'] for k, v in hdr.items() if k != '__metadata__')
+    s = spec(cfg, dtype)
+    w = W(read_safetensors(os.path.join(folder, 'model.safetensors')), s)
+    b = forward_batched(s, w, ids)
+    check_agree(s, w, ids, b)
+    out = {'ids': ids}
+    out.update({k: round_floats(v) for k, v in result(b).items()})
+    out['next_tokens'] = next_tokens(b['logits'][-1])
+    return out
+
+
 def main(argv):
     if argv[1:] == ['generate']:
         generate()
+        return 0
+    if len(argv) == 5 and argv[1] == 'forward' and argv[3] == '--ids':
+        print(json.dumps(forward_folder(argv[2], [int(x) for x in argv[4].split(',')]), separators=(',', ':')))
         return 0
     print(__doc__)
     return 2
