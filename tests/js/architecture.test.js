@@ -194,6 +194,7 @@ async function familyTensorNames() {
   const hf = {
     gpt2: { n_layer: 1, n_head: 1, n_embd: 2, vocab_size: 2, n_positions: 2 },
     llama: { num_hidden_layers: 1, num_attention_heads: 1, hidden_size: 2, intermediate_size: 2, vocab_size: 2, max_position_embeddings: 2, attention_bias: true, mlp_bias: true },
+    qwen2: { num_hidden_layers: 1, num_attention_heads: 1, hidden_size: 2, intermediate_size: 2, vocab_size: 2, max_position_embeddings: 2 },
     bert: { num_hidden_layers: 1, num_attention_heads: 1, hidden_size: 2, intermediate_size: 2, vocab_size: 2, max_position_embeddings: 2 },
   };
   const names = new Set(NAMED);

@@ -48,7 +48,7 @@ async function expectLoadError(args, Class, pattern) {
 describe('loadModel refuses bad files with a clear Error', () => {
   test('an unknown model_type lists the supported ones', async () => {
     await expectLoadError({ ...gpt2(), config: { ...gpt2().config, model_type: 'mamba' } }, RangeError,
-      /model_type "mamba" is not supported; supported: gpt2, llama, bert/);
+      /model_type "mamba" is not supported; supported: gpt2, llama, qwen2, bert/);
     await expectLoadError({ ...gpt2(), config: { n_layer: 2 } }, RangeError, /no "model_type"/);
   });
 

@@ -1,5 +1,5 @@
 // The family tables (llama.cpp's LLM_TENSOR_NAMES, transformers.js's
-// getNormalizedConfig), one file each: gpt2.js, llama.js, bert.js. Each maps
+// getNormalizedConfig), one file each: gpt2.js, llama.js, qwen2.js, bert.js. Each maps
 // its Hugging Face config.json keys and tensor names onto the one block graph
 // of the core (src/train/transformer.cpp, TransformerConfig in
 // src/train/train.h). A new family costs one file and one line below.
@@ -22,12 +22,13 @@ import { rangeError, typeError, describe } from '../../errors.js';
 import { WHERE, own, STANDARD_KEYS } from './config-keys.js';
 import { gpt2 } from './gpt2.js';
 import { llama } from './llama.js';
+import { qwen2 } from './qwen2.js';
 import { bert } from './bert.js';
 
 export { own, configValue, int, num, divisible, standardSizes, blocks, STANDARD_KEYS } from './config-keys.js';
 export { LAYOUT_OPS, layoutOp } from './layout.js';
 
-export const FAMILIES = { gpt2, llama, bert };
+export const FAMILIES = { gpt2, llama, qwen2, bert };
 
 export const SUPPORTED = Object.freeze(Object.keys(FAMILIES));
 

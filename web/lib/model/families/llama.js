@@ -25,7 +25,7 @@ export const llama = {
   prefixes: [''],
   savePrefix: '',
   ignore: [/^model\.layers\.\d+\.self_attn\.rotary_emb\.inv_freq$/],
-  config(hf) {
+  config(hf, names, family = 'llama') {
     /** @type {any} */
     const c = {
       ...standardSizes(hf),
@@ -45,7 +45,7 @@ export const llama = {
       if (type !== 'default') throw rangeError(WHERE, `config.json rope_scaling ${describe(type)} is not supported (only plain RoPE with rope_theta)`);
     }
     const act = configValue(hf, KEYS.activation, 'silu');
-    if (act !== 'silu') throw rangeError(WHERE, `config.json hidden_act ${describe(act)} is not supported for llama; allowed: silu`);
+    if (act !== 'silu') throw rangeError(WHERE, `config.json hidden_act ${describe(act)} is not supported for ${family}; allowed: silu`);
     const tied = configValue(hf, KEYS.tieEmbeddings, false) === true;
     c.core = {
       positional: 'rope', ropeTheta: c.ropeTheta, causal: true, prenorm: true, norm: 'rmsnorm', activation: 'swiglu',
