@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # test-long.sh — `npm run test:long`: the size and stress checks kept out of
-# npm test for its 20-minute budget (.ci/run runs them after it):
+# npm test for its 12-minute budget (.ci/run runs them after it):
 #   - the browser tests marked { long: true } (tests/browser/run.mjs --long):
 #     size and stress checks (the webgpu MHA at [1, 8192, 512]; GPT-2 small,
 #     generated, F16, whole in the page's worker; the permalink payloads; the

@@ -31,6 +31,8 @@ if [[ "$ARCH" == avx2 ]] && [[ -r /proc/cpuinfo ]] &&
   ARCH=native
 fi
 
+source scripts/ccache-env.sh
+
 # A build dir configured with another generator cannot be reused: start afresh.
 prepare_dir() {
   local dir="$1" cache="$1/CMakeCache.txt"
@@ -46,7 +48,7 @@ run_config() {
   shift 2
   echo "== native ($name): configure $dir [$GENERATOR]"
   prepare_dir "$dir"
-  cmake -S . -B "$dir" -G "$GENERATOR" -DATTNLAB_BUILD_TESTS=ON "$@" || return 1
+  cmake -S . -B "$dir" -G "$GENERATOR" -DATTNLAB_BUILD_TESTS=ON "${CCACHE_LAUNCHER[@]}" "$@" || return 1
   echo "== native ($name): build"
   cmake --build "$dir" --parallel "$JOBS" || return 1
   echo "== native ($name): ctest"
