@@ -55,6 +55,7 @@ if [[ "$ARCH" == avx2 ]] && [[ -r /proc/cpuinfo ]] &&
   ! { grep -qw avx2 /proc/cpuinfo && grep -qw fma /proc/cpuinfo; }; then
   ARCH=native
 fi
+source scripts/ccache-env.sh
 generator=()
 if command -v ninja >/dev/null 2>&1; then generator=(-G Ninja); fi
 # A build dir configured with another generator cannot be reused.
@@ -64,7 +65,7 @@ fi
 
 echo "== fuzz: configure $BUILD (clang++, ASan + UBSan + libFuzzer)"
 cmake -S . -B "$BUILD" "${generator[@]}" -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=Release \
-  -DATTNLAB_BUILD_FUZZ=ON -DATTNLAB_BUILD_TESTS=OFF -DATTNLAB_NATIVE_ARCH="$ARCH" >/dev/null
+  -DATTNLAB_BUILD_FUZZ=ON -DATTNLAB_BUILD_TESTS=OFF -DATTNLAB_NATIVE_ARCH="$ARCH" "${CCACHE_LAUNCHER[@]}" >/dev/null
 echo "== fuzz: build fuzz_attention"
 cmake --build "$BUILD" --target fuzz_attention --parallel "$JOBS"
 

@@ -21,6 +21,7 @@ verbose() { if [[ "${ATTNLAB_VERBOSE:-0}" == 1 ]]; then say "$@"; fi; }
 
 # Debian packages the build and the tests use:
 #   emscripten (emcc, emcmake; pulls in clang-14, lld, binaryen, node-acorn)
+#   ccache (a compiler cache outside the clone, scripts/ccache-env.sh),
 #   libxsimd-dev, cmake, ninja-build, g++ (native build, ASan/UBSan), clang,
 #   googletest + libgtest-dev (native tests), chromium (browser tests),
 #   wabt (wasm-objdump: SIMD checks), nlohmann-json3-dev (golden data in C++),
@@ -29,6 +30,7 @@ verbose() { if [[ "${ATTNLAB_VERBOSE:-0}" == 1 ]]; then say "$@"; fi; }
 PACKAGES=(
   ca-certificates
   cmake
+  ccache  # compiler cache under ~/.cache/attention-lab (scripts/ccache-env.sh)
   ninja-build
   make
   g++

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # test-long.sh — `npm run test:long`: the size and stress checks kept out of
-# npm test for its 20-minute budget (.ci/run runs them after it):
+# npm test for its 12-minute budget (.ci/run runs them after it):
 #   - the browser tests marked { long: true } (tests/browser/run.mjs --long):
 #     size and stress checks (the webgpu MHA at [1, 8192, 512]; GPT-2 small,
 #     generated, F16, whole in the page's worker; the permalink payloads; the
@@ -14,12 +14,16 @@
 #     heap), about 6 minutes
 #   - npm run train:lm -- --lang en|zh --check 20: the first 20 training steps
 #     of each shipped model's recipe, loss for loss against its committed log
+#   - the native tests whose ASan + UBSan Debug run is long (scripts/test-native.sh
+#     asan-long: GemmHalf.EqualsTheFloatPanelsBitForBit, 85 s sanitized; npm test
+#     runs it in the Release configuration and every other test under ASan)
 # It expects npm test's set-up and build (web/dist/) to be done.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 rc=0
 node tests/browser/run.mjs --long || rc=1
+bash scripts/test-native.sh asan-long || rc=1
 for lang in en zh; do
   node scripts/train-lm.mjs --lang "$lang" --check 20 || rc=1
 done

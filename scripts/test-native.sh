@@ -4,6 +4,12 @@
 #   bash scripts/test-native.sh            # both configurations
 #   bash scripts/test-native.sh release    # build/native      Release, AVX2 kernels
 #   bash scripts/test-native.sh asan       # build/native-asan Debug + ASan + UBSan
+#   bash scripts/test-native.sh asan-long  # the same build, only the tests in ASAN_LONG
+#
+# ASAN_LONG: tests whose sanitized Debug run is long (GemmHalf.EqualsTheFloatPanelsBitForBit:
+# 85 s under ASan, 3 s in Release). `asan` leaves them out (npm test's 12-minute
+# budget) and `asan-long` runs only them (npm run test:long, scripts/test-long.sh);
+# the Release configuration runs every test.
 #
 # Uses Ninja when available, else Unix Makefiles. Exits non-zero when any
 # configuration fails to configure, build or pass; both are always attempted.
@@ -31,6 +37,8 @@ if [[ "$ARCH" == avx2 ]] && [[ -r /proc/cpuinfo ]] &&
   ARCH=native
 fi
 
+source scripts/ccache-env.sh
+
 # A build dir configured with another generator cannot be reused: start afresh.
 prepare_dir() {
   local dir="$1" cache="$1/CMakeCache.txt"
@@ -40,30 +48,34 @@ prepare_dir() {
   fi
 }
 
-# run_config NAME DIR CMAKE_ARGS...
+ASAN_LONG='^GemmHalf\.EqualsTheFloatPanelsBitForBit$'
+
+# run_config NAME DIR CTEST_SELECT CMAKE_ARGS...  (CTEST_SELECT: "" or "-E RE" / "-R RE")
 run_config() {
-  local name="$1" dir="$2"
-  shift 2
+  local name="$1" dir="$2" select="$3"
+  shift 3
   echo "== native ($name): configure $dir [$GENERATOR]"
   prepare_dir "$dir"
-  cmake -S . -B "$dir" -G "$GENERATOR" -DATTNLAB_BUILD_TESTS=ON "$@" || return 1
+  cmake -S . -B "$dir" -G "$GENERATOR" -DATTNLAB_BUILD_TESTS=ON "${CCACHE_LAUNCHER[@]}" "$@" || return 1
   echo "== native ($name): build"
   cmake --build "$dir" --parallel "$JOBS" || return 1
   echo "== native ($name): ctest"
-  (cd "$dir" && ctest --output-on-failure --no-tests=error --parallel "$JOBS") || return 1
+  # shellcheck disable=SC2086  # $select is empty or one option and its regex
+  (cd "$dir" && ctest --output-on-failure --no-tests=error --parallel "$JOBS" $select) || return 1
 }
 
 release() {
-  run_config release build/native \
+  run_config release build/native "" \
     -DCMAKE_BUILD_TYPE=Release -DATTNLAB_NATIVE_ARCH="$ARCH" -DATTNLAB_SANITIZE=OFF
 }
 
-asan() {
+asan() { # asan [CTEST_SELECT]
+  local select="${1:--E $ASAN_LONG}"
   # halt_on_error keeps the first report readable; detect_leaks is on by
   # default on Linux x86_64 but is spelled out so nobody turns it off by accident.
   ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:halt_on_error=1}" \
     UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}" \
-    run_config asan build/native-asan \
+    run_config "asan${1:+-long}" build/native-asan "$select" \
     -DCMAKE_BUILD_TYPE=Debug -DATTNLAB_NATIVE_ARCH="$ARCH" -DATTNLAB_SANITIZE=ON
 }
 
@@ -77,8 +89,9 @@ for c in "${configs[@]}"; do
   case "$c" in
     release) release || failed+=("$c") ;;
     asan) asan || failed+=("$c") ;;
+    asan-long) asan "-R $ASAN_LONG" || failed+=("$c") ;;
     *)
-      echo "test-native: unknown configuration '$c' (use release, asan)" >&2
+      echo "test-native: unknown configuration '$c' (use release, asan, asan-long)" >&2
       exit 2
       ;;
   esac

@@ -133,7 +133,7 @@ export default function (t) {
     } finally {
       await page.close();
     }
-  }, { timeout: 300000 });
+  }, { timeout: 300000, serial: true }); // trains for 30 s of wall time and records frame gaps: alone
 
   t.test('ch10 in English: "train an English model" trains in the worker; switching to the poet starts a new session', async (h) => {
     const page = await h.newPage({ viewport: { width: 1200, height: 1000 } });

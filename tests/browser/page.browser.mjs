@@ -448,5 +448,5 @@ export default function (t) {
     } finally {
       await page.closeAll();
     }
-  });
+  }, { serial: true }); // measures frame times: alone
 }

@@ -114,7 +114,7 @@ export default function (t) {
     } finally {
       await page.close();
     }
-  }, { timeout: 420000 });
+  }, { timeout: 420000, serial: true }); // records frame intervals while training: alone
   chapterTest(t);
 }
 
