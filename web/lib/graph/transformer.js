@@ -12,14 +12,26 @@ const POSITIONAL = { none: 0, sinusoidal: 1, learned: 2, rope: 3 };
 // The core's NormKind and Activation ids (src/train/train.h).
 export const NORMS = { layernorm: 0, rmsnorm: 1 };
 export const ACTIVATIONS = { gelu: 0, gelu_new: 1, swiglu: 2 };
-// Fields of the core's TransformerConfig that only checkpoints (and
-// lab.transformer's presets) set: packing, init and the families' flags
-// (web/lib/model/architectures.js); their defaults here.
-const CHECKPOINT_DEFAULTS = {
-  numKvHeads: 0, prenorm: false, norm: 'layernorm', activation: 'gelu', qkvBias: true, outBias: true, ffnBias: true,
-  tieEmbeddings: false, headBias: true, hasHead: true, ropeTheta: 10000, typeVocab: 0, embedNorm: false, mlmHead: false, initStd: 0,
-  initWeights: true, packedWeights: false, packedHalf: 0,
-};
+// The other fields of the core's TransformerConfig (packing, init and the
+// families' flags, which only checkpoints and lab.transformer's presets set)
+// take their defaults from the core's one field list
+// (ATTNLAB_TRANSFORMER_CONFIG_FIELDS in src/train/train.h, read through
+// transformerConfigDefaults()); enum fields come back as their names.
+const ENUM_NAMES = { norm: NORMS, activation: ACTIVATIONS, positional: POSITIONAL };
+const coreDefaults = new WeakMap();
+
+/** The core's TransformerConfig defaults under their JS names, once per module. */
+function checkpointDefaults(Module) {
+  let d = coreDefaults.get(Module);
+  if (!d) {
+    d = { ...Module.transformerConfigDefaults() };
+    for (const [key, names] of Object.entries(ENUM_NAMES)) {
+      d[key] = Object.keys(names).find((name) => names[name] === d[key]);
+    }
+    coreDefaults.set(Module, Object.freeze(d));
+  }
+  return d;
+}
 const registry = typeof FinalizationRegistry === 'function'
   ? new FinalizationRegistry((release) => release())
   : null;
@@ -35,9 +47,10 @@ export function checkKeys(where, what, obj, known) {
  * The normalised config. `config` arrives key-checked (lab.transformer checks
  * the user's keys and merges its preset, web/lib/train/presets.js; loadModel
  * builds it from a validated config.json); its values are checked here.
- * `checkpointFlags` (loadModel's) win over `config` for CHECKPOINT_DEFAULTS' keys.
+ * `checkpointFlags` (loadModel's) win over `config` for the fields checked
+ * nowhere here, whose defaults are the core's.
  */
-function normalizeConfig(config, checkpointFlags) {
+function normalizeConfig(Module, config, checkpointFlags) {
   const where = 'transformer';
   const c = checkOptions(where, 'config', config);
   /** @type {any} */
@@ -73,7 +86,7 @@ function normalizeConfig(config, checkpointFlags) {
   out.headBias = checkBool(where, 'headBias', c.headBias ?? true);
   // Checkpoint flags (from web/lib/model/) are trusted: the architecture
   // tables built them from a validated config.json.
-  for (const [key, value] of Object.entries(CHECKPOINT_DEFAULTS)) {
+  for (const [key, value] of Object.entries(checkpointDefaults(Module))) {
     if (!(key in out)) out[key] = checkpointFlags && key in checkpointFlags ? checkpointFlags[key] : c[key] ?? value;
   }
   return out;
@@ -91,7 +104,7 @@ export class Transformer {
    * @param {object} [checkpointFlags] a checkpoint's packing, init and family flags (web/lib/model/load.js)
    */
   constructor(Module, config, checkpointFlags) {
-    const c = normalizeConfig(config, checkpointFlags);
+    const c = normalizeConfig(Module, config, checkpointFlags);
     this._Module = Module;
     this.config = Object.freeze(c);
     const { architecture, ...fields } = coreConfig(c);
