@@ -98,3 +98,11 @@ describe('hostile GGUF files are refused, each with its own Error', () => {
     expect(() => readGguf(copy).tensor('t.f32')).toThrow(/tensor 't.f32' has ggml type I32, which this reader does not dequantize; allowed: F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q6_K/);
   });
 });
+
+describe('fuzz (short pass of tests/fuzz/fuzz-gguf.mjs)', () => {
+  test('mutated GGUF files parse or throw readGguf: RangeError/TypeError, none slow', async () => {
+    const { runFuzz } = await import('../fuzz/fuzz-gguf.mjs');
+    const failures = runFuzz({ iterations: 3000, seed: 36 });
+    expect(failures.map((f) => String(f.error))).toEqual([]);
+  });
+});
