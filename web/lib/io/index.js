@@ -16,3 +16,4 @@ export const IO_API = Object.freeze({
   readSafetensors, writeSafetensors, openSafetensors, readNpy, writeNpy, readNpz, writeNpz,
   listAttentionLayers, fromStateDict, toStateDict, layerTensorNames,
 });
+export { readGguf, openGguf, parseGgufHeader, writeGguf, dequantizeGgml, GGML_TYPES } from './gguf.js';

@@ -1,0 +1,74 @@
+// Fuzz target of the GGUF reader (web/lib/io/gguf.js): mutates the seeds in
+// tests/fuzz/gguf-corpus/ (copies of tests/golden/gguf/) and checks that every
+// input either parses (and each tensor dequantizes or is refused) or throws a
+// RangeError/TypeError whose message starts with 'readGguf: ', never another
+// error, and that no input takes more than a second.
+//   node tests/fuzz/fuzz-gguf.mjs --seconds 60 --seed 7
+// Failing inputs go to test-artifacts/fuzz-gguf/ (exit code 1).
+import { readdirSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import path from 'node:path';
+import { readGguf } from '../../web/lib/io/gguf.js';
+import { rng } from './fuzz-io.mjs';
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const CORPUS = path.join(HERE, 'gguf-corpus');
+
+function mutate(r, seed) {
+  const b = Uint8Array.from(seed);
+  const n = 1 + Math.floor(r() * 8);
+  for (let i = 0; i < n; i++) {
+    const p = Math.floor(r() * b.length);
+    const k = r();
+    if (k < 0.5) b[p] = Math.floor(r() * 256);
+    else if (k < 0.7) b[p] = [0, 0xff, 0x7f, 0x80, 1][Math.floor(r() * 5)];
+    else if (k < 0.85) return b.subarray(0, p);
+    else b[p] ^= 1 << Math.floor(r() * 8);
+  }
+  return b;
+}
+
+function check(bytes) {
+  try {
+    const g = readGguf(bytes);
+    for (const t of g.tensors) {
+      try { g.tensor(t.name); } catch (e) { if (!/^readGguf: /.test(e.message)) throw e; }
+    }
+  } catch (e) {
+    if ((e instanceof RangeError || e instanceof TypeError) && /^readGguf: /.test(e.message)) return;
+    return e;
+  }
+  return undefined;
+}
+
+/** Runs `iterations` mutations; returns the failures [{bytes, error}]. */
+export function runFuzz({ iterations = 2000, seed = 1 } = {}) {
+  const r = rng(seed);
+  const seeds = readdirSync(CORPUS).map((f) => new Uint8Array(readFileSync(path.join(CORPUS, f))));
+  const failures = [];
+  for (let i = 0; i < iterations; i++) {
+    const input = mutate(r, seeds[Math.floor(r() * seeds.length)]);
+    const t0 = Date.now();
+    const error = check(input);
+    if (Date.now() - t0 > 1000) failures.push({ bytes: input, error: new Error('took over 1 s') });
+    else if (error) failures.push({ bytes: input, error });
+  }
+  return failures;
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const arg = (k, d) => { const i = process.argv.indexOf(k); return i > 0 ? Number(process.argv[i + 1]) : d; };
+  const seconds = arg('--seconds', 30); let seed = arg('--seed', 1); const end = Date.now() + seconds * 1000;
+  let runs = 0; let failed = 0;
+  const dir = path.join(HERE, '..', '..', 'test-artifacts', 'fuzz-gguf');
+  while (Date.now() < end) {
+    for (const f of runFuzz({ iterations: 500, seed })) {
+      mkdirSync(dir, { recursive: true });
+      writeFileSync(path.join(dir, `fail-${seed}-${failed++}.gguf`), f.bytes);
+      console.error(f.error);
+    }
+    runs += 500; seed++;
+  }
+  console.log(`fuzz-gguf: ${runs} inputs, ${failed} failures`);
+  process.exit(failed ? 1 : 0);
+}
