@@ -1,6 +1,6 @@
 // Chapter 10 trains a language model live (issue 22, item 6): "Train a poet" trains a
 // character-level GPT-2 from scratch in <attention-lab-lm-trainer>'s Web Worker
-// (web/lib/train/lm-worker.js) on the Tang poems. After 30 s of training the held-out loss is
+// (web/lm-worker.js) on the Tang poems. After 30 s of training the held-out loss is
 // lower than at step 0 and the samples (the same seeds each time) have changed; the page kept
 // drawing meanwhile, its frame p95 ≤ 32 ms where the machine allows it (the idle p95 and the
 // load average say so; otherwise the figure is printed); the head-role table and the maps are

@@ -68,8 +68,9 @@ describe('one source for each rule', () => {
 // The rooms of docs/ARCHITECTURE.md, top to bottom: a file may import files
 // of its own room and of the rooms below it, never above. Where the doc's
 // picture leaves a choice, the choice and its reason:
-// - worker entries (the main modules of Web Workers and their shared loop,
-//   train/worker-loop.js) call init from the package entry, and components
+// - worker entries (the main modules of Web Workers, web/*-worker.js beside
+//   the package entries, and their shared loop, lib/train/worker-loop.js)
+//   call init from the package entry, and components
 //   start them: between the two;
 // - pretrained.js is lab.pretrained over loadModel: the models' room;
 // - the family facts (web/lib/model/families/: each family's config keys,
@@ -88,8 +89,8 @@ describe('one source for each rule', () => {
 // matches, the wrapper's (every other web/lib/*.js) last.
 export const ROOMS = [
   { room: 'page', files: /^page\// },
-  { room: 'components', files: /^components\/(?!lib\/model-worker\.js$)/ },
-  { room: 'worker entries', files: /^lib\/train\/((lm-)?worker|worker-loop)\.js$|^components\/lib\/model-worker\.js$/ },
+  { room: 'components', files: /^components\// },
+  { room: 'worker entries', files: /^(train|lm|model)-worker\.js$|^lib\/train\/worker-loop\.js$/ },
   { room: 'wrapper', files: /^(index|node)\.c?js$|^lib\/[^/]+\.js$/, fallback: true },
   { room: 'training', files: /^lib\/train\// },
   { room: 'models', files: /^lib\/model\/(?!families\/)|^lib\/pretrained\.js$/ },
@@ -161,8 +162,8 @@ describe('rooms (docs/ARCHITECTURE.md)', () => {
       .toEqual(['lib/model/x.js → lib/train/trainer.js (models → training)']);
     expect(upwardImports([['lib/graph/x.js', "const m = await import('../model/load.js');"]]))
       .toEqual(['lib/graph/x.js → lib/model/load.js (graph → models)']);
-    expect(upwardImports([['lib/io/x.js', "new Worker(new URL('../train/worker.js', import.meta.url));"]]))
-      .toEqual(['lib/io/x.js → lib/train/worker.js (weight files → worker entries)']);
+    expect(upwardImports([['lib/io/x.js', "new Worker(new URL('../../train-worker.js', import.meta.url));"]]))
+      .toEqual(['lib/io/x.js → train-worker.js (weight files → worker entries)']);
     expect(upwardImports([['lib/model/x.js', "import {\n  a,\n  b,\n} from '../lab.js';"]]))
       .toEqual(['lib/model/x.js → lib/lab.js (models → wrapper)']);
     expect(upwardImports([['lib/model/x.js', "/** @param {import('../train/trainer.js').Trainer} t */\nconst y = /** @type {import('../lab.js').X} */ (z);"]]))

@@ -1,6 +1,6 @@
 // Chapter 10's live language models, in Node: web/lib/train/lm-data.js (the batching, windows and
 // lr schedule that `npm run train:lm` also uses), trainer.setLearningRate, and LmSession
-// (web/lib/train/lm-session.js, what lm-worker.js runs): a few steps lower the held-out loss, the
+// (web/lib/train/lm-session.js, what web/lm-worker.js runs): a few steps lower the held-out loss, the
 // probe's samples, head roles and maps come from the Model that lab.loadModel builds of the saved
 // weights, and the shipped model is scored on the same windows (modelLoss agrees with the
 // trainer's own evaluation of the same weights).

@@ -1,5 +1,5 @@
 // <attention-lab-lm-trainer>: trains a character-level GPT-2 from scratch in a Web Worker
-// (web/lib/train/lm-worker.js, an LmSession of web/lib/train/lm-session.js) on the corpus of one
+// (web/lm-worker.js, an LmSession of web/lib/train/lm-session.js) on the corpus of one
 // of the shipped models, and shows the training and held-out loss, samples every few seconds,
 // the head-role scores (model.headRoles) and every head's map of an example window as they form,
 // with a timeline over the recorded snapshots. "Load the shipped model" shows lab.pretrained's
@@ -145,7 +145,7 @@ export class AttentionLabLmTrainer extends AttentionLabElement {
   _ensureWorker() {
     if (this._worker) return this._worker;
     if (typeof Worker !== 'function') throw new Error(this.t('lm.noWorker'));
-    const w = new Worker(new URL('../../lib/train/lm-worker.js', import.meta.url), { type: 'module' });
+    const w = new Worker(new URL('../../lm-worker.js', import.meta.url), { type: 'module' });
     // Messages of a worker already replaced (a change of model) are dropped.
     w.onmessage = (ev) => this._worker === w && this._onMessage(ev.data);
     w.onerror = (ev) => this._worker === w && this._onMessage({ type: 'error', message: ev.message || 'worker error' });

@@ -1,5 +1,5 @@
 // <attention-lab-trainer>: trains a tiny transformer in a Web Worker
-// (web/lib/train/worker.js) and shows every head's attention map as it forms,
+// (web/train-worker.js) and shows every head's attention map as it forms,
 // the loss and held-out accuracy curves, a timeline of map snapshots, head
 // ablation, and saving/loading the weights as safetensors.
 //
@@ -134,7 +134,7 @@ export class AttentionLabTrainer extends AttentionLabElement {
   _ensureWorker() {
     if (this._worker) return this._worker;
     if (typeof Worker !== 'function') throw new Error(this.t('tr.noWorker'));
-    const w = new Worker(new URL('../../lib/train/worker.js', import.meta.url), { type: 'module' });
+    const w = new Worker(new URL('../../train-worker.js', import.meta.url), { type: 'module' });
     w.onmessage = (ev) => this._onMessage(ev.data);
     w.onerror = (ev) => this._onMessage({ type: 'error', message: ev.message || 'worker error' });
     this._worker = w;

@@ -1,6 +1,6 @@
 // A Hugging Face model folder on the page: listed from config.json and the
 // safetensors headers alone (nothing else is read), then loaded and run in a
-// Web Worker (model-worker.js). WorkerModel has the calls of the library's
+// Web Worker (web/model-worker.js). WorkerModel has the calls of the library's
 // Model that the views use (forward, nextTokens, fillMask, headRoles,
 // generate, encode, tokens, dispose), as Promises, so <attention-lab-model-view>
 // draws a Model of this page's thread and one in the worker alike.
@@ -110,7 +110,7 @@ export class WorkerModel {
    */
   static async load(files, { onProgress, signal, backend } = {}) {
     if (typeof Worker !== 'function') throw new Error('this browser has no Web Worker');
-    const w = new Worker(new URL('./model-worker.js', import.meta.url), { type: 'module' });
+    const w = new Worker(new URL('../../model-worker.js', import.meta.url), { type: 'module' });
     const m = new WorkerModel(w);
     m._onProgress = onProgress ?? null;
     const onAbort = () => {

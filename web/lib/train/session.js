@@ -1,5 +1,5 @@
 // A training session: a model, its trainer, a task and a held-out batch,
-// stepped in time slices. Used by the Web Worker (worker.js) and usable on
+// stepped in time slices. Used by the Web Worker (web/train-worker.js) and usable on
 // the main thread (tests, Node). Each report carries the step, the loss and
 // accuracy, the held-out accuracy and every head's map for one held-out
 // sequence ([N] layers × [H, L, L]).

@@ -1,5 +1,5 @@
-// The message loop the training Web Workers share (worker.js: a
-// TrainingSession; lm-worker.js: chapter 10's LmSession): the lab created on
+// The message loop the training Web Workers share (web/train-worker.js: a
+// TrainingSession; web/lm-worker.js: chapter 10's LmSession): the lab created on
 // the first message, 'configure' replacing the session, 'play' / 'pause' /
 // 'step' running it in time slices of `sliceMs` with a report after each,
 // and the worker's own messages. Errors go out as { type: 'error', message }.

@@ -9,10 +9,10 @@
 // Messages out: { type: 'ready', info } (LmSession.describe()), { type: 'report', report } every
 // time slice (about SLICE_MS of training), { type: 'probe', probe } every PROBE_MS of training
 // (and at step 0), { type: 'shipped', shipped }, { type: 'error', message }. The loop: worker-loop.js.
-import { Tokenizer } from '../vendor/tokenizers.js';
-import { pretrainedFiles } from '../pretrained.js';
-import { LmSession, probeModel, modelLoss } from './lm-session.js';
-import { serveSessionWorker } from './worker-loop.js';
+import { Tokenizer } from './lib/vendor/tokenizers.js';
+import { pretrainedFiles } from './lib/pretrained.js';
+import { LmSession, probeModel, modelLoss } from './lib/train/lm-session.js';
+import { serveSessionWorker } from './lib/train/worker-loop.js';
 
 const SLICE_MS = 100;
 const PROBE_MS = 3000;

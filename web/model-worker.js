@@ -16,7 +16,7 @@
 //   { type: 'dispose' }
 // Results that hold arrays (attentions) are transferred, not copied; logits
 // stay here (a [1, L, V] array is megabytes, and the views need none).
-import { init } from '../../index.js';
+import { init } from './index.js';
 
 let labPromise = null;
 let model = null;

@@ -9,8 +9,8 @@
 // training), { type: 'error', message }. The loop: worker-loop.js.
 // (The slice: long enough that the page draws few reports, short enough that
 // the curves move smoothly.)
-import { serveSessionWorker } from './worker-loop.js';
-import { TrainingSession } from './session.js';
+import { serveSessionWorker } from './lib/train/worker-loop.js';
+import { TrainingSession } from './lib/train/session.js';
 
 serveSessionWorker({
   name: 'worker',
