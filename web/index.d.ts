@@ -878,7 +878,34 @@ export interface Model {
   save(options?: { dtype?: 'F32' | 'F16' }): ModelFiles;
   /** Every head's role scores on `text` (at most the model's positions), with their chance levels. */
   headRoles(text: string | ArrayLike<number>, options?: HeadRolesOptions): HeadRoles;
+  /**
+   * TransformerLens's head scores (head_detector.py, "mul" measure) from one forward with
+   * attentions on the wasm copy; `headScores.repeated` scores (bos) r r (docs/interpretability.md).
+   */
+  readonly headScores: HeadScoresFunction;
   dispose(): void;
+}
+
+/** Each score of every head, [numLayers, numHeads]. */
+export interface HeadScores {
+  /** Σ_{i≥1} A[i][i−1] / L. */
+  previousToken: Tensor;
+  /** Σ over j < i with ids[j] = ids[i] of A[i][j], / L. */
+  duplicateToken: Tensor;
+  /** Σ over 1 ≤ j ≤ i with ids[j−1] = ids[i] (j−1 < i) of A[i][j], / L. */
+  induction: Tensor;
+  /** Σ_i A[i][0] / L (an attention sink; not a TransformerLens type). Floor 1/L on a causal model: row 0 always adds 1. */
+  firstToken: Tensor;
+}
+
+export interface HeadScoresFunction {
+  /** The scores on a text or ids (2 … the model's positions). */
+  (input: string | ArrayLike<number>): HeadScores;
+  /**
+   * The scores on `length` seeded random tokens repeated twice (after the bos token when the model
+   * has one; the same draw as headRoles), with the ids scored. length: 1 … ⌊(positions − bos) / 2⌋; seed: 0 … 2³² − 1 (default 0).
+   */
+  repeated(options: { length: number; seed?: number }): HeadScores & { ids: number[] };
 }
 
 export interface HeadRolesOptions {

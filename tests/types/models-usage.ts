@@ -1,6 +1,6 @@
 // Type check of the whole-model API (web/index.d.ts: loadModel, Model,
 // linear, the gpt2 transformer options and save()).
-import { init, type Model, type ModelOutput, type GeneratedToken, type ModelFiles } from '../../web/index.js';
+import { init, type Model, type ModelOutput, type GeneratedToken, type ModelFiles, type HeadScores } from '../../web/index.js';
 
 const lab = await init({ backend: 'wasm' });
 const gpt = lab.transformer({ architecture: 'gpt2', vocabSize: 16, maxLength: 32, embedDim: 32, numHeads: 4, numLayers: 2, seed: 1 });
@@ -32,3 +32,7 @@ void held;
 void fromFiles.catch(() => 0);
 const y = lab.linear({ data: new Float32Array(6), shape: [2, 3] }, { data: new Float32Array(12), shape: [4, 3] }, null, { layout: 'torch' });
 void [heads, logits, p, text, toks, y];
+const scores: HeadScores = model.headScores([1, 2, 3]);
+const rep: HeadScores & { ids: number[] } = model.headScores.repeated({ length: 8, seed: 1 });
+const inductionShape: number[] = rep.induction.shape;
+void [scores, rep.ids, inductionShape];

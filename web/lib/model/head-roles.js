@@ -27,7 +27,7 @@ const KEYS = ['inductionLength', 'inductionSamples', 'seed', 'previousLine', 'on
 const LINE_END = new Set(['，', '。', '！', '？', '；']);
 
 /** xorshift32 (seeded): the random sequences of the induction score. */
-function xorshift(seed) {
+export function xorshift(seed) {
   let s = (Math.imul((seed >>> 0) ^ 0x9e3779b9, 0x85ebca6b) >>> 0) || 0x6d2b79f5;
   return (n) => {
     s ^= s << 13; s >>>= 0;

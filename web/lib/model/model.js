@@ -21,6 +21,7 @@ import { saveModel } from './save.js';
 import { publicConfig } from './plan.js';
 import { softmax, topIds, candidates, draw } from './sampling.js';
 import { headRoles } from './head-roles.js';
+import { headScores, headScoresRepeated } from './head-scores.js';
 
 const FORWARD_KEYS = ['attentions', 'hiddenStates'];
 const NEXT_KEYS = ['k', 'temperature'];
@@ -340,6 +341,16 @@ export class Model {
   headRoles(text, options) {
     this._live('model.headRoles');
     return headRoles(this, text, options);
+  }
+
+  /**
+   * TransformerLens's head scores ("mul" measure, one forward): headScores(textOrIds) and
+   * headScores.repeated({ length, seed }) (web/lib/model/head-scores.js).
+   */
+  get headScores() {
+    const f = (input, options) => headScores(this, input, options);
+    f.repeated = (options) => headScoresRepeated(this, options);
+    return f;
   }
 
   /** Frees the weights and the cache; every later call throws. */
