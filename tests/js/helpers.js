@@ -112,3 +112,12 @@ export function kerasWeights(w) {
 export function shp(...shapes) {
   return shapes.map((s) => `[${s}]`).join(' ');
 }
+
+/** max |a − b| / max(1, |b|) of a flat result against nested expected arrays (the model goldens). */
+export function maxRel(actual, expected) {
+  const flat = expected.flat(Infinity);
+  expect(actual.length).toBe(flat.length);
+  let m = 0;
+  for (let i = 0; i < flat.length; i++) m = Math.max(m, Math.abs(actual[i] - flat[i]) / Math.max(1, Math.abs(flat[i])));
+  return m;
+}

@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { init } from '../../web/node.js';
-import { BACKENDS } from './helpers.js';
+import { BACKENDS, maxRel } from './helpers.js';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const MODELS = path.join(HERE, '..', 'golden', 'models');
@@ -21,15 +21,6 @@ function folder(name) {
   const dir = path.join(MODELS, name);
   const read = (f) => fs.readFileSync(path.join(dir, f));
   return { read, config: JSON.parse(read('config.json')), expected: JSON.parse(read('expected.json')) };
-}
-
-/** max |a − b| / max(1, |b|) over nested expected arrays. */
-function maxRel(actual, expected) {
-  const flat = expected.flat(Infinity);
-  expect(actual.length).toBe(flat.length);
-  let m = 0;
-  for (let i = 0; i < flat.length; i++) m = Math.max(m, Math.abs(actual[i] - flat[i]) / Math.max(1, Math.abs(flat[i])));
-  return m;
 }
 
 const labs = {};

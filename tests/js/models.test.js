@@ -13,7 +13,7 @@ import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { init } from '../../web/node.js';
 import { Tokenizer } from '@huggingface/tokenizers';
-import { BACKENDS } from './helpers.js';
+import { BACKENDS, maxRel } from './helpers.js';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.join(HERE, '..', '..');
@@ -30,15 +30,6 @@ function folder(name) {
     tokenizer: JSON.parse(read('tokenizer.json')),
     expected: JSON.parse(read('expected.json')),
   };
-}
-
-/** max |a − b| / max(1, |b|) over nested expected arrays. */
-function maxRel(actual, expected) {
-  const flat = expected.flat(Infinity);
-  expect(actual.length).toBe(flat.length);
-  let m = 0;
-  for (let i = 0; i < flat.length; i++) m = Math.max(m, Math.abs(actual[i] - flat[i]) / Math.max(1, Math.abs(flat[i])));
-  return m;
 }
 
 const labs = {};
