@@ -1,6 +1,7 @@
-// train.h — training in the attention-lab core: backward passes, AdamW and a
-// tiny transformer whose whole training step (forward, backward, optimizer)
-// is one call.
+// train.h — training in the attention-lab core: backward passes, AdamW and
+// the one block graph of every model (from the training chapter's tiny
+// post-LN default to whole checkpoints such as GPT-2 small), whose whole
+// training step (forward, backward, optimizer) is one call.
 //
 // Shape legend as in attention_lab.h (B, H, Lq/Lk/L, E, D, Dv), plus
 //   V  vocabulary size     F  feed-forward width     R  rows = B·L
@@ -104,7 +105,7 @@ struct LayerBackwardArgs {
 Status SelfAttentionLayerBackward(const LayerBackwardArgs& args);
 
 // ---------------------------------------------------------------------------
-// Tiny transformer
+// The block graph (Transformer)
 
 // kRope: rotary embedding of Q and K in every block's attention (RoFormer,
 // halves pairing, all D dims, base 10000, positions 0..L−1; D = E/H even);
