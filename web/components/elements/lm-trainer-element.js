@@ -21,6 +21,12 @@ import { LM_TRAINER_MESSAGES } from '../lib/lm-trainer-messages.js';
 import { simdSupported } from '../../index.js';
 import { linearTicks } from './trainer-element.js';
 
+// The default corpus folder, beside the repository's copy of this file. Not
+// `new URL(literal, import.meta.url)`: bundlers (webpack 5 in Docusaurus)
+// take that form for an asset of the package and fail on a folder the
+// package does not ship (data/corpora/); a site passes corpus="…" instead.
+const MODULE_URL = import.meta.url;
+
 const MODELS = ['zh', 'en'];
 // The element paints on its own compositor layer: its status line changes about ten times a
 // second, and in a long page (the tutorial) each change repainted the page's whole layer, 50 to
@@ -74,7 +80,7 @@ export class AttentionLabLmTrainer extends AttentionLabElement {
   }
 
   _corpus(model) {
-    const base = this.getAttribute('corpus') || new URL(`../../../data/corpora/${model}/`, import.meta.url).href;
+    const base = this.getAttribute('corpus') || new URL(`../../../data/corpora/${model}/`, MODULE_URL).href;
     const dir = new URL(base.endsWith('/') ? base : `${base}/`, document.baseURI);
     return { train: new URL('train.txt', dir).href, heldout: new URL('heldout.txt', dir).href };
   }
