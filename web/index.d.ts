@@ -797,11 +797,13 @@ export interface ModelFiles {
 }
 
 export interface ModelConfig {
-  modelType: 'gpt2' | 'llama' | 'bert';
+  modelType: 'gpt2' | 'llama' | 'qwen2' | 'bert';
   numLayers: number;
   numHeads: number;
   numKvHeads: number;
   embedDim: number;
+  /** The MLP's inner width F (n_inner / intermediate_size). */
+  ffnDim: number;
   vocabSize: number;
   maxPositions: number;
   /** As transformers' num_parameters(): tied weights once. */

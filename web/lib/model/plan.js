@@ -111,6 +111,7 @@ export function publicConfig(modelType, c) {
     numHeads: c.numHeads,
     numKvHeads: c.numKvHeads,
     embedDim: c.embedDim,
+    ffnDim: c.ffnDim,
     vocabSize: c.vocabSize,
     maxPositions: c.maxPositions,
   };

@@ -68,8 +68,7 @@ export const loadingText = (c, state) => c.t('ch4.learnedLoading', { model: c.t(
 /** The model's sizes: E, H, D = E/H, P positions, V characters, N layers, F MLP width. */
 export function modelSizes(lab, model) {
   const cfg = model.config;
-  const F = modelTensor(lab, model, 'h.0.mlp.c_fc.weight').shape[1];
-  return { E: cfg.embedDim, H: cfg.numHeads, D: cfg.embedDim / cfg.numHeads, P: cfg.maxPositions, V: cfg.vocabSize, N: cfg.numLayers, F };
+  return { E: cfg.embedDim, H: cfg.numHeads, D: cfg.embedDim / cfg.numHeads, P: cfg.maxPositions, V: cfg.vocabSize, N: cfg.numLayers, F: cfg.ffnDim };
 }
 
 // Library objects per model and backend: the LayerNorms and layer 0's attention.
