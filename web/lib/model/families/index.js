@@ -1,7 +1,7 @@
 // The family tables (llama.cpp's LLM_TENSOR_NAMES, transformers.js's
 // getNormalizedConfig), one file each: gpt2.js, llama.js, qwen2.js, bert.js. Each maps
 // its Hugging Face config.json keys and tensor names onto the one block graph
-// of the core (src/train/transformer.cpp, TransformerConfig in
+// of the core (src/train/transformer_graph.cpp, TransformerConfig in
 // src/train/train.h). A new family costs one file and one line below.
 //
 //   config(hf, names) → the normalised config: numLayers (N), numHeads (H),
