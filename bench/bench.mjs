@@ -77,6 +77,12 @@ if (value('--only', '') === 'lm') {
   const i = argv.indexOf('--only');
   process.exit(await runLmBench([...argv.slice(0, i), ...argv.slice(i + 2)]));
 }
+// --only interp: issue 33's interpretability calls on GPT-2 small's shape (bench/interp-bench.mjs).
+if (value('--only', '') === 'interp') {
+  const { runInterpBench } = await import('./interp-bench.mjs');
+  const i = argv.indexOf('--only');
+  process.exit(await runInterpBench([...argv.slice(0, i), ...argv.slice(i + 2)]));
+}
 const quick = flag('--quick');
 const browser = flag('--browser');
 const opts = {
