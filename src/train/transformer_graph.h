@@ -142,12 +142,13 @@ struct Transformer::Impl {
   // Forward's hooks: z_edits[l] edits layer l's z before o_proj (empty: no
   // edits; inference only); the blocks run from start_layer (x[start_layer]
   // already holds their input; the embeddings are still written to x[0]),
-  // and block start_layer first copies row resid_row of resid_source into
-  // its input (resid_source null: no copy).
+  // and block start_layer first copies, into sequence b of its input, row
+  // resid_rows[b] of resid_source ([L, E]; null: no copy).
   std::vector<train::ZEdit> z_edits;
   int64_t start_layer = 0;
   const float* resid_source = nullptr;
-  int64_t resid_row = 0;
+  std::vector<int64_t> resid_rows;
+  int64_t resid_length = 0;
   // The ablations SetAblations set, (layer, head, mode) triples: z_edits
   // is built from them whenever no call of transformer_interp.cpp edits.
   std::vector<int32_t> ablations;

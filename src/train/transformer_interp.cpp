@@ -19,34 +19,34 @@ namespace attnlab {
 namespace train {
 void ApplyZEdit(const ZEdit& edit, const MhaShape& s, float* ctx) {
   if (edit.mode.empty()) return;
-  const int64_t d = s.e / s.heads, w = s.e, rows = s.batch * s.lq;
+  const int64_t d = s.e / s.heads, w = s.e, lq = s.lq;
+  const bool per_sequence = static_cast<int64_t>(edit.mode.size()) == s.batch * s.heads;
   const size_t bytes = static_cast<size_t>(d) * sizeof(float);
   std::vector<double> mean;
-  for (int64_t h = 0; h < s.heads; ++h) {
-    const auto mode = static_cast<ZEditMode>(edit.mode[static_cast<size_t>(h)]);
-    float* z = ctx + h * d;
-    switch (mode) {
-      case ZEditMode::kKeep: break;
-      case ZEditMode::kZero:
-        for (int64_t r = 0; r < rows; ++r) std::memset(z + r * w, 0, bytes);
-        break;
-      case ZEditMode::kReplace:
-        for (int64_t r = 0; r < rows; ++r) std::memcpy(z + r * w, edit.source + h * d + r * w, bytes);
-        break;
-      case ZEditMode::kMean:
-        mean.assign(static_cast<size_t>(d), 0.0);
-        for (int64_t b = 0; b < s.batch; ++b) {
-          std::fill(mean.begin(), mean.end(), 0.0);
-          for (int64_t r = b * s.lq; r < (b + 1) * s.lq; ++r) {
+  for (int64_t b = 0; b < s.batch; ++b) {
+    for (int64_t h = 0; h < s.heads; ++h) {
+      const auto mode = static_cast<ZEditMode>(edit.mode[static_cast<size_t>(per_sequence ? b * s.heads + h : h)]);
+      float* z = ctx + b * lq * w + h * d;  // row r of this sequence: z + r·w
+      switch (mode) {
+        case ZEditMode::kKeep: break;
+        case ZEditMode::kZero:
+          for (int64_t r = 0; r < lq; ++r) std::memset(z + r * w, 0, bytes);
+          break;
+        case ZEditMode::kReplace:
+          for (int64_t r = 0; r < lq; ++r) std::memcpy(z + r * w, edit.source + h * d + r * w, bytes);
+          break;
+        case ZEditMode::kMean:
+          mean.assign(static_cast<size_t>(d), 0.0);
+          for (int64_t r = 0; r < lq; ++r) {
             for (int64_t j = 0; j < d; ++j) mean[static_cast<size_t>(j)] += z[r * w + j];
           }
-          for (int64_t r = b * s.lq; r < (b + 1) * s.lq; ++r) {
+          for (int64_t r = 0; r < lq; ++r) {
             for (int64_t j = 0; j < d; ++j) {
-              z[r * w + j] = static_cast<float>(mean[static_cast<size_t>(j)] / static_cast<double>(s.lq));
+              z[r * w + j] = static_cast<float>(mean[static_cast<size_t>(j)] / static_cast<double>(lq));
             }
           }
-        }
-        break;
+          break;
+      }
     }
   }
 }
@@ -70,8 +70,11 @@ void Transformer::Impl::RebuildZEdits() {
 void Transformer::Impl::PatchResidual(int64_t l) {
   if (resid_source == nullptr) return;
   const int64_t e = config.embed_dim;
-  std::memcpy(x[l].data() + resid_row * e, resid_source + resid_row * e,
-              static_cast<size_t>(e) * sizeof(float));
+  for (size_t b = 0; b < resid_rows.size(); ++b) {
+    const int64_t p = resid_rows[b];
+    std::memcpy(x[l].data() + (static_cast<int64_t>(b) * resid_length + p) * e, resid_source + p * e,
+                static_cast<size_t>(e) * sizeof(float));
+  }
 }
 
 bool Transformer::Impl::HeadLogits(int64_t rows, const float* in, float* out) {
@@ -111,6 +114,7 @@ struct InterpScope {
   ~InterpScope() {
     im.start_layer = 0;
     im.resid_source = nullptr;
+    im.resid_rows.clear();
     im.RebuildZEdits();
   }
 };
@@ -337,65 +341,75 @@ Status Transformer::Patch(int64_t length, const int32_t* clean, const int32_t* c
   if (out == nullptr || ld == nullptr) return Status::Invalid(std::string(where) + ": no output");
   const int64_t e = c.embed_dim, nl = c.num_layers, nh = c.num_heads, n = length * e;
   InterpScope<Impl> scope(im);
-  // LD at the last position from the final norm's row and two head rows.
   std::vector<float> wt(static_cast<size_t>(e)), wb(static_cast<size_t>(e));
   float bt = 0.0f, bb = 0.0f;
   im.HeadRow(target, wt.data(), &bt);
   im.HeadRow(baseline, wb.data(), &bb);
-  auto logit_diff = [&]() {
-    const float* xf = im.xf.data() + (length - 1) * e;
+  // LD at the last position of sequence i from the final norm's row and two head rows.
+  auto logit_diff = [&](int64_t i) {
+    const float* xf = im.xf.data() + (i * length + length - 1) * e;
     double sum = static_cast<double>(bt) - bb;
     for (int64_t j = 0; j < e; ++j) sum += static_cast<double>(xf[j]) * (static_cast<double>(wt[j]) - wb[j]);
     return sum;
   };
+  // The patched runs go `chunk` at a time as one batch (about 256 rows: the
+  // GEMMs then run on more rows per weight panel read).
+  const int64_t chunk = std::max<int64_t>(1, std::min<int64_t>(over == 0 ? nh : length, 256 / length));
   // The clean run's z (heads) or residuals, and the corrupted residuals.
   internal::AlignedBuffer clean_buf, corr_buf;
-  if (!clean_buf.Reserve(nl * n) || !corr_buf.Reserve(nl * n)) {
+  std::vector<int32_t> tokens(static_cast<size_t>(chunk * length));
+  for (int64_t i = 0; i < chunk; ++i) std::copy(corrupted, corrupted + length, tokens.begin() + i * length);
+  if (!clean_buf.Reserve(nl * n) || !corr_buf.Reserve(nl * n) || !im.Reserve(chunk * length, false)) {
     return Status::OutOfMemory(std::string(where) + ": out of memory for the clean run's activations");
   }
   float* kept = clean_buf.data();
   float* corr_x = corr_buf.data();
   const char* oom = "patch: out of memory (wasm memory is limited to 2 GiB)";
   if (!im.Forward(1, length, clean, false, nullptr, 0, false)) return Status::OutOfMemory(oom);
-  ld[0] = logit_diff();
+  ld[0] = logit_diff(0);
   for (int64_t l = 0; l < nl; ++l) {
     const float* src = over == 0 ? im.acts[l].mha.ctx.data() : im.x[l].data();
     std::memcpy(kept + l * n, src, static_cast<size_t>(n) * sizeof(float));
   }
   if (!im.Forward(1, length, corrupted, false, nullptr, 0, false)) return Status::OutOfMemory(oom);
-  ld[1] = logit_diff();
+  ld[1] = logit_diff(0);
   for (int64_t l = 0; l < nl; ++l) {
     std::memcpy(corr_x + l * n, im.x[l].data(), static_cast<size_t>(n) * sizeof(float));
   }
-  // Each patched run starts at block l from the corrupted run's x_l (the
-  // blocks before it are the corrupted run's).
-  auto run_from = [&](int64_t l) {
-    std::memcpy(im.x[l].data(), corr_x + l * n, static_cast<size_t>(n) * sizeof(float));
+  // b patched runs as one batch from block l, each sequence starting from the
+  // corrupted run's x_l (the blocks before it are the corrupted run's).
+  auto run_from = [&](int64_t l, int64_t b) {
+    for (int64_t i = 0; i < b; ++i) {
+      std::memcpy(im.x[l].data() + i * n, corr_x + l * n, static_cast<size_t>(n) * sizeof(float));
+    }
     im.start_layer = l;
-    return im.Forward(1, length, corrupted, false, nullptr, 0, false);
+    return im.Forward(b, length, tokens.data(), false, nullptr, 0, false);
   };
   if (over == 0) {
     im.z_edits.assign(static_cast<size_t>(nl), ZEdit{});
     for (int64_t l = 0; l < nl; ++l) {
       ZEdit& edit = im.z_edits[static_cast<size_t>(l)];
-      edit.mode.assign(static_cast<size_t>(nh), 0);
       edit.source = kept + l * n;
-      for (int64_t h = 0; h < nh; ++h) {
-        edit.mode[static_cast<size_t>(h)] = static_cast<uint8_t>(ZEditMode::kReplace);
-        if (!run_from(l)) return Status::OutOfMemory(oom);
-        out[l * nh + h] = static_cast<float>(logit_diff());
-        edit.mode[static_cast<size_t>(h)] = 0;
+      for (int64_t h0 = 0; h0 < nh; h0 += chunk) {
+        const int64_t b = std::min(chunk, nh - h0);
+        edit.mode.assign(static_cast<size_t>(b * nh), 0);  // sequence i patches head h0 + i
+        for (int64_t i = 0; i < b; ++i) edit.mode[static_cast<size_t>(i * nh + h0 + i)] = static_cast<uint8_t>(ZEditMode::kReplace);
+        if (!run_from(l, b)) return Status::OutOfMemory(oom);
+        for (int64_t i = 0; i < b; ++i) out[l * nh + h0 + i] = static_cast<float>(logit_diff(i));
       }
       edit = ZEdit{};
     }
     return Status::Ok();
   }
+  im.resid_length = length;
   for (int64_t l = 0; l < nl; ++l) {
     im.resid_source = kept + l * n;
-    for (int64_t p = 0; p < length; ++p) {
-      im.resid_row = p;
-      if (!run_from(l)) return Status::OutOfMemory(oom);
-      out[l * length + p] = static_cast<float>(logit_diff());
+    for (int64_t p0 = 0; p0 < length; p0 += chunk) {
+      const int64_t b = std::min(chunk, length - p0);
+      im.resid_rows.resize(static_cast<size_t>(b));  // sequence i patches position p0 + i
+      for (int64_t i = 0; i < b; ++i) im.resid_rows[static_cast<size_t>(i)] = p0 + i;
+      if (!run_from(l, b)) return Status::OutOfMemory(oom);
+      for (int64_t i = 0; i < b; ++i) out[l * length + p0 + i] = static_cast<float>(logit_diff(i));
     }
   }
   return Status::Ok();
