@@ -62,6 +62,20 @@ export function setAblations(model, where, triples) {
   model._ablationKey = key;
 }
 
+/** Logits [V] of the last of `ids` from one whole forward, no cache (a mean ablation averages z over all positions of one run). */
+export function lastLogitsUncached(model, where, ids) {
+  const Module = model._Module;
+  const V = model.config.vocabSize;
+  return withArena(Module, where, (arena) => {
+    const L = ids.length;
+    const lp = arena.f32(L * V);
+    checkStatus(Module, where, Module.transformerRun(model._t._handle, {
+      batch: 1, length: L, keep: 0, tokens: arena.fromI32(ids), logits: lp, attention: 0, hidden: 0, layerInputs: 0, cached: false, lastOnly: false,
+    }));
+    return arena.readF32(lp + (L - 1) * V * 4, V);
+  });
+}
+
 /** Refuses post-norm and head-less models with the reason. */
 function needPreNorm(model, where) {
   const c = model._t.config;

@@ -22,7 +22,7 @@ import { publicConfig } from './plan.js';
 import { softmax, topIds, candidates, draw } from './sampling.js';
 import { headRoles } from './head-roles.js';
 import { headScores, headScoresRepeated } from './head-scores.js';
-import { ablationTriples, hasMean, setAblations, logitLens, attribute, patch } from './interp.js';
+import { ablationTriples, hasMean, setAblations, lastLogitsUncached, logitLens, attribute, patch } from './interp.js';
 
 const FORWARD_KEYS = ['attentions', 'hiddenStates', 'ablate'];
 const NEXT_KEYS = ['k', 'temperature', 'ablate'];
@@ -213,16 +213,8 @@ export class Model {
     const V = this.config.vocabSize;
     setAblations(this, where, ablate);
     if (hasMean(ablate)) {
-      // A mean ablation averages z over all the positions of one run: no cache, the whole input.
       this._cacheOwner = null;
-      return withArena(Module, where, (arena) => {
-        const L = ids.length;
-        const lp = arena.f32(L * V);
-        checkStatus(Module, where, Module.transformerRun(handle, {
-          batch: 1, length: L, keep: 0, tokens: arena.fromI32(ids), logits: lp, attention: 0, hidden: 0, layerInputs: 0, cached: false, lastOnly: false,
-        }));
-        return arena.readF32(lp + (L - 1) * V * 4, V);
-      });
+      return lastLogitsUncached(this, where, ids);
     }
     this._cacheOwner = owner;
     return withArena(Module, where, (arena) => {
@@ -373,33 +365,14 @@ export class Model {
     return f;
   }
 
-  /**
-   * The logit lens (TransformerLens accumulated_resid with apply_ln): the top-k tokens and
-   * probabilities at every position for the embeddings and the residual after each block, each
-   * through the final norm (its scale from that residual) and the unembedding; with
-   * logits: true also the full [numLayers + 1, L, V] (web/lib/model/interp.js).
-   */
-  logitLens(input, options) {
-    return logitLens(this, input, options);
-  }
+  /** The logit lens: top-k tokens of x_0 … x_N through the final norm (web/lib/model/interp.js). */
+  logitLens(input, options) { return logitLens(this, input, options); }
 
-  /**
-   * Direct logit attribution of logit[target] − logit[baseline] at `position` (default: the last),
-   * the final norm's scale frozen there: { embed, heads [N, H], attnBias [N], mlps [N], constant,
-   * logitDiff }, whose parts sum to logitDiff (web/lib/model/interp.js).
-   */
-  attribute(input, options) {
-    return attribute(this, input, options);
-  }
+  /** Direct logit attribution of logit[target] − logit[baseline] (web/lib/model/interp.js). */
+  attribute(input, options) { return attribute(this, input, options); }
 
-  /**
-   * Activation patching from `clean` into `corrupted` (equal token lengths): per head
-   * ([N, H], over: 'heads') or per block input and position ([N, L], over: 'residual'),
-   * (LD_patched − LD_corrupted) / (LD_clean − LD_corrupted) (web/lib/model/interp.js).
-   */
-  patch(options) {
-    return patch(this, options);
-  }
+  /** Activation patching from `clean` into `corrupted` over heads or the residual (web/lib/model/interp.js). */
+  patch(options) { return patch(this, options); }
 
   /** Frees the weights and the cache; every later call throws. */
   dispose() {
