@@ -5,7 +5,7 @@
 //   node bench/bench.mjs [--quick] [--browser] [--repeats N] [--budget MS]
 //                        [--filter ID,ID…] [--impl a,b] [--long | --no-long]
 //                        [--no-check] [--json FILE] [--threads N,N… | --no-threads]
-//                        [--only threads] [--only lm] [--baseline REV]
+//                        [--only threads] [--only lm] [--only interp] [--baseline REV]
 //
 // Threads (Node mode): MHA [1,512,768,H12], [1,128,512,H8] and [2,5,512,H8]
 // (causal) get rows for ours and ORT's fused Attention on N threads
