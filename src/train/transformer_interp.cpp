@@ -19,7 +19,7 @@ namespace attnlab {
 namespace train {
 void ApplyZEdit(const ZEdit& edit, const MhaShape& s, float* ctx) {
   if (edit.mode.empty()) return;
-  const int64_t d = s.e / s.heads, w = s.e, lq = s.lq;
+  const int64_t d = s.e / s.heads, w = s.e, lq = s.lq;  // the context layout ZeroDisabledHeads uses
   const bool per_sequence = static_cast<int64_t>(edit.mode.size()) == s.batch * s.heads;
   const size_t bytes = static_cast<size_t>(d) * sizeof(float);
   std::vector<double> mean;
@@ -118,6 +118,10 @@ struct InterpScope {
     im.RebuildZEdits();
   }
 };
+
+// The context rows (the heads' z side by side, o_proj's input): H·D wide,
+// D = E / H in this graph. (One place to change if D is set apart from E.)
+int64_t ContextWidth(const TransformerConfig& c) { return c.embed_dim; }
 
 Status CheckIds(const char* where, const char* what, const TransformerConfig& c, int64_t length,
                 const int32_t* tokens) {
@@ -263,7 +267,7 @@ Status Transformer::Attribute(int64_t length, const int32_t* tokens, int64_t pos
     return Status::Invalid(os.str());
   }
   if (out == nullptr) return Status::Invalid(std::string(where) + ": no output");
-  const int64_t e = c.embed_dim, nl = c.num_layers, nh = c.num_heads, d = e / nh;
+  const int64_t e = c.embed_dim, nl = c.num_layers, nh = c.num_heads, w = ContextWidth(c), d = w / nh;
   InterpScope<Impl> scope(im);
   if (!im.Forward(1, length, tokens, false, nullptr, 0, false)) {
     return Status::OutOfMemory(std::string(where) + ": out of memory (wasm memory is limited to 2 GiB)");
@@ -305,13 +309,13 @@ Status Transformer::Attribute(int64_t length, const int32_t* tokens, int64_t pos
   float* mlps = attn_bias + nl;
   out[0] = part(im.x[0].data() + position * e);
   // Each head's z·W_Oᵀ at `position`: the context row with only that head's
-  // columns kept, through o_proj without its bias ([H, E] → [H, E]).
-  std::vector<float> z(static_cast<size_t>(nh * e), 0.0f), o(static_cast<size_t>(nh * e));
+  // columns kept, through o_proj without its bias ([H, H·D] → [H, E]).
+  std::vector<float> z(static_cast<size_t>(nh * w), 0.0f), o(static_cast<size_t>(nh * e));
   for (int64_t l = 0; l < nl; ++l) {
     const train::BlockParams& bp = im.blocks[static_cast<size_t>(l)];
-    const float* ctx = im.acts[l].mha.ctx.data() + position * e;
-    for (int64_t h = 0; h < nh; ++h) std::memcpy(&z[h * e + h * d], ctx + h * d, static_cast<size_t>(d) * sizeof(float));
-    if (!im.Lin(nh, e, e, z.data(), bp.attn_id[6], -1, o.data())) {
+    const float* ctx = im.acts[l].mha.ctx.data() + position * w;
+    for (int64_t h = 0; h < nh; ++h) std::memcpy(&z[h * w + h * d], ctx + h * d, static_cast<size_t>(d) * sizeof(float));
+    if (!im.Lin(nh, w, e, z.data(), bp.attn_id[6], -1, o.data())) {
       return Status::OutOfMemory(std::string(where) + ": out of memory");
     }
     for (int64_t h = 0; h < nh; ++h) heads[l * nh + h] = part(&o[h * e]);
@@ -339,7 +343,10 @@ Status Transformer::Patch(int64_t length, const int32_t* clean, const int32_t* c
   }
   if (over != 0 && over != 1) return Status::Invalid(std::string(where) + ": over must be 0 (heads) or 1 (residual)");
   if (out == nullptr || ld == nullptr) return Status::Invalid(std::string(where) + ": no output");
+  // n: floats of one sequence's residual rows (and of its context rows, as
+  // wide in this graph; nz if not).
   const int64_t e = c.embed_dim, nl = c.num_layers, nh = c.num_heads, n = length * e;
+  const int64_t nz = length * ContextWidth(c), nk = std::max(n, nz);
   InterpScope<Impl> scope(im);
   std::vector<float> wt(static_cast<size_t>(e)), wb(static_cast<size_t>(e));
   float bt = 0.0f, bb = 0.0f;
@@ -359,7 +366,7 @@ Status Transformer::Patch(int64_t length, const int32_t* clean, const int32_t* c
   internal::AlignedBuffer clean_buf, corr_buf;
   std::vector<int32_t> tokens(static_cast<size_t>(chunk * length));
   for (int64_t i = 0; i < chunk; ++i) std::copy(corrupted, corrupted + length, tokens.begin() + i * length);
-  if (!clean_buf.Reserve(nl * n) || !corr_buf.Reserve(nl * n) || !im.Reserve(chunk * length, false)) {
+  if (!clean_buf.Reserve(nl * nk) || !corr_buf.Reserve(nl * n) || !im.Reserve(chunk * length, false)) {
     return Status::OutOfMemory(std::string(where) + ": out of memory for the clean run's activations");
   }
   float* kept = clean_buf.data();
@@ -369,7 +376,8 @@ Status Transformer::Patch(int64_t length, const int32_t* clean, const int32_t* c
   ld[0] = logit_diff(0);
   for (int64_t l = 0; l < nl; ++l) {
     const float* src = over == 0 ? im.acts[l].mha.ctx.data() : im.x[l].data();
-    std::memcpy(kept + l * n, src, static_cast<size_t>(n) * sizeof(float));
+    const int64_t m = over == 0 ? nz : n;
+    std::memcpy(kept + l * nk, src, static_cast<size_t>(m) * sizeof(float));
   }
   if (!im.Forward(1, length, corrupted, false, nullptr, 0, false)) return Status::OutOfMemory(oom);
   ld[1] = logit_diff(0);
@@ -389,7 +397,7 @@ Status Transformer::Patch(int64_t length, const int32_t* clean, const int32_t* c
     im.z_edits.assign(static_cast<size_t>(nl), ZEdit{});
     for (int64_t l = 0; l < nl; ++l) {
       ZEdit& edit = im.z_edits[static_cast<size_t>(l)];
-      edit.source = kept + l * n;
+      edit.source = kept + l * nk;
       for (int64_t h0 = 0; h0 < nh; h0 += chunk) {
         const int64_t b = std::min(chunk, nh - h0);
         edit.mode.assign(static_cast<size_t>(b * nh), 0);  // sequence i patches head h0 + i
@@ -403,7 +411,7 @@ Status Transformer::Patch(int64_t length, const int32_t* clean, const int32_t* c
   }
   im.resid_length = length;
   for (int64_t l = 0; l < nl; ++l) {
-    im.resid_source = kept + l * n;
+    im.resid_source = kept + l * nk;
     for (int64_t p0 = 0; p0 < length; p0 += chunk) {
       const int64_t b = std::min(chunk, length - p0);
       im.resid_rows.resize(static_cast<size_t>(b));  // sequence i patches position p0 + i
