@@ -103,12 +103,12 @@ struct MhaShape {
 // z is a head's attention-weighted sum of V, its D columns of the context rows
 // [B·Lq, E] before o_proj. Per head: kKeep; kZero (z = 0); kMean (z = its mean
 // over each sequence's queried rows, as this run computed them); kReplace (z
-// from `source`, one sequence's rows laid out as the context, the same for
-// every sequence of the batch: activation patching).
+// from `source`, one sequence's rows by position laid out as the context,
+// the same for every sequence of the batch: activation patching).
 enum class ZEditMode : uint8_t { kKeep = 0, kZero = 1, kMean = 2, kReplace = 3 };
 struct ZEdit {
   std::vector<uint8_t> mode;     // [H], or [B, H] (per sequence) ZEditMode; empty: no edit
-  const float* source = nullptr;  // kReplace: [Lq, E]
+  const float* source = nullptr;  // kReplace: [L, E], row p for position p (pos0 + row)
 };
 // Applies `edit` to the context rows of shape s (its batch, lq, e, heads).
 void ApplyZEdit(const ZEdit& edit, const MhaShape& s, float* ctx);

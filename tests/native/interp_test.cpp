@@ -143,10 +143,20 @@ TEST_P(Interp, PatchingEqualInputsChangesNothingAndTheOnlyDifferenceRestoresClea
   EXPECT_NE(ld[0], ld[1]);
   EXPECT_NEAR(resid[3], ld[0], 1e-5);  // x_0 at the only differing position: the clean run
   for (int64_t p = 0; p < 3; ++p) EXPECT_NEAR(resid[p], ld[1], 1e-5);  // before it: no effect
-  // The last block's input at the last position: every other row stays corrupted.
+  // LD_corrupted is the corrupted forward's.
   std::vector<float> logits(L * c.vocab_size);
   ASSERT_TRUE(t->Forward(1, L, corrupted.data(), logits.data(), nullptr).ok());
   EXPECT_NEAR(ld[1], logits[(L - 1) * c.vocab_size + 4] - logits[(L - 1) * c.vocab_size + 11], 1e-5);
+  // A late difference (position 6 of 8): the patched runs rerun positions 6.. only,
+  // against the cached keys and values of the corrupted run; the same identities hold.
+  std::vector<int32_t> late = kIds;
+  late[6] = 19;
+  ASSERT_TRUE(t->Patch(L, kIds.data(), late.data(), 4, 11, 1, resid.data(), ld).ok());
+  EXPECT_NEAR(resid[6], ld[0], 1e-5);
+  for (int64_t p = 0; p < 6; ++p) EXPECT_EQ(resid[p], static_cast<float>(ld[1]));
+  EXPECT_NEAR(resid[7], ld[1], 1e-5);  // position 7 is the same token in both
+  ASSERT_TRUE(t->Patch(L, kIds.data(), late.data(), 4, 11, 0, heads.data(), ld).ok());
+  for (float v : heads) EXPECT_TRUE(std::isfinite(v));
 }
 
 TEST_P(Interp, BadArgumentsAreInvalid) {

@@ -439,7 +439,14 @@ def main_interp():
         cc, cr = net.run(ids), net.run(corrupted)
         diff = cc['logits'][-1] - cr['logits'][-1]
         target, baseline = int(np.argmax(diff)), int(np.argmin(diff))
-        patch = [patch_case(net, ids, corrupted, target, baseline)]
+        # a late difference too (positions 9, 10 of 12): the library then reruns only those positions
+        late = list(ids)
+        late[9] = int((ids[9] + 5) % V)
+        late[10] = int((ids[10] + 3) % V)
+        cl = net.run(late)['logits'][-1]
+        dl = cc['logits'][-1] - cl
+        patch = [patch_case(net, ids, corrupted, target, baseline),
+                 patch_case(net, ids, late, int(np.argmax(dl)), int(np.argmin(dl)))]
         out = {'source': 'tests/reference/interp.py (float64 numpy; TransformerLens ActivationCache.py '
                          'accumulated_resid / decompose_resid / logit_attrs, patching.py)',
                'lens': [lens, lens_short], 'attribute': attribute, 'ablate': ablate, 'patch': patch}
