@@ -8,7 +8,10 @@
 #include <cstdlib>
 #include <vector>
 
+#include "attention_lab.h"
+#include "internal.h"
 #include "kernels/kernels.h"
+#include "train/ops.h"
 
 namespace {
 
@@ -36,8 +39,75 @@ double BenchGemm(double m_in, double n_in, double k_in, double iterations) {
   return (t1 - t0) / iterations;
 }
 
+// lab.multiHeadAttention's driver (MultiHeadAttention::Forward: one fused
+// QKV GEMM for self-attention) against the whole models' driver
+// (train::MhaForward over weights packed once, as a loaded model runs), on
+// the same weights, self-attention [B, L, E], H heads, causal or not.
+// path 0: MultiHeadAttention, 1: train::MhaForward. Milliseconds per call;
+// callers interleave the two paths (issue 31: one code path if it costs no
+// measured speed).
+double BenchMhaPath(double path, double b_in, double l_in, double e_in, double h_in, double causal,
+                    double iterations) {
+  using namespace attnlab;
+  const int64_t b = static_cast<int64_t>(b_in), l = static_cast<int64_t>(l_in), e = static_cast<int64_t>(e_in),
+                h = static_cast<int64_t>(h_in);
+  std::vector<float> x(static_cast<size_t>(b * l * e)), out(static_cast<size_t>(b * l * e));
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>((i * 37) % 101) * 0.01f - 0.5f;
+  MaskSpec mask;
+  mask.causal = causal != 0;
+  const int iters = static_cast<int>(iterations);
+  if (path == 0) {
+    MhaConfig c;
+    c.embed_dim = e;
+    c.num_heads = h;
+    c.seed = 1;
+    Status st;
+    auto mha = MultiHeadAttention::Create(c, &st);
+    MhaForwardArgs a;
+    a.batch = b;
+    a.lq = a.lk = l;
+    a.query = a.key = a.value = x.data();
+    a.output = out.data();
+    a.mask = mask;
+    (void)mha->Forward(a);
+    const double t0 = emscripten_get_now();
+    for (int i = 0; i < iters; ++i) (void)mha->Forward(a);
+    return (emscripten_get_now() - t0) / iterations;
+  }
+  // torch-layout weights [out, in] packed once (B [in, out] panels).
+  std::vector<float> w[8];
+  std::vector<internal::AlignedBuffer> packs(8);
+  kernels::PackedB pb[8];
+  const kernels::PackedB* pk[8] = {};
+  MhaParams p;
+  for (int i = 0; i < 8; ++i) {
+    const bool bias = i % 2 == 1;
+    w[i].assign(static_cast<size_t>(bias ? e : e * e), 0.0f);
+    for (size_t j = 0; j < w[i].size(); ++j) w[i][j] = bias ? 0.0f : static_cast<float>((j * 13 + i) % 29) * 0.002f - 0.03f;
+    p.w[i] = w[i].data();
+    if (!bias) {
+      packs[i].Reserve(kernels::PackedFloats(e, e));
+      pb[i] = kernels::PackB(e, e, w[i].data(), 1, e, packs[i].data());
+      pk[i] = &pb[i];
+    }
+  }
+  train::MhaShape s{b, l, l, e, h, e, e, nullptr, 0};
+  s.packed = pk;
+  kernels::AttentionView view;
+  internal::ResolveMask(mask, b, h, l, l, &view);
+  train::MhaActivations act;
+  train::Workspace ws;
+  (void)train::MhaForward(s, p, x.data(), x.data(), x.data(), view, nullptr, out.data(), nullptr, &act, &ws);
+  const double t0 = emscripten_get_now();
+  for (int i = 0; i < iters; ++i) {
+    (void)train::MhaForward(s, p, x.data(), x.data(), x.data(), view, nullptr, out.data(), nullptr, &act, &ws);
+  }
+  return (emscripten_get_now() - t0) / iterations;
+}
+
 }  // namespace
 
 EMSCRIPTEN_BINDINGS(attention_lab_bench) {
   emscripten::function("benchGemm", &BenchGemm);
+  emscripten::function("benchMhaPath", &BenchMhaPath);
 }
