@@ -1,0 +1,195 @@
+// PyTorch checkpoints (pytorch_model.bin, .pth, .pt) as torch.save writes
+// them since torch 1.6: a zip (io/zip.js) of one folder <folder>/ holding
+// data.pkl (the state dict, read by the restricted unpickler of
+// io/torch-pickle.js), data/<key> (each storage's raw little-endian bytes),
+// byteorder ('little'; absent in older files, which are little-endian) and
+// version. The folder is 'archive' or, in torch < 2, the file's own name.
+//
+// Tensors are listed as the safetensors reader lists them, { name, dtype,
+// shape, count, begin, end, source }: `source` is a byte source and [begin,
+// end) the tensor's contiguous bytes in it. A contiguous tensor (the usual
+// case, also at a storage offset, also sharing a storage with another: tied
+// weights) is a range of the file itself; a non-contiguous view (a
+// transposed or sliced tensor saved as is) gets a source of its own that
+// gathers its elements into contiguous bytes when first read.
+//
+// Refused with an Error: the legacy format of torch < 1.6 (a bare pickle,
+// starts 0x80 0x02), big-endian storages, entries outside the folder, any
+// pickle global or opcode outside the allowed set, storages whose size does
+// not match their element count, views that reach past their storage.
+import { rangeError } from '../errors.js';
+import { DTYPES } from './dtypes.js';
+import { openZip, isZip } from './zip.js';
+import { unpickle, PyDict, TorchTensor, STORAGE_DTYPES } from './torch-pickle.js';
+
+export { isZip };
+
+/** Largest data.pkl accepted (bytes): a state dict's pickle is kilobytes per tensor. */
+const MAX_PICKLE_BYTES = 256 * 2 ** 20;
+
+/**
+ * True when `prefix` is the start of the pre-1.6 torch.save format: a pickle
+ * of protocol 2 whose first value is torch's magic number, a 10-byte LONG1
+ * (80 02 8a 0a; as a safetensors length prefix that would be a 177 MB header).
+ */
+export function isLegacyTorch(prefix) {
+  return prefix.length >= 4 && prefix[0] === 0x80 && prefix[1] === 0x02 && prefix[2] === 0x8a && prefix[3] === 0x0a;
+}
+
+/** The Error for a pre-1.6 checkpoint. */
+export function legacyTorchError(where) {
+  return rangeError(where, 'this is a PyTorch checkpoint in the legacy format of torch < 1.6 (a bare pickle, not a zip), which this reader does not read; re-save it with torch >= 1.6 (torch.save(torch.load(f), f2)) or as safetensors');
+}
+
+function contiguousStrides(shape) {
+  const s = new Array(shape.length);
+  let k = 1;
+  for (let i = shape.length - 1; i >= 0; i--) {
+    s[i] = k;
+    k *= shape[i];
+  }
+  return s;
+}
+
+function isContiguous(shape, stride) {
+  const want = contiguousStrides(shape);
+  return shape.every((d, i) => d === 1 || stride[i] === want[i]);
+}
+
+/** A byte source of one strided view, gathered into contiguous bytes on first read. */
+function gatherSource(label, src, storageBegin, t, elem) {
+  const count = t.shape.reduce((a, b) => a * b, 1);
+  let low = t.offset;
+  let high = t.offset;
+  t.shape.forEach((d, i) => { if (d > 0) high += (d - 1) * t.stride[i]; });
+  let cache = null;
+  return {
+    label,
+    size: count * elem,
+    async read(a, b) {
+      if (!cache) {
+        const raw = await src.read(storageBegin + low * elem, storageBegin + (high + 1) * elem);
+        cache = new Uint8Array(count * elem);
+        const nd = t.shape.length;
+        const idx = new Array(nd).fill(0);
+        for (let k = 0; k < count; k++) {
+          let off = t.offset - low;
+          for (let i = 0; i < nd; i++) off += idx[i] * t.stride[i];
+          cache.set(raw.subarray(off * elem, (off + 1) * elem), k * elem);
+          for (let i = nd - 1; i >= 0; i--) {
+            if (++idx[i] < t.shape[i]) break;
+            idx[i] = 0;
+          }
+        }
+      }
+      return cache.subarray(a, b);
+    },
+  };
+}
+
+/**
+ * Opens a torch.save checkpoint in `src` ({ label, size, read(a, b) }):
+ * returns { entries: [{ name, dtype, shape, count, begin, end, source }],
+ * folder }. Reads the zip directory, data.pkl, byteorder and each storage's
+ * local header; no tensor data (except deflated storages, inflated here).
+ * @param {string} where
+ */
+export async function openTorch(where, src) {
+  const zip = await openZip(where, src);
+  const pkls = zip.entries.filter((e) => /^[^/]+\/data\.pkl$/.test(e.name));
+  if (pkls.length !== 1) {
+    throw rangeError(where, pkls.length ? `the zip holds ${pkls.length} data.pkl files (${pkls.map((e) => e.name).join(', ')}); a torch.save checkpoint holds one` : 'this zip is not a torch.save checkpoint: it holds no <folder>/data.pkl');
+  }
+  const folder = pkls[0].name.slice(0, -'/data.pkl'.length);
+  for (const e of zip.entries) {
+    const parts = e.name.split('/');
+    if (parts[0] !== folder || parts.length < 2 || parts.some((s) => s === '..' || s === '') || e.name.includes('\\')) {
+      throw rangeError(where, `zip entry ${JSON.stringify(e.name)} lies outside the checkpoint's folder ${JSON.stringify(folder + '/')}`);
+    }
+  }
+  const order = zip.entry(`${folder}/byteorder`);
+  if (order) {
+    const text = new TextDecoder().decode(await zip.bytes(order));
+    if (text === 'big') throw rangeError(where, 'this checkpoint was saved on a big-endian machine (byteorder "big"); this reader reads little-endian storages only: re-save it on a little-endian machine or as safetensors');
+    if (text !== 'little') throw rangeError(where, `the checkpoint's byteorder record is ${JSON.stringify(text.slice(0, 20))}; expected "little" or "big"`);
+  }
+  if (pkls[0].size > MAX_PICKLE_BYTES) throw rangeError(where, `data.pkl is ${pkls[0].size} bytes, over the limit of ${MAX_PICKLE_BYTES}`);
+  const pkl = await zip.bytes(pkls[0]);
+
+  const storages = new Map();
+  const persistentLoad = (pid) => {
+    const [kind, cls, key, , numel] = pid;
+    if (kind !== 'storage' || pid.length !== 5) throw rangeError(where, `bad pickle: a persistent id must be ('storage', <storage class>, key, location, numel), got one of ${pid.length} items starting ${JSON.stringify(String(kind)).slice(0, 30)}`);
+    if (!cls || typeof cls.storageClass !== 'string') throw rangeError(where, 'bad pickle: a persistent id\'s storage class is not one of torch\'s storage classes');
+    if (typeof key !== 'string' || !/^[\w.-]+$/.test(key)) throw rangeError(where, `bad pickle: storage key ${JSON.stringify(key)} must be a plain name`);
+    if (!Number.isSafeInteger(numel) || numel < 0) throw rangeError(where, `bad pickle: storage ${JSON.stringify(key)} has element count ${String(numel)}`);
+    const dtype = STORAGE_DTYPES[cls.storageClass];
+    const old = storages.get(key);
+    if (old) {
+      if (old.dtype !== dtype || old.numel !== numel) throw rangeError(where, `storage ${JSON.stringify(key)} is named twice with different types or sizes (${old.dtype}×${old.numel}, ${dtype}×${numel})`);
+      return old;
+    }
+    const s = { key, dtype, numel };
+    storages.set(key, s);
+    return s;
+  };
+  const root = unpickle(where, pkl, persistentLoad);
+  if (!(root instanceof PyDict)) throw rangeError(where, 'the checkpoint does not hold a state dict (a dict of name → tensor) at its top level');
+
+  // Each storage's bytes in the file (or, deflated, in memory).
+  const placed = new Map();
+  for (const s of storages.values()) {
+    const e = zip.entry(`${folder}/data/${s.key}`);
+    if (!e) throw rangeError(where, `storage ${JSON.stringify(s.key)} has no record ${folder}/data/${s.key} in the zip`);
+    const want = s.numel * DTYPES[s.dtype].size;
+    if (e.size !== want) throw rangeError(where, `storage ${JSON.stringify(s.key)} holds ${e.size} bytes, but ${s.numel} ${s.dtype} elements need ${want}`);
+    if (e.method === 0) {
+      const { begin } = await zip.data(e);
+      placed.set(s.key, { src, begin });
+    } else {
+      const bytes = await zip.bytes(e);
+      placed.set(s.key, { src: { label: src.label, size: bytes.length, read: async (a, b) => bytes.subarray(a, b) }, begin: 0 });
+    }
+  }
+
+  const entries = [];
+  for (const [name, t] of root.map) {
+    if (typeof name !== 'string') throw rangeError(where, `the state dict has a key that is not a string (${typeof name})`);
+    if (!(t instanceof TorchTensor)) {
+      const kind = t instanceof PyDict ? 'a dict' : Array.isArray(t) ? 'a list' : t === null ? 'None' : typeof t;
+      throw rangeError(where, `state dict entry ${JSON.stringify(name)} is ${kind}, not a tensor; loadModel reads a flat state dict (model.state_dict()), not a training checkpoint that nests one`);
+    }
+    const { dtype } = t.storage;
+    const elem = DTYPES[dtype].size;
+    const count = t.shape.reduce((a, b) => a * b, 1);
+    const { src: s, begin } = placed.get(t.storage.key);
+    if (count === 0 || isContiguous(t.shape, t.stride)) {
+      const b = begin + t.offset * elem;
+      entries.push({ name, dtype, shape: t.shape, count, begin: b, end: b + count * elem, source: s });
+    } else {
+      entries.push({ name, dtype, shape: t.shape, count, begin: 0, end: count * elem, source: gatherSource(s.label, s, begin, t, elem) });
+    }
+  }
+  return { entries, folder };
+}
+
+/**
+ * Reads every tensor of a torch.save checkpoint held in memory (or a Blob):
+ * { tensors: { name: { data: Uint8Array (contiguous little-endian bytes), shape, dtype } } }.
+ * For tests and tools; loadModel streams the tensors instead.
+ * @param {Uint8Array|Blob} bytes
+ */
+export async function readTorchBytes(bytes, where = 'readTorch') {
+  const src = typeof Blob === 'function' && bytes instanceof Blob
+    ? { label: 'checkpoint', size: bytes.size, read: async (a, b) => new Uint8Array(await bytes.slice(a, b).arrayBuffer()) }
+    : { label: 'checkpoint', size: bytes.byteLength, read: async (a, b) => bytes.subarray(a, b) };
+  const prefix = await src.read(0, Math.min(4, src.size));
+  if (!isZip(prefix)) {
+    if (isLegacyTorch(prefix)) throw legacyTorchError(where);
+    throw rangeError(where, 'not a torch.save checkpoint: it does not start with the zip magic PK\\x03\\x04');
+  }
+  const { entries } = await openTorch(where, src);
+  const tensors = {};
+  for (const e of entries) tensors[e.name] = { data: await e.source.read(e.begin, e.end), shape: e.shape, dtype: e.dtype };
+  return { tensors };
+}
