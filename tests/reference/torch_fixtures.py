@@ -17,7 +17,8 @@ web/, src/ or bindings/ is used.
   llama-sharded/pytorch_model-0000{1,2}-of-00002.bin + pytorch_model.bin.index.json (F32)
   bad/*.bin                     hostile or unsupported files, one refusal each:
     os-system.bin       a state dict holding an object whose __reduce__ is os.system (never run)
-    legacy.bin          the pre-1.6 format (_use_new_zipfile_serialization=False)
+    legacy.bin          the pre-1.6 format (_use_new_zipfile_serialization=False; its storage
+                        keys are object ids, so this file differs from run to run)
     int8.bin            wte.weight as int8 (a dtype loadModel refuses for weights)
     complex.bin         a complex64 tensor (torch.ComplexFloatStorage: not an allowed global)
     big-endian.bin      gpt2's zip with its byteorder record set to 'big'
@@ -26,7 +27,7 @@ web/, src/ or bindings/ is used.
 
 Run: /usr/bin/python3 tests/reference/torch_fixtures.py
 """
-import io, json, os, pickle, struct, sys, zipfile
+import io, json, os, shutil, struct, sys, zipfile
 import numpy as np
 import torch
 
@@ -152,6 +153,23 @@ def main():
     repack(small, os.path.join(OUT, 'bad', 'outside.bin'), lambda n, b: [(n, b)] + ([(n.split('/')[0] + '/../evil', b'x')] if n.endswith('/version') else []))
     os.remove(small)
     save({'model': {'wte.weight': gpt2['wte.weight'][:2].clone()}, 'step': 3}, 'bad', 'nested.bin')
+
+    # Seeds of tests/fuzz/fuzz-torch.mjs: tiny checkpoints with every feature the reader handles.
+    fuzz = os.path.join(HERE, '..', 'fuzz', 'torch-corpus')
+    os.makedirs(fuzz, exist_ok=True)
+    base = torch.arange(24, dtype=torch.float32) / 8
+    seeds = {
+        'features.bin': {'a': base[:6].view(2, 3), 'b': base[6:18].view(3, 4).t(), 'tied': base[:6].view(2, 3),
+                         'h': base[:4].to(torch.float16), 'bf': base[:4].to(torch.bfloat16), 'ids': torch.arange(5).expand(1, -1),
+                         'scalar': torch.tensor(1.5), 'empty': torch.zeros(0, 3)},
+        'plain.bin': {'w': base.view(4, 6).clone(), 'b': base[:4].clone()},
+    }
+    for fname, sd in seeds.items():
+        torch.save(sd, os.path.join(fuzz, fname))
+    torch.manual_seed(0)
+    torch.save(torch.nn.Linear(3, 2).state_dict(), os.path.join(fuzz, 'linear.bin'))
+    for fname in ['os-system.bin', 'outside.bin', 'big-endian.bin', 'nested.bin']:
+        shutil.copy(os.path.join(OUT, 'bad', fname), os.path.join(fuzz, fname))
 
     # Check: every fixture reads back (weights_only where torch 1.13 has it) equal to its source.
     def same(a, b):
