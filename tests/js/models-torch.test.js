@@ -98,6 +98,27 @@ describe('inputs', () => {
     await check(await lab().loadModel({ config: json('llama', 'config.json'), weights }), 'llama');
   });
 
+  test('the page lists a pytorch_model.bin folder from its directory and pickle alone (model-client listModel)', async () => {
+    const { listModel, isModelFolder } = await import('../../web/components/lib/model-client.js');
+    const bin = read(TORCH, 'bert', 'pytorch_model.bin');
+    const files = [
+      new File([read(MODELS, 'bert', 'config.json')], 'config.json'),
+      new File([read(MODELS, 'bert', 'tokenizer.json')], 'tokenizer.json'),
+      new File([bin], 'pytorch_model.bin'),
+      new File(['x'], 'README.md'),
+    ];
+    expect(isModelFolder(files)).toBe(true);
+    const L = await listModel(files);
+    expect(L.modelType).toBe('bert');
+    expect(L.shards).toEqual(['pytorch_model.bin']);
+    expect(L.dtypes.sort()).toEqual(['F32', 'I64']);
+    expect(L.bytes).toBe(bin.length);
+    expect(L.headerBytes).toBeGreaterThan(0);
+    expect(L.headerBytes).toBeLessThan(bin.length / 4);
+    const sharded = fs.readdirSync(path.join(TORCH, 'llama-sharded')).map((n) => new File([read(TORCH, 'llama-sharded', n)], n));
+    expect(isModelFolder([new File(['{}'], 'config.json'), ...sharded])).toBe(true);
+  });
+
   test('safetensors win when a folder has both', async () => {
     const files = [
       new File([read(MODELS, 'gpt2', 'config.json')], 'config.json'),

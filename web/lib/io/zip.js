@@ -53,12 +53,20 @@ const latin1 = new TextDecoder('latin1');
 export async function openZip(where, src) {
   const size = src.size;
   if (size < EOCD_BYTES) throw rangeError(where, `truncated zip: ${size} bytes, less than the ${EOCD_BYTES}-byte end of central directory record`);
-  const tailStart = Math.max(0, size - EOCD_BYTES - MAX_COMMENT);
-  const tail = await src.read(tailStart, size);
-  const tdv = view(tail);
+  // The end record is the last 22 bytes unless the archive has a comment
+  // (torch writes none): look in the last KB first, then the whole window.
+  let tailStart = 0;
+  let tail = null;
+  let tdv = null;
   let eocd = -1;
-  for (let i = tail.length - EOCD_BYTES; i >= 0; i--) {
-    if (tdv.getUint32(i, true) === EOCD_SIG && i + EOCD_BYTES + tdv.getUint16(i + 20, true) <= tail.length) { eocd = i; break; }
+  for (const back of [1024, EOCD_BYTES + MAX_COMMENT]) {
+    tailStart = Math.max(0, size - back);
+    tail = await src.read(tailStart, size);
+    tdv = view(tail);
+    for (let i = tail.length - EOCD_BYTES; i >= 0; i--) {
+      if (tdv.getUint32(i, true) === EOCD_SIG && i + EOCD_BYTES + tdv.getUint16(i + 20, true) === tail.length) { eocd = i; break; }
+    }
+    if (eocd >= 0 || tailStart === 0) break;
   }
   if (eocd < 0) throw rangeError(where, 'truncated or damaged zip: no end of central directory record (a torch.save file ends with one)');
   const eocdAt = tailStart + eocd;

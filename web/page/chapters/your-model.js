@@ -9,7 +9,7 @@
 // run like a checkpoint. A Llama-family layer's heads, key/value heads and
 // RoPE base are not in its weights: they are read from a config.json dropped
 // with the file, or else guessed, said to be guessed, and editable.
-// A whole Hugging Face model folder (config.json + model.safetensors or its
+// A whole Hugging Face model folder (config.json + model.safetensors or pytorch_model.bin or their
 // shards + tokenizer.json) is listed from its headers and, on Load, run in a
 // Web Worker on the sentence (lib/whole-model.js).
 import { h, fmt } from '../../components/lib/dom.js';
@@ -87,7 +87,7 @@ export default {
   deps: ['text', 'seed'],
   mount(ctx, body, section) {
     defineViewer();
-    const input = h('input', { type: 'file', id: 'ym-file', accept: '.safetensors,.npy,.npz,.json', multiple: true, class: 'ym-input' });
+    const input = h('input', { type: 'file', id: 'ym-file', accept: '.safetensors,.bin,.npy,.npz,.json', multiple: true, class: 'ym-input' });
     const drop = h('label', { class: 'ym-drop', for: 'ym-file' }, ctx.text('span', 'ym.drop'), input);
     const folderInput = h('input', { type: 'file', id: 'ym-folder', webkitdirectory: true, multiple: true, class: 'ym-input' });
     const folderLabel = h('label', { class: 'ym-folder', for: 'ym-folder' }, ctx.text('span', 'ym.folder'), folderInput);
