@@ -147,7 +147,7 @@ describe('bad input: refused, the heap back at its baseline', () => {
   const gpt2 = (weights) => () => ({ config: json('gpt2', 'config.json'), weights });
 
   test('a hostile pickle (os.system)', async () => {
-    await expectLoadError(gpt2(read(TORCH, 'bad', 'os-system.bin')), /^loadModel: model\.safetensors: the pickle asks for the global posix\.system/);
+    await expectLoadError(gpt2(read(TORCH, 'bad', 'os-system.bin')), /^loadModel: pytorch_model\.bin: the pickle asks for the global posix\.system/);
   });
 
   test('a named file that is not what its name says', async () => {

@@ -18,7 +18,7 @@
 // pickle global or opcode outside the allowed set, storages whose size does
 // not match their element count, views that reach past their storage.
 import { rangeError } from '../errors.js';
-import { DTYPES } from './dtypes.js';
+import { DTYPES, asBytes } from './dtypes.js';
 import { openZip, isZip } from './zip.js';
 import { unpickle, PyDict, TorchTensor, STORAGE_DTYPES } from './torch-pickle.js';
 
@@ -70,13 +70,20 @@ function gatherSource(label, src, storageBegin, t, elem) {
       if (!cache) {
         const raw = await src.read(storageBegin + low * elem, storageBegin + (high + 1) * elem);
         cache = new Uint8Array(count * elem);
+        // Odometer over all but the last dimension; the last one is a strided run.
         const nd = t.shape.length;
+        const inner = t.shape[nd - 1];
+        const step = t.stride[nd - 1] * elem;
         const idx = new Array(nd).fill(0);
-        for (let k = 0; k < count; k++) {
+        let k = 0;
+        for (let row = 0; row < count / inner; row++) {
           let off = t.offset - low;
-          for (let i = 0; i < nd; i++) off += idx[i] * t.stride[i];
-          cache.set(raw.subarray(off * elem, (off + 1) * elem), k * elem);
-          for (let i = nd - 1; i >= 0; i--) {
+          for (let i = 0; i < nd - 1; i++) off += idx[i] * t.stride[i];
+          let q = off * elem;
+          for (let j = 0; j < inner; j++, q += step) {
+            for (let e = 0; e < elem; e++) cache[k++] = raw[q + e];
+          }
+          for (let i = nd - 2; i >= 0; i--) {
             if (++idx[i] < t.shape[i]) break;
             idx[i] = 0;
           }
@@ -177,12 +184,17 @@ export async function openTorch(where, src) {
  * Reads every tensor of a torch.save checkpoint held in memory (or a Blob):
  * { tensors: { name: { data: Uint8Array (contiguous little-endian bytes), shape, dtype } } }.
  * For tests and tools; loadModel streams the tensors instead.
- * @param {Uint8Array|Blob} bytes
+ * @param {ArrayBuffer|ArrayBufferView|Blob} bytes
  */
 export async function readTorchBytes(bytes, where = 'readTorch') {
-  const src = typeof Blob === 'function' && bytes instanceof Blob
-    ? { label: 'checkpoint', size: bytes.size, read: async (a, b) => new Uint8Array(await bytes.slice(a, b).arrayBuffer()) }
-    : { label: 'checkpoint', size: bytes.byteLength, read: async (a, b) => bytes.subarray(a, b) };
+  let src;
+  if (typeof Blob === 'function' && bytes instanceof Blob) {
+    const blob = bytes;
+    src = { label: 'checkpoint', size: blob.size, read: async (a, b) => new Uint8Array(await blob.slice(a, b).arrayBuffer()) };
+  } else {
+    const u8 = asBytes(where, bytes);
+    src = { label: 'checkpoint', size: u8.byteLength, read: async (a, b) => u8.subarray(a, b) };
+  }
   const prefix = await src.read(0, Math.min(4, src.size));
   if (!isZip(prefix)) {
     if (isLegacyTorch(prefix)) throw legacyTorchError(where);

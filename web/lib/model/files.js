@@ -95,12 +95,16 @@ function byteSource(v, label) {
 }
 
 /** Reads one safetensors header (or a torch checkpoint's directory): { label, entries: [{ name, dtype, shape, count, begin, end, source }] } with absolute offsets. */
-async function openShard(src) {
-  const where = `${WHERE}: ${src.label}`;
+async function openShard(src, unnamed = false) {
   const prefix = await src.read(0, Math.min(8, src.size));
   // PyTorch's torch.save zip (pytorch_model.bin): one branch, io/torch.js.
-  if (isZip(prefix)) return { label: src.label, metadata: null, entries: (await openTorch(where, src)).entries };
-  if (isLegacyTorch(prefix)) throw legacyTorchError(where);
+  if (isZip(prefix) || isLegacyTorch(prefix)) {
+    if (unnamed) src.label = 'pytorch_model.bin'; // not the default 'model.safetensors'
+    const where = `${WHERE}: ${src.label}`;
+    if (!isZip(prefix)) throw legacyTorchError(where);
+    return { label: src.label, metadata: null, entries: (await openTorch(where, src)).entries };
+  }
+  const where = `${WHERE}: ${src.label}`;
   const n = safetensorsHeaderLength(where, prefix, src.size);
   const start = 8 + n;
   const { entries, metadata } = parseSafetensorsHeader(where, await src.read(8, start), src.size - start);
@@ -158,7 +162,7 @@ export async function openWeights(weights) {
   for (let i = 0; i < shards.length; i++) {
     const src = byteSource(shards[i], labels[i]);
     bytes += src.size;
-    opened.push(await openShard(src));
+    opened.push(await openShard(src, shards.length === 1 && !index && !nameOf(shards[i])));
   }
   const tensors = new Map();
   for (const shard of opened) {
