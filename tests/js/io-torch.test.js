@@ -30,6 +30,62 @@ function rawSafetensors(file) {
   return out;
 }
 
+/**
+ * The same zip with its directory in zip64 form (as torch writes past 4 GiB):
+ * every central entry's sizes and offset moved into a zip64 extra field, a
+ * zip64 end record and locator, the classic end record saturated.
+ */
+function toZip64(b) {
+  const dv = new DataView(b.buffer, b.byteOffset, b.byteLength);
+  const eocd = b.length - 22;
+  const count = dv.getUint16(eocd + 10, true);
+  const cdOffset = dv.getUint32(eocd + 16, true);
+  const parts = [b.subarray(0, cdOffset)];
+  let p = cdOffset;
+  let cdSize = 0;
+  for (let i = 0; i < count; i++) {
+    const nameLen = dv.getUint16(p + 28, true);
+    const extraLen = dv.getUint16(p + 30, true);
+    const commentLen = dv.getUint16(p + 32, true);
+    const head = b.slice(p, p + 46);
+    const hv = new DataView(head.buffer);
+    const extra = new Uint8Array(28);
+    const ev = new DataView(extra.buffer);
+    ev.setUint16(0, 1, true);
+    ev.setUint16(2, 24, true);
+    ev.setBigUint64(4, BigInt(hv.getUint32(24, true)), true);
+    ev.setBigUint64(12, BigInt(hv.getUint32(20, true)), true);
+    ev.setBigUint64(20, BigInt(hv.getUint32(42, true)), true);
+    hv.setUint32(20, 0xffffffff, true);
+    hv.setUint32(24, 0xffffffff, true);
+    hv.setUint32(42, 0xffffffff, true);
+    hv.setUint16(30, extraLen + 28, true);
+    const entry = [head, b.subarray(p + 46, p + 46 + nameLen + extraLen), extra, b.subarray(p + 46 + nameLen + extraLen, p + 46 + nameLen + extraLen + commentLen)];
+    parts.push(...entry);
+    cdSize += entry.reduce((n, x) => n + x.length, 0);
+    p += 46 + nameLen + extraLen + commentLen;
+  }
+  const rec = new DataView(new ArrayBuffer(56 + 20 + 22));
+  rec.setUint32(0, 0x06064b50, true);
+  rec.setBigUint64(4, 44n, true);
+  rec.setUint16(12, 45, true);
+  rec.setUint16(14, 45, true);
+  rec.setBigUint64(24, BigInt(count), true);
+  rec.setBigUint64(32, BigInt(count), true);
+  rec.setBigUint64(40, BigInt(cdSize), true);
+  rec.setBigUint64(48, BigInt(cdOffset), true);
+  rec.setUint32(56, 0x07064b50, true);
+  rec.setBigUint64(64, BigInt(cdOffset + cdSize), true);
+  rec.setUint32(72, 1, true);
+  rec.setUint32(76, 0x06054b50, true);
+  rec.setUint16(84, 0xffff, true);
+  rec.setUint16(86, 0xffff, true);
+  rec.setUint32(88, 0xffffffff, true);
+  rec.setUint32(92, 0xffffffff, true);
+  parts.push(new Uint8Array(rec.buffer));
+  return new Uint8Array(Buffer.concat(parts));
+}
+
 const TWINS = [
   ['gpt2/pytorch_model.bin', 'gpt2/model.safetensors', { 'lm_head.weight': 'wte.weight' }],
   ['gpt2-views/pytorch_model.bin', 'gpt2/model.safetensors', {}],
@@ -75,6 +131,19 @@ describe('torch.save checkpoints equal their safetensors twins bit for bit', () 
     expect([...seen].sort()).toEqual(Object.keys(want).sort());
   });
 
+  test('a zip64 directory (torch past 4 GiB) reads as the plain one', async () => {
+    const plain = bin('gpt2', 'pytorch_model.bin');
+    const z64 = toZip64(plain);
+    const a = await readTorchBytes(z64);
+    const b = await readTorchBytes(plain);
+    expect(Object.keys(a.tensors)).toEqual(Object.keys(b.tensors));
+    for (const n of Object.keys(b.tensors)) expect(Buffer.from(a.tensors[n].data).equals(Buffer.from(b.tensors[n].data))).toBe(true);
+    // a locator pointing nowhere
+    const bad = z64.slice();
+    new DataView(bad.buffer).setUint32(bad.length - 22 - 20 + 8, 0x7ffffff0, true);
+    await expect(readTorchBytes(bad)).rejects.toThrow(/damaged zip64: the zip64 end record's offset \d+ lies outside the file/);
+  });
+
   test('a Blob reads as the bytes do', async () => {
     const a = await readTorchBytes(new Blob([bin('gpt2-views', 'pytorch_model.bin')]));
     const b = await readTorchBytes(bin('gpt2-views', 'pytorch_model.bin'));
@@ -113,6 +182,17 @@ describe('refused', () => {
     await refuse(b.subarray(0, b.length - 5), /truncated or damaged zip: no end of central directory record/);
     await refuse(b.subarray(0, 10), /truncated zip: 10 bytes/);
     await refuse(new Uint8Array([0x50, 0x4b, 3, 4]), /truncated zip: 4 bytes/);
+  });
+
+  test('a deflated entry that inflates past its declared size', async () => {
+    const b = bin('bert-deflated', 'pytorch_model.bin').slice();
+    const dv = new DataView(b.buffer);
+    let p = dv.getUint32(b.length - 22 + 16, true);
+    while (!Buffer.from(b.subarray(p + 46, p + 46 + dv.getUint16(p + 28, true))).toString().endsWith('/data.pkl')) {
+      p += 46 + dv.getUint16(p + 28, true) + dv.getUint16(p + 30, true) + dv.getUint16(p + 32, true);
+    }
+    dv.setUint32(p + 24, dv.getUint32(p + 24, true) - 1, true);
+    await refuse(b, /zip entry "pytorch_model\/data\.pkl" inflates to more than \d+ bytes, but the directory says \d+/);
   });
 
   test('damaged pickles in a real checkpoint', async () => {

@@ -168,6 +168,9 @@ def main():
         torch.save(sd, os.path.join(fuzz, fname))
     torch.manual_seed(0)
     torch.save(torch.nn.Linear(3, 2).state_dict(), os.path.join(fuzz, 'linear.bin'))
+    with zipfile.ZipFile(os.path.join(fuzz, 'features.bin')) as zin, zipfile.ZipFile(os.path.join(fuzz, 'features-deflated.bin'), 'w', zipfile.ZIP_DEFLATED) as zout:
+        for info in zin.infolist():
+            zout.writestr(zipfile.ZipInfo(info.filename, date_time=(1980, 1, 1, 0, 0, 0)), zin.read(info.filename), compress_type=zipfile.ZIP_DEFLATED)
     for fname in ['os-system.bin', 'outside.bin', 'big-endian.bin', 'nested.bin']:
         shutil.copy(os.path.join(OUT, 'bad', fname), os.path.join(fuzz, fname))
 

@@ -22,6 +22,8 @@ const CENTRAL_SIG = 0x02014b50;
 const LOCAL_SIG = 0x04034b50;
 const EOCD_BYTES = 22;
 const MAX_COMMENT = 0xffff;
+/** Largest deflated entry inflated in memory (the wasm heap holds 2 GiB). */
+const MAX_INFLATED_BYTES = 2 ** 31;
 
 /** True when `prefix` (the first bytes of a file) starts with a zip local header or an empty archive's end record. */
 export function isZip(prefix) {
@@ -180,13 +182,28 @@ async function inflateRaw(where, e, raw) {
   if (typeof DecompressionStream !== 'function') {
     throw new Error(`${where}: zip entry ${JSON.stringify(e.name)} is deflated, and this environment has no DecompressionStream to inflate it; torch.save writes stored entries: re-save the checkpoint with torch.save, or as safetensors`);
   }
-  let out;
+  if (e.size > MAX_INFLATED_BYTES) throw rangeError(where, `zip entry ${JSON.stringify(e.name)} would inflate to ${e.size} bytes, more than the ${MAX_INFLATED_BYTES} this reader inflates in memory; re-save it stored (as torch.save writes)`);
+  // Inflated chunk by chunk into the size the directory gives, and stopped
+  // as soon as it would grow past it (a zip bomb costs no more than that).
+  const out = new Uint8Array(e.size);
+  let n = 0;
+  let reader;
   try {
-    const stream = new Blob([raw]).stream().pipeThrough(new DecompressionStream('deflate-raw'));
-    out = new Uint8Array(await new Response(stream).arrayBuffer());
+    reader = new Blob([raw]).stream().pipeThrough(new DecompressionStream('deflate-raw')).getReader();
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      if (n + value.length > e.size) {
+        await reader.cancel();
+        n = -1;
+        break;
+      }
+      out.set(value, n);
+      n += value.length;
+    }
   } catch (err) {
     throw rangeError(where, `zip entry ${JSON.stringify(e.name)}: its deflate data do not inflate (${err && err.message})`);
   }
-  if (out.length !== e.size) throw rangeError(where, `zip entry ${JSON.stringify(e.name)} inflates to ${out.length} bytes, but the directory says ${e.size}`);
+  if (n !== e.size) throw rangeError(where, `zip entry ${JSON.stringify(e.name)} inflates to ${n < 0 ? `more than ${e.size}` : n} bytes, but the directory says ${e.size}`);
   return out;
 }
