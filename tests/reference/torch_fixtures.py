@@ -14,7 +14,8 @@ web/, src/ or bindings/ is used.
   bert-deflated/pytorch_model.bin  the same zip re-packed with deflate (zipfile), not torch's own
   llama-f16/pytorch_model.bin   F16 (saved to a BytesIO: the folder is 'archive/')
   llama-bf16/pytorch_model.bin  BF16
-  llama-sharded/pytorch_model-0000{1,2}-of-00002.bin + pytorch_model.bin.index.json (F32)
+  llama-sharded/pytorch_model-0000{1,2}-of-00002.bin + pytorch_model.bin.index.json (F32),
+                                with llama's config.json and tokenizer.json: a whole folder
   bad/*.bin                     hostile or unsupported files, one refusal each:
     os-system.bin       a state dict holding an object whose __reduce__ is os.system (never run)
     legacy.bin          the pre-1.6 format (_use_new_zipfile_serialization=False; its storage
@@ -137,6 +138,9 @@ def main():
     with open(os.path.join(OUT, 'llama-sharded', 'pytorch_model.bin.index.json'), 'w') as f:
         json.dump(index, f, indent=2)
         f.write('\n')
+    # A whole folder (for <attention-lab-model-view src=".../llama-sharded/">).
+    for fname in ['config.json', 'tokenizer.json']:
+        shutil.copy(os.path.join(MODELS, 'llama', fname), os.path.join(OUT, 'llama-sharded', fname))
 
     # Hostile and unsupported files.
     class Boom:
