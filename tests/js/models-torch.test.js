@@ -94,7 +94,7 @@ describe('inputs', () => {
     ];
     await check(await lab().loadModel(files), 'llama');
     // and as { weights: [index, ...shards] }
-    const weights = fs.readdirSync(dir).map((n) => new File([read(dir, n)], n));
+    const weights = fs.readdirSync(dir).filter((n) => /\.bin(\.index\.json)?$/.test(n)).map((n) => new File([read(dir, n)], n));
     await check(await lab().loadModel({ config: json('llama', 'config.json'), weights }), 'llama');
   });
 
@@ -166,7 +166,7 @@ describe('bad input: refused, the heap back at its baseline', () => {
 
   test('a shard missing from the index', async () => {
     const dir = path.join(TORCH, 'llama-sharded');
-    const weights = fs.readdirSync(dir).filter((n) => !n.startsWith('pytorch_model-00002')).map((n) => new File([read(dir, n)], n));
+    const weights = fs.readdirSync(dir).filter((n) => /\.bin(\.index\.json)?$/.test(n) && !n.startsWith('pytorch_model-00002')).map((n) => new File([read(dir, n)], n));
     await expectLoadError(() => ({ config: json('llama', 'config.json'), weights }), /the index needs shard files that were not given: pytorch_model-00002-of-00002\.bin/);
   });
 });
