@@ -144,6 +144,12 @@ describe('torch.save checkpoints equal their safetensors twins bit for bit', () 
     await expect(readTorchBytes(bad)).rejects.toThrow(/damaged zip64: the zip64 end record's offset \d+ lies outside the file/);
   });
 
+  test('directory entries of other zip tools are passed over', async () => {
+    const { tensors } = await readTorchBytes(bin('dir-entries.bin'));
+    const want = rawSafetensors('gpt2/model.safetensors')['wte.weight'].bytes.subarray(0, 2 * 32 * 4);
+    expect(Buffer.from(tensors['wte.weight'].data).equals(want)).toBe(true);
+  });
+
   test('a Blob reads as the bytes do', async () => {
     const a = await readTorchBytes(new Blob([bin('gpt2-views', 'pytorch_model.bin')]));
     const b = await readTorchBytes(bin('gpt2-views', 'pytorch_model.bin'));
@@ -174,6 +180,10 @@ describe('refused', () => {
     await refuse(bin('bad', 'big-endian.bin'), /saved on a big-endian machine \(byteorder "big"\)/);
     await refuse(bin('bad', 'outside.bin'), /zip entry "small\/\.\.\/evil" lies outside the checkpoint's folder "small\/"/);
     await refuse(bin('bad', 'nested.bin'), /state dict entry "model" is a dict, not a tensor/);
+  });
+
+  test('a stride-0 view too large to gather', async () => {
+    await refuse(bin('bad', 'expand.bin'), /tensor "x" is a non-contiguous view of 4398046511104 bytes, more than the 2147483648 this reader gathers/);
   });
 
   test('truncated zips', async () => {

@@ -25,6 +25,8 @@ web/, src/ or bindings/ is used.
     big-endian.bin      gpt2's zip with its byteorder record set to 'big'
     outside.bin         an extra entry '<folder>/../evil' outside the checkpoint's folder
     nested.bin          a training checkpoint {'model': state_dict, 'step': 3}
+    expand.bin          a stride-0 view claiming 2^40 elements of a 1-element storage
+  dir-entries.bin               a tiny checkpoint re-packed with directory entries (readable)
 
 Run: /usr/bin/python3 tests/reference/torch_fixtures.py
 """
@@ -155,7 +157,15 @@ def main():
     # torch 1.13 writes no byteorder record (torch >= 2.1 does): add one saying 'big'.
     repack(small, os.path.join(OUT, 'bad', 'big-endian.bin'), lambda n, b: [(n, b)] + ([(n.split('/')[0] + '/byteorder', b'big')] if n.endswith('/version') else []))
     repack(small, os.path.join(OUT, 'bad', 'outside.bin'), lambda n, b: [(n, b)] + ([(n.split('/')[0] + '/../evil', b'x')] if n.endswith('/version') else []))
+    # Directory entries ('small/', 'small/data/'), as zip tools other than torch's add: still readable.
+    with zipfile.ZipFile(small) as zin, zipfile.ZipFile(os.path.join(OUT, 'dir-entries.bin'), 'w') as z:
+        for d in ['small/', 'small/data/']:
+            z.writestr(zipfile.ZipInfo(d, date_time=(1980, 1, 1, 0, 0, 0)), b'')
+        for info in zin.infolist():
+            z.writestr(zipfile.ZipInfo(info.filename, date_time=(1980, 1, 1, 0, 0, 0)), zin.read(info.filename))
     os.remove(small)
+    # A stride-0 view claiming 2^40 elements of a 1-element storage.
+    save({'x': torch.zeros(1).expand(2 ** 20, 2 ** 20)}, 'bad', 'expand.bin')
     save({'model': {'wte.weight': gpt2['wte.weight'][:2].clone()}, 'step': 3}, 'bad', 'nested.bin')
 
     # Seeds of tests/fuzz/fuzz-torch.mjs: tiny checkpoints with every feature the reader handles.

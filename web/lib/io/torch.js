@@ -26,6 +26,8 @@ export { isZip };
 
 /** Largest data.pkl accepted (bytes): a state dict's pickle is kilobytes per tensor. */
 const MAX_PICKLE_BYTES = 256 * 2 ** 20;
+/** Largest non-contiguous view gathered into contiguous bytes (the wasm heap holds 2 GiB). */
+const MAX_GATHER_BYTES = 2 ** 31;
 
 /**
  * True when `prefix` is the start of the pre-1.6 torch.save format: a pickle
@@ -109,8 +111,10 @@ export async function openTorch(where, src) {
   }
   const folder = pkls[0].name.slice(0, -'/data.pkl'.length);
   for (const e of zip.entries) {
-    const parts = e.name.split('/');
-    if (parts[0] !== folder || parts.length < 2 || parts.some((s) => s === '..' || s === '') || e.name.includes('\\')) {
+    // A directory entry ('archive/', 'archive/data/': other zip tools add them) names nothing to read.
+    const dir = e.size === 0 && e.name.endsWith('/');
+    const parts = (dir ? e.name.slice(0, -1) : e.name).split('/');
+    if (parts[0] !== folder || parts.length < (dir ? 1 : 2) || parts.some((s) => s === '..' || s === '') || e.name.includes('\\')) {
       throw rangeError(where, `zip entry ${JSON.stringify(e.name)} lies outside the checkpoint's folder ${JSON.stringify(folder + '/')}`);
     }
   }
@@ -174,6 +178,8 @@ export async function openTorch(where, src) {
       const b = begin + t.offset * elem;
       entries.push({ name, dtype, shape: t.shape, count, begin: b, end: b + count * elem, source: s });
     } else {
+      // (a stride-0 view of a small storage can claim any size: gathered, it must fit in memory)
+      if (count * elem > MAX_GATHER_BYTES) throw rangeError(where, `tensor ${JSON.stringify(name)} is a non-contiguous view of ${count * elem} bytes, more than the ${MAX_GATHER_BYTES} this reader gathers`);
       entries.push({ name, dtype, shape: t.shape, count, begin: 0, end: count * elem, source: gatherSource(s.label, s, begin, t, elem) });
     }
   }
