@@ -3,12 +3,12 @@
 // tests/reference/torch_fixtures.py, from the golden safetensors checkpoints):
 // every tensor's bytes equal its safetensors twin's bit for bit (F32, F16,
 // BF16; tied storages, views at offsets, a transposed view, deflated
-// entries), hostile pickles are refused by name and run nothing, damaged zips
+// entries, the legacy format of torch < 1.6), hostile pickles are refused by name and run nothing, damaged zips
 // are refused, and a short fuzz pass of tests/fuzz/fuzz-torch.mjs.
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { readTorchBytes } from '../../web/lib/io/torch.js';
+import { readTorchBytes, openLegacyTorch } from '../../web/lib/io/torch.js';
 import { unpickle, ALLOWED_GLOBALS } from '../../web/lib/io/torch-pickle.js';
 import { pickleRange } from '../fuzz/fuzz-torch.mjs';
 
@@ -91,6 +91,7 @@ const TWINS = [
   ['gpt2-views/pytorch_model.bin', 'gpt2/model.safetensors', {}],
   ['bert/pytorch_model.bin', 'bert/model.safetensors', { 'cls.predictions.decoder.weight': 'bert.embeddings.word_embeddings.weight' }],
   ['bert-deflated/pytorch_model.bin', 'bert/model.safetensors', { 'cls.predictions.decoder.weight': 'bert.embeddings.word_embeddings.weight' }],
+  ['bert-legacy/pytorch_model.bin', 'bert/model.safetensors', { 'cls.predictions.decoder.weight': 'bert.embeddings.word_embeddings.weight' }],
   ['llama-f16/pytorch_model.bin', 'llama/model-f16.safetensors', {}],
   ['llama-bf16/pytorch_model.bin', 'llama/model-bf16.safetensors', {}],
 ];
@@ -150,6 +151,17 @@ describe('torch.save checkpoints equal their safetensors twins bit for bit', () 
     expect(Buffer.from(tensors['wte.weight'].data).equals(want)).toBe(true);
   });
 
+  test('legacy pickles longer than the first read are read in growing pieces', async () => {
+    const b = bin('bert-legacy', 'pytorch_model.bin');
+    const reads = [];
+    const src = { label: 'x', size: b.length, read: async (a, e) => { reads.push([a, e]); return b.subarray(a, e); } };
+    const { entries } = await openLegacyTorch('t', src, 64);
+    const heads = reads.filter(([a]) => a === 0).map(([, e]) => e);
+    expect(heads.slice(0, 3)).toEqual([64, 256, 1024]);
+    const want = (await readTorchBytes(b)).tensors;
+    for (const e of entries) expect(Buffer.from(await e.source.read(e.begin, e.end)).equals(Buffer.from(want[e.name].data))).toBe(true);
+  });
+
   test('a Blob reads as the bytes do', async () => {
     const a = await readTorchBytes(new Blob([bin('gpt2-views', 'pytorch_model.bin')]));
     const b = await readTorchBytes(bin('gpt2-views', 'pytorch_model.bin'));
@@ -172,8 +184,15 @@ describe('refused', () => {
     await refuse(bin('bad', 'complex.bin'), /the global torch\.ComplexFloatStorage/);
   });
 
-  test('the legacy format of torch < 1.6', async () => {
-    await refuse(bin('bad', 'legacy.bin'), /legacy format of torch < 1\.6 .*re-save it with torch >= 1\.6 .* or as safetensors/);
+  test('a pickle that calls os.system in the legacy format', async () => {
+    await refuse(bin('bad', 'legacy-os-system.bin'), /readTorch: the pickle asks for the global posix\.system/);
+  });
+
+  test('damaged legacy files', async () => {
+    const b = bin('bert-legacy', 'pytorch_model.bin');
+    await refuse(b.subarray(0, b.length - 1), /truncated legacy torch checkpoint: storage "\d+" \[\d+, \d+\) runs past the end/);
+    await refuse(b.subarray(0, 300), /truncated pickle/);
+    await refuse(Uint8Array.from([0x80, 0x02, 0x8a, 0x0a, ...Array(10).fill(0), 0x2e]), /a pickle that does not start with torch's magic number/);
   });
 
   test('big-endian storages, an entry outside the folder, a nested training checkpoint', async () => {

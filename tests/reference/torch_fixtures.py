@@ -12,14 +12,16 @@ web/, src/ or bindings/ is used.
   bert/pytorch_model.bin        F32; cls.predictions.decoder.weight tied to the word embeddings,
                                 an int64 bert.embeddings.position_ids buffer (ignored by loadModel)
   bert-deflated/pytorch_model.bin  the same zip re-packed with deflate (zipfile), not torch's own
+  bert-legacy/pytorch_model.bin    the same in the legacy format of torch < 1.6
+                                (_use_new_zipfile_serialization=False; its storage keys are
+                                object addresses, so legacy files differ from run to run)
   llama-f16/pytorch_model.bin   F16 (saved to a BytesIO: the folder is 'archive/')
   llama-bf16/pytorch_model.bin  BF16
   llama-sharded/pytorch_model-0000{1,2}-of-00002.bin + pytorch_model.bin.index.json (F32),
                                 with llama's config.json and tokenizer.json: a whole folder
   bad/*.bin                     hostile or unsupported files, one refusal each:
     os-system.bin       a state dict holding an object whose __reduce__ is os.system (never run)
-    legacy.bin          the pre-1.6 format (_use_new_zipfile_serialization=False; its storage
-                        keys are object ids, so this file differs from run to run)
+    legacy-os-system.bin  the same in the legacy format
     int8.bin            wte.weight as int8 (a dtype loadModel refuses for weights)
     complex.bin         a complex64 tensor (torch.ComplexFloatStorage: not an allowed global)
     big-endian.bin      gpt2's zip with its byteorder record set to 'big'
@@ -119,6 +121,10 @@ def main():
         for info in zin.infolist():
             zout.writestr(zipfile.ZipInfo(info.filename, date_time=(1980, 1, 1, 0, 0, 0)), zin.read(info.filename), compress_type=zipfile.ZIP_DEFLATED)
 
+    # bert in the legacy format of torch < 1.6 (what old hub BERT fine-tunes hold).
+    os.makedirs(os.path.join(OUT, 'bert-legacy'), exist_ok=True)
+    torch.save(sd, os.path.join(OUT, 'bert-legacy', 'pytorch_model.bin'), _use_new_zipfile_serialization=False)
+
     # llama in F16 (to a BytesIO: folder 'archive/') and BF16.
     f16 = read_safetensors(os.path.join(MODELS, 'llama', 'model-f16.safetensors'))
     buf = io.BytesIO()
@@ -149,7 +155,7 @@ def main():
         def __reduce__(self):
             return (os.system, ('echo this must never run',))
     save({'wte.weight': gpt2['wte.weight'][:2].clone(), 'boom': Boom()}, 'bad', 'os-system.bin')
-    torch.save({'wte.weight': gpt2['wte.weight'][:4].clone()}, os.path.join(OUT, 'bad', 'legacy.bin'), _use_new_zipfile_serialization=False)
+    torch.save({'wte.weight': gpt2['wte.weight'][:2].clone(), 'boom': Boom()}, os.path.join(OUT, 'bad', 'legacy-os-system.bin'), _use_new_zipfile_serialization=False)
     save({'wte.weight': (gpt2['wte.weight'] * 100).to(torch.int8)}, 'bad', 'int8.bin')
     save({'wte.weight': torch.zeros(2, dtype=torch.complex64)}, 'bad', 'complex.bin')
     small = os.path.join(OUT, 'bad', 'small.tmp')
@@ -185,6 +191,7 @@ def main():
     with zipfile.ZipFile(os.path.join(fuzz, 'features.bin')) as zin, zipfile.ZipFile(os.path.join(fuzz, 'features-deflated.bin'), 'w', zipfile.ZIP_DEFLATED) as zout:
         for info in zin.infolist():
             zout.writestr(zipfile.ZipInfo(info.filename, date_time=(1980, 1, 1, 0, 0, 0)), zin.read(info.filename), compress_type=zipfile.ZIP_DEFLATED)
+    torch.save(seeds['features.bin'], os.path.join(fuzz, 'legacy.bin'), _use_new_zipfile_serialization=False)
     for fname in ['os-system.bin', 'outside.bin', 'big-endian.bin', 'nested.bin']:
         shutil.copy(os.path.join(OUT, 'bad', fname), os.path.join(fuzz, fname))
 
@@ -194,6 +201,7 @@ def main():
     assert same(torch.load(os.path.join(OUT, 'gpt2', 'pytorch_model.bin')), gpt2)
     assert same(torch.load(os.path.join(OUT, 'gpt2-views', 'pytorch_model.bin')), gpt2)
     assert same(torch.load(os.path.join(OUT, 'bert', 'pytorch_model.bin')), bert)
+    assert same(torch.load(os.path.join(OUT, 'bert-legacy', 'pytorch_model.bin')), bert)
     assert same(torch.load(os.path.join(OUT, 'llama-f16', 'pytorch_model.bin')), f16)
     print('wrote', OUT, file=sys.stderr)
 

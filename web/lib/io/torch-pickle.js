@@ -151,17 +151,37 @@ function makeGlobals(where) {
  * @param {(pid: any[]) => any} persistentLoad
  */
 export function unpickle(where, bytes, persistentLoad) {
+  return unpickleAt(where, bytes, 0, persistentLoad).value;
+}
+
+/** A RangeError for a pickle cut short: `truncated` tells a reader that more bytes may complete it. */
+function truncated(where, message) {
+  const err = rangeError(where, `truncated pickle: ${message}`);
+  Object.defineProperty(err, 'truncated', { value: true });
+  return err;
+}
+
+/**
+ * Unpickles the one pickle that starts at `start` in `bytes` (the legacy
+ * format holds several in a row): { value, end } with `end` just past its
+ * STOP. A pickle cut short throws a RangeError with `truncated` true.
+ * @param {string} where
+ * @param {Uint8Array} bytes
+ * @param {number} start
+ * @param {(pid: any[]) => any} persistentLoad
+ */
+export function unpickleAt(where, bytes, start, persistentLoad) {
   const globals = makeGlobals(where);
   const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const n = bytes.length;
-  let p = 0;
+  let p = start;
   /** @type {any[]} */
   let stack = [];
   /** @type {any[][]} */
   const marks = [];
   const memo = new Map();
   const need = (k, what) => {
-    if (p + k > n) throw rangeError(where, `truncated pickle: ${what} at byte ${p - 1} needs ${k} bytes, ${n - p} left`);
+    if (p + k > n) throw truncated(where, `${what} at byte ${p - 1} needs ${k} bytes, ${n - p} left`);
   };
   const pop = (op) => {
     if (stack.length === 0) throw rangeError(where, `bad pickle: opcode ${op} at byte ${p - 1} on an empty stack`);
@@ -194,7 +214,7 @@ export function unpickle(where, bytes, persistentLoad) {
   const latin1 = new TextDecoder('latin1');
   const line = (what) => {
     const end = bytes.indexOf(0x0a, p);
-    if (end < 0) throw rangeError(where, `truncated pickle: ${what} at byte ${p - 1} has no newline`);
+    if (end < 0) throw truncated(where, `${what} at byte ${p - 1} has no newline`);
     const s = latin1.decode(bytes.subarray(p, end));
     p = end + 1;
     return s;
@@ -225,7 +245,7 @@ export function unpickle(where, bytes, persistentLoad) {
   };
 
   while (true) {
-    if (p >= n) throw rangeError(where, 'truncated pickle: it ends without a STOP opcode');
+    if (p >= n) throw truncated(where, 'it ends without a STOP opcode');
     const op = bytes[p++];
     const name = `0x${op.toString(16).padStart(2, '0')}`;
     switch (op) {
@@ -240,7 +260,7 @@ export function unpickle(where, bytes, persistentLoad) {
         break;
       case 0x2e: // STOP
         if (stack.length !== 1 || marks.length) throw rangeError(where, `bad pickle: STOP with ${stack.length} values on the stack and ${marks.length} open marks`);
-        return pop('STOP');
+        return { value: pop('STOP'), end: p };
       case 0x28: // MARK
         marks.push(stack);
         stack = [];

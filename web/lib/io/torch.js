@@ -1,9 +1,11 @@
 // PyTorch checkpoints (pytorch_model.bin, .pth, .pt) as torch.save writes
-// them since torch 1.6: a zip (io/zip.js) of one folder <folder>/ holding
+// them since torch 1.6 — a zip (io/zip.js) of one folder <folder>/ holding
 // data.pkl (the state dict, read by the restricted unpickler of
 // io/torch-pickle.js), data/<key> (each storage's raw little-endian bytes),
 // byteorder ('little'; absent in older files, which are little-endian) and
-// version. The folder is 'archive' or, in torch < 2, the file's own name.
+// version; the folder is 'archive' or, in torch < 2, the file's own name —
+// and in the legacy format of torch < 1.6 (openLegacyTorch: five pickles in
+// a row, then the storages' bytes), which many older hub checkpoints hold.
 //
 // Tensors are listed as the safetensors reader lists them, { name, dtype,
 // shape, count, begin, end, source }: `source` is a byte source and [begin,
@@ -13,14 +15,13 @@
 // transposed or sliced tensor saved as is) gets a source of its own that
 // gathers its elements into contiguous bytes when first read.
 //
-// Refused with an Error: the legacy format of torch < 1.6 (a bare pickle,
-// starts 0x80 0x02), big-endian storages, entries outside the folder, any
+// Refused with an Error: big-endian storages, entries outside the folder, any
 // pickle global or opcode outside the allowed set, storages whose size does
 // not match their element count, views that reach past their storage.
 import { rangeError } from '../errors.js';
 import { DTYPES, asBytes } from './dtypes.js';
 import { openZip, isZip } from './zip.js';
-import { unpickle, PyDict, TorchTensor, STORAGE_DTYPES } from './torch-pickle.js';
+import { unpickle, unpickleAt, PyDict, TorchTensor, STORAGE_DTYPES } from './torch-pickle.js';
 
 export { isZip };
 
@@ -36,11 +37,6 @@ const MAX_GATHER_BYTES = 2 ** 31;
  */
 export function isLegacyTorch(prefix) {
   return prefix.length >= 4 && prefix[0] === 0x80 && prefix[1] === 0x02 && prefix[2] === 0x8a && prefix[3] === 0x0a;
-}
-
-/** The Error for a pre-1.6 checkpoint. */
-export function legacyTorchError(where) {
-  return rangeError(where, 'this is a PyTorch checkpoint in the legacy format of torch < 1.6 (a bare pickle, not a zip), which this reader does not read; re-save it with torch >= 1.6 (torch.save(torch.load(f), f2)) or as safetensors');
 }
 
 function contiguousStrides(shape) {
@@ -97,6 +93,130 @@ function gatherSource(label, src, storageBegin, t, elem) {
 }
 
 /**
+ * The persistent-id handler of a checkpoint's pickle: each ('storage',
+ * <storage class>, key, location, numel) — in the legacy format with a sixth
+ * item, view_metadata, None unless the storage is a view of an older torch —
+ * becomes one { key, dtype, numel }, the same object for the same key.
+ */
+function storageRegistry(where, legacy) {
+  const storages = new Map();
+  const items = legacy ? 6 : 5;
+  const persistentLoad = (pid) => {
+    const [kind, cls, key, , numel, view] = pid;
+    if (kind !== 'storage' || pid.length !== items) throw rangeError(where, `bad pickle: a persistent id must be ('storage', <storage class>, key, location, numel${legacy ? ', view_metadata' : ''}), got one of ${pid.length} items starting ${JSON.stringify(String(kind)).slice(0, 30)}`);
+    if (!cls || typeof cls.storageClass !== 'string') throw rangeError(where, 'bad pickle: a persistent id\'s storage class is not one of torch\'s storage classes');
+    if (typeof key !== 'string' || !/^[\w.-]+$/.test(key)) throw rangeError(where, `bad pickle: storage key ${JSON.stringify(key)} must be a plain name`);
+    if (!Number.isSafeInteger(numel) || numel < 0) throw rangeError(where, `bad pickle: storage ${JSON.stringify(key)} has element count ${String(numel)}`);
+    if (legacy && view !== null) throw rangeError(where, `storage ${JSON.stringify(key)} is a view of another storage (the old view_metadata), which this reader does not read; re-save the checkpoint with a current torch.save or as safetensors`);
+    const dtype = STORAGE_DTYPES[cls.storageClass];
+    const old = storages.get(key);
+    if (old) {
+      if (old.dtype !== dtype || old.numel !== numel) throw rangeError(where, `storage ${JSON.stringify(key)} is named twice with different types or sizes (${old.dtype}×${old.numel}, ${dtype}×${numel})`);
+      return old;
+    }
+    const st = { key, dtype, numel };
+    storages.set(key, st);
+    return st;
+  };
+  return { storages, persistentLoad };
+}
+
+/** The state dict's tensors as entries over the storages' places ({ src, begin } by key). */
+function tensorEntries(where, root, placed) {
+  if (!(root instanceof PyDict)) throw rangeError(where, 'the checkpoint does not hold a state dict (a dict of name → tensor) at its top level');
+  const entries = [];
+  for (const [name, t] of root.map) {
+    if (typeof name !== 'string') throw rangeError(where, `the state dict has a key that is not a string (${typeof name})`);
+    if (!(t instanceof TorchTensor)) {
+      const kind = t instanceof PyDict ? 'a dict' : Array.isArray(t) ? 'a list' : t === null ? 'None' : typeof t;
+      throw rangeError(where, `state dict entry ${JSON.stringify(name)} is ${kind}, not a tensor; loadModel reads a flat state dict (model.state_dict()), not a training checkpoint that nests one`);
+    }
+    const { dtype } = t.storage;
+    const elem = DTYPES[dtype].size;
+    const count = t.shape.reduce((a, b) => a * b, 1);
+    const { src: s, begin } = placed.get(t.storage.key);
+    if (count === 0 || isContiguous(t.shape, t.stride)) {
+      const b = begin + t.offset * elem;
+      entries.push({ name, dtype, shape: t.shape, count, begin: b, end: b + count * elem, source: s });
+    } else {
+      // (a stride-0 view of a small storage can claim any size: gathered, it must fit in memory)
+      if (count * elem > MAX_GATHER_BYTES) throw rangeError(where, `tensor ${JSON.stringify(name)} is a non-contiguous view of ${count * elem} bytes, more than the ${MAX_GATHER_BYTES} this reader gathers`);
+      entries.push({ name, dtype, shape: t.shape, count, begin: 0, end: count * elem, source: gatherSource(s.label, s, begin, t, elem) });
+    }
+  }
+  return entries;
+}
+
+/** torch's legacy magic number, the first pickle of a pre-1.6 file (torch/serialization.py MAGIC_NUMBER). */
+const LEGACY_MAGIC = 0x1950a86a20f9469cfc6cn;
+const LEGACY_PROTOCOL = 1001;
+
+/**
+ * Opens a checkpoint in the legacy format of torch < 1.6 (still what
+ * torch.save writes with _use_new_zipfile_serialization=False): five pickles
+ * in a row — the magic number, the protocol version 1001, sys_info
+ * ({little_endian, type_sizes, …}), the state dict, the sorted list of storage
+ * keys — then each storage in that order as an 8-byte little-endian element
+ * count and its raw bytes. Returns { entries } as openTorch does. Reads the
+ * pickles (from the first MB, more if they are longer) and 8 bytes per
+ * storage; no tensor data.
+ * @param {string} where
+ * @param {{ label: string, size: number, read(a: number, b: number): Promise<Uint8Array> }} src
+ * @param {number} [firstRead] bytes read first for the pickles (quadrupled while they are cut short)
+ */
+export async function openLegacyTorch(where, src, firstRead = 2 ** 20) {
+  const { storages, persistentLoad } = storageRegistry(where, true);
+  const noPid = () => { throw rangeError(where, 'bad pickle: a persistent id outside the state dict'); };
+  let headBytes = Math.min(src.size, firstRead);
+  let parsed = null;
+  for (;;) {
+    const head = await src.read(0, headBytes);
+    storages.clear();
+    try {
+      const magic = unpickleAt(where, head, 0, noPid);
+      if (magic.value !== LEGACY_MAGIC) throw rangeError(where, 'not a torch.save checkpoint: a pickle that does not start with torch\'s magic number');
+      const protocol = unpickleAt(where, head, magic.end, noPid);
+      if (protocol.value !== LEGACY_PROTOCOL) throw rangeError(where, `legacy torch checkpoint of protocol version ${String(protocol.value)}; this reader reads ${LEGACY_PROTOCOL}`);
+      const info = unpickleAt(where, head, protocol.end, noPid);
+      const little = info.value instanceof PyDict ? info.value.map.get('little_endian') : undefined;
+      if (little === false) throw rangeError(where, 'this checkpoint was saved on a big-endian machine (sys_info little_endian False); this reader reads little-endian storages only: re-save it on a little-endian machine or as safetensors');
+      if (little !== true) throw rangeError(where, 'legacy torch checkpoint: its sys_info says nothing of little_endian');
+      const main = unpickleAt(where, head, info.end, persistentLoad);
+      const keys = unpickleAt(where, head, main.end, noPid);
+      if (!Array.isArray(keys.value) || keys.value.some((k) => typeof k !== 'string')) throw rangeError(where, 'legacy torch checkpoint: the list of storage keys is not a list of strings');
+      parsed = { root: main.value, keys: keys.value, end: keys.end };
+    } catch (err) {
+      if (err && err.truncated && headBytes < src.size && headBytes < MAX_PICKLE_BYTES) {
+        headBytes = Math.min(src.size, headBytes * 4);
+        continue;
+      }
+      throw err;
+    }
+    break;
+  }
+  const placed = new Map();
+  let offset = parsed.end;
+  for (const key of parsed.keys) {
+    const st = storages.get(key);
+    if (!st) throw rangeError(where, `legacy torch checkpoint: storage ${JSON.stringify(key)} is listed but no tensor uses it`);
+    if (placed.has(key)) throw rangeError(where, `legacy torch checkpoint: storage ${JSON.stringify(key)} is listed twice`);
+    if (offset + 8 > src.size) throw rangeError(where, `truncated legacy torch checkpoint: storage ${JSON.stringify(key)}'s size at byte ${offset} lies past the end (${src.size} bytes)`);
+    const h = await src.read(offset, offset + 8);
+    const dv = new DataView(h.buffer, h.byteOffset, 8);
+    const numel = dv.getUint32(4, true) * 2 ** 32 + dv.getUint32(0, true);
+    if (numel !== st.numel) throw rangeError(where, `legacy torch checkpoint: storage ${JSON.stringify(key)} has ${numel} elements on file, but the pickle says ${st.numel}`);
+    const begin = offset + 8;
+    const end = begin + numel * DTYPES[st.dtype].size;
+    if (end > src.size) throw rangeError(where, `truncated legacy torch checkpoint: storage ${JSON.stringify(key)} [${begin}, ${end}) runs past the end (${src.size} bytes)`);
+    placed.set(key, { src, begin });
+    offset = end;
+  }
+  const missing = [...storages.keys()].filter((k) => !placed.has(k));
+  if (missing.length) throw rangeError(where, `legacy torch checkpoint: storage ${JSON.stringify(missing[0])} is used but not in the list of storages`);
+  return { entries: tensorEntries(where, parsed.root, placed) };
+}
+
+/**
  * Opens a torch.save checkpoint in `src` ({ label, size, read(a, b) }):
  * returns { entries: [{ name, dtype, shape, count, begin, end, source }],
  * folder }. Reads the zip directory, data.pkl, byteorder and each storage's
@@ -127,25 +247,8 @@ export async function openTorch(where, src) {
   if (pkls[0].size > MAX_PICKLE_BYTES) throw rangeError(where, `data.pkl is ${pkls[0].size} bytes, over the limit of ${MAX_PICKLE_BYTES}`);
   const pkl = await zip.bytes(pkls[0]);
 
-  const storages = new Map();
-  const persistentLoad = (pid) => {
-    const [kind, cls, key, , numel] = pid;
-    if (kind !== 'storage' || pid.length !== 5) throw rangeError(where, `bad pickle: a persistent id must be ('storage', <storage class>, key, location, numel), got one of ${pid.length} items starting ${JSON.stringify(String(kind)).slice(0, 30)}`);
-    if (!cls || typeof cls.storageClass !== 'string') throw rangeError(where, 'bad pickle: a persistent id\'s storage class is not one of torch\'s storage classes');
-    if (typeof key !== 'string' || !/^[\w.-]+$/.test(key)) throw rangeError(where, `bad pickle: storage key ${JSON.stringify(key)} must be a plain name`);
-    if (!Number.isSafeInteger(numel) || numel < 0) throw rangeError(where, `bad pickle: storage ${JSON.stringify(key)} has element count ${String(numel)}`);
-    const dtype = STORAGE_DTYPES[cls.storageClass];
-    const old = storages.get(key);
-    if (old) {
-      if (old.dtype !== dtype || old.numel !== numel) throw rangeError(where, `storage ${JSON.stringify(key)} is named twice with different types or sizes (${old.dtype}×${old.numel}, ${dtype}×${numel})`);
-      return old;
-    }
-    const s = { key, dtype, numel };
-    storages.set(key, s);
-    return s;
-  };
+  const { storages, persistentLoad } = storageRegistry(where, false);
   const root = unpickle(where, pkl, persistentLoad);
-  if (!(root instanceof PyDict)) throw rangeError(where, 'the checkpoint does not hold a state dict (a dict of name → tensor) at its top level');
 
   // Each storage's bytes in the file (or, deflated, in memory).
   const placed = new Map();
@@ -163,27 +266,17 @@ export async function openTorch(where, src) {
     }
   }
 
-  const entries = [];
-  for (const [name, t] of root.map) {
-    if (typeof name !== 'string') throw rangeError(where, `the state dict has a key that is not a string (${typeof name})`);
-    if (!(t instanceof TorchTensor)) {
-      const kind = t instanceof PyDict ? 'a dict' : Array.isArray(t) ? 'a list' : t === null ? 'None' : typeof t;
-      throw rangeError(where, `state dict entry ${JSON.stringify(name)} is ${kind}, not a tensor; loadModel reads a flat state dict (model.state_dict()), not a training checkpoint that nests one`);
-    }
-    const { dtype } = t.storage;
-    const elem = DTYPES[dtype].size;
-    const count = t.shape.reduce((a, b) => a * b, 1);
-    const { src: s, begin } = placed.get(t.storage.key);
-    if (count === 0 || isContiguous(t.shape, t.stride)) {
-      const b = begin + t.offset * elem;
-      entries.push({ name, dtype, shape: t.shape, count, begin: b, end: b + count * elem, source: s });
-    } else {
-      // (a stride-0 view of a small storage can claim any size: gathered, it must fit in memory)
-      if (count * elem > MAX_GATHER_BYTES) throw rangeError(where, `tensor ${JSON.stringify(name)} is a non-contiguous view of ${count * elem} bytes, more than the ${MAX_GATHER_BYTES} this reader gathers`);
-      entries.push({ name, dtype, shape: t.shape, count, begin: 0, end: count * elem, source: gatherSource(s.label, s, begin, t, elem) });
-    }
-  }
-  return { entries, folder };
+  return { entries: tensorEntries(where, root, placed), folder };
+}
+
+/** True when `prefix` (a file's first bytes, 4 at least) starts a torch.save checkpoint of either format. */
+export function isTorchCheckpoint(prefix) {
+  return isZip(prefix) || isLegacyTorch(prefix);
+}
+
+/** Opens a torch.save checkpoint of either format (isTorchCheckpoint(prefix)): { entries }. */
+export async function openTorchCheckpoint(where, src, prefix) {
+  return isZip(prefix) ? openTorch(where, src) : openLegacyTorch(where, src);
 }
 
 /**
@@ -202,11 +295,10 @@ export async function readTorchBytes(bytes, where = 'readTorch') {
     src = { label: 'checkpoint', size: u8.byteLength, read: async (a, b) => u8.subarray(a, b) };
   }
   const prefix = await src.read(0, Math.min(4, src.size));
-  if (!isZip(prefix)) {
-    if (isLegacyTorch(prefix)) throw legacyTorchError(where);
-    throw rangeError(where, 'not a torch.save checkpoint: it does not start with the zip magic PK\\x03\\x04');
+  if (!isTorchCheckpoint(prefix)) {
+    throw rangeError(where, 'not a torch.save checkpoint: it starts neither with the zip magic PK\\x03\\x04 nor with the legacy format\'s pickled magic number');
   }
-  const { entries } = await openTorch(where, src);
+  const { entries } = await openTorchCheckpoint(where, src, prefix);
   const tensors = {};
   for (const e of entries) tensors[e.name] = { data: await e.source.read(e.begin, e.end), shape: e.shape, dtype: e.dtype };
   return { tensors };

@@ -3,7 +3,8 @@
 // string the caller chose), and the weights (model.safetensors, or shards with
 // model.safetensors.index.json; or PyTorch's pytorch_model.bin, or its shards
 // with pytorch_model.bin.index.json: io/torch.js). Only the headers are read
-// here (a torch checkpoint's zip directory and data.pkl); web/lib/model/load.js
+// here (a torch checkpoint's zip directory and data.pkl, or the pickles of the
+// legacy format); web/lib/model/load.js
 // streams the tensors into wasm memory afterwards.
 //
 // JSON is parsed with a reviver that drops `__proto__` keys (JSON.parse
@@ -11,7 +12,7 @@
 // merge from ever treating one as a prototype).
 import { rangeError, typeError, describe } from '../errors.js';
 import { safetensorsHeaderLength, parseSafetensorsHeader } from '../io/safetensors.js';
-import { isZip, isLegacyTorch, legacyTorchError, openTorch } from '../io/torch.js';
+import { isTorchCheckpoint, openTorchCheckpoint } from '../io/torch.js';
 
 const WHERE = 'loadModel';
 
@@ -97,12 +98,10 @@ function byteSource(v, label) {
 /** Reads one safetensors header (or a torch checkpoint's directory): { label, entries: [{ name, dtype, shape, count, begin, end, source }] } with absolute offsets. */
 async function openShard(src, unnamed = false) {
   const prefix = await src.read(0, Math.min(8, src.size));
-  // PyTorch's torch.save zip (pytorch_model.bin): one branch, io/torch.js.
-  if (isZip(prefix) || isLegacyTorch(prefix)) {
+  // PyTorch's torch.save (pytorch_model.bin): one branch, io/torch.js.
+  if (isTorchCheckpoint(prefix)) {
     if (unnamed) src.label = 'pytorch_model.bin'; // not the default 'model.safetensors'
-    const where = `${WHERE}: ${src.label}`;
-    if (!isZip(prefix)) throw legacyTorchError(where);
-    return { label: src.label, metadata: null, entries: (await openTorch(where, src)).entries };
+    return { label: src.label, metadata: null, entries: (await openTorchCheckpoint(`${WHERE}: ${src.label}`, src, prefix)).entries };
   }
   const where = `${WHERE}: ${src.label}`;
   const n = safetensorsHeaderLength(where, prefix, src.size);
