@@ -8,7 +8,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { readTorchBytes, openLegacyTorch } from '../../web/lib/io/torch.js';
+import { readTorchBytes, openLegacyTorch, openTorchFile } from '../../web/lib/io/torch.js';
+import { openSafetensors, listAttentionLayers } from '../../web/lib/io/index.js';
 import { unpickle, ALLOWED_GLOBALS } from '../../web/lib/io/torch-pickle.js';
 import { pickleRange } from '../fuzz/fuzz-torch.mjs';
 
@@ -166,6 +167,23 @@ describe('torch.save checkpoints equal their safetensors twins bit for bit', () 
     const a = await readTorchBytes(new Blob([bin('gpt2-views', 'pytorch_model.bin')]));
     const b = await readTorchBytes(bin('gpt2-views', 'pytorch_model.bin'));
     for (const n of Object.keys(b.tensors)) expect(Buffer.from(a.tensors[n].data).equals(Buffer.from(b.tensors[n].data))).toBe(true);
+  });
+});
+
+describe('openTorchFile (the page\'s one-file drop) = openSafetensors on the twin', () => {
+  test.each([['weights/torch_mha.pth', 'torch_mha.safetensors'], ['weights/hf_gpt2.bin', 'hf_gpt2.safetensors']])('%s', async (file, twin) => {
+    const t = await openTorchFile(new Blob([bin(file)]));
+    const s = await openSafetensors(fs.readFileSync(path.join(ROOT, 'tests', 'golden', 'weights', twin)));
+    const sorted = (x) => x.slice().sort((a, b) => (a.name < b.name ? -1 : 1));
+    expect(sorted(t.entries)).toEqual(sorted(s.entries));
+    expect(listAttentionLayers(t.entries)).toEqual(listAttentionLayers(s.entries));
+    const [a, b] = [await t.read(), await s.read()];
+    for (const n of Object.keys(b)) {
+      expect(a[n].data.constructor).toBe(b[n].data.constructor);
+      expect(Array.from(a[n].data)).toEqual(Array.from(b[n].data));
+    }
+    await expect(t.read(['nope'])).rejects.toThrow(/openTorchFile\(\)\.read: the file has no tensor "nope"/);
+    await expect(openTorchFile(fs.readFileSync(path.join(ROOT, 'tests', 'golden', 'weights', twin)))).rejects.toThrow(/openTorchFile: not a torch\.save checkpoint/);
   });
 });
 

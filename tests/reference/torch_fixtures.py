@@ -19,6 +19,7 @@ web/, src/ or bindings/ is used.
   llama-bf16/pytorch_model.bin  BF16
   llama-sharded/pytorch_model-0000{1,2}-of-00002.bin + pytorch_model.bin.index.json (F32),
                                 with llama's config.json and tokenizer.json: a whole folder
+  weights/torch_mha.pth, weights/hf_gpt2.bin  tests/golden/weights/{torch_mha,hf_gpt2}.safetensors re-saved
   bad/*.bin                     hostile or unsupported files, one refusal each:
     os-system.bin       a state dict holding an object whose __reduce__ is os.system (never run)
     legacy-os-system.bin  the same in the legacy format
@@ -42,7 +43,7 @@ OUT = os.path.join(HERE, '..', 'golden', 'torch')
 
 
 def read_safetensors(path):
-    """{name: torch tensor} in header order, the dtype kept (F32, F16, BF16)."""
+    """{name: torch tensor} in header order, the dtype kept (F32, F16, BF16, BOOL, I64, I32)."""
     raw = open(path, 'rb').read()
     (n,) = struct.unpack('<Q', raw[:8])
     header = json.loads(raw[8:8 + n])
@@ -57,6 +58,10 @@ def read_safetensors(path):
             t = torch.from_numpy(np.frombuffer(buf, dtype='<f4').copy())
         elif e['dtype'] == 'F16':
             t = torch.from_numpy(np.frombuffer(buf, dtype='<f2').copy())
+        elif e['dtype'] == 'BOOL':
+            t = torch.from_numpy(np.frombuffer(buf, dtype=np.bool_).copy())
+        elif e['dtype'] in ('I64', 'I32'):
+            t = torch.from_numpy(np.frombuffer(buf, dtype='<i8' if e['dtype'] == 'I64' else '<i4').copy())
         elif e['dtype'] == 'BF16':
             t = torch.from_numpy(np.frombuffer(buf, dtype='<i2').copy()).view(torch.bfloat16)
         else:
@@ -149,6 +154,12 @@ def main():
     # A whole folder (for <attention-lab-model-view src=".../llama-sharded/">).
     for fname in ['config.json', 'tokenizer.json']:
         shutil.copy(os.path.join(MODELS, 'llama', fname), os.path.join(OUT, 'llama-sharded', fname))
+
+    # Single-layer and small state dicts of tests/golden/weights, for the page's one-file drop.
+    wdir = os.path.join(HERE, '..', 'golden', 'weights')
+    os.makedirs(os.path.join(OUT, 'weights'), exist_ok=True)
+    torch.save(read_safetensors(os.path.join(wdir, 'torch_mha.safetensors')), os.path.join(OUT, 'weights', 'torch_mha.pth'))
+    torch.save(read_safetensors(os.path.join(wdir, 'hf_gpt2.safetensors')), os.path.join(OUT, 'weights', 'hf_gpt2.bin'))
 
     # Hostile and unsupported files.
     class Boom:

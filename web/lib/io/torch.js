@@ -19,7 +19,7 @@
 // pickle global or opcode outside the allowed set, storages whose size does
 // not match their element count, views that reach past their storage.
 import { rangeError } from '../errors.js';
-import { DTYPES, asBytes } from './dtypes.js';
+import { DTYPES, asBytes, decode } from './dtypes.js';
 import { openZip, isZip } from './zip.js';
 import { unpickle, unpickleAt, PyDict, TorchTensor, STORAGE_DTYPES } from './torch-pickle.js';
 
@@ -279,6 +279,46 @@ export async function openTorchCheckpoint(where, src, prefix) {
   return isZip(prefix) ? openTorch(where, src) : openLegacyTorch(where, src);
 }
 
+function sourceOf(where, v) {
+  const blob = (typeof Blob === 'function' && v instanceof Blob)
+    || (v !== null && typeof v === 'object' && typeof v.size === 'number' && typeof v.slice === 'function' && !ArrayBuffer.isView(v) && !(v instanceof ArrayBuffer));
+  if (blob) return { label: v.name ?? 'checkpoint', size: v.size, read: async (a, b) => new Uint8Array(await v.slice(a, b).arrayBuffer()) };
+  const u8 = asBytes(where, v);
+  return { label: 'checkpoint', size: u8.byteLength, read: async (a, b) => u8.subarray(a, b) };
+}
+
+/**
+ * Lists a torch.save checkpoint (either format) without reading its tensors,
+ * as openSafetensors lists a safetensors file: { entries: [{ name, dtype,
+ * shape, byteLength }], metadata: null, fileSize, read(names?) } where
+ * read() resolves to { name: { data (Float32Array or Int32Array, as
+ * readSafetensors gives), shape, dtype } }.
+ * @param {Blob|ArrayBuffer|ArrayBufferView} source
+ */
+export async function openTorchFile(source) {
+  const where = 'openTorchFile';
+  const src = sourceOf(where, source);
+  const prefix = await src.read(0, Math.min(4, src.size));
+  if (!isTorchCheckpoint(prefix)) throw rangeError(where, 'not a torch.save checkpoint: it starts neither with the zip magic PK\\x03\\x04 nor with the legacy format\'s pickled magic number');
+  const { entries } = await openTorchCheckpoint(where, src, prefix);
+  const byName = new Map(entries.map((e) => [e.name, e]));
+  return {
+    entries: entries.map((e) => ({ name: e.name, dtype: e.dtype, shape: e.shape.slice(), byteLength: e.end - e.begin })),
+    metadata: null,
+    fileSize: src.size,
+    async read(names) {
+      /** @type {Record<string, any>} */
+      const out = {};
+      for (const n of names ?? [...byName.keys()]) {
+        const e = byName.get(n);
+        if (!e) throw rangeError(`${where}().read`, `the file has no tensor ${JSON.stringify(n)}`);
+        out[n] = { data: decode(where, `tensor ${JSON.stringify(n)}`, e.dtype, await e.source.read(e.begin, e.end), e.count, { copy: true }), shape: e.shape.slice(), dtype: e.dtype };
+      }
+      return out;
+    },
+  };
+}
+
 /**
  * Reads every tensor of a torch.save checkpoint held in memory (or a Blob):
  * { tensors: { name: { data: Uint8Array (contiguous little-endian bytes), shape, dtype } } }.
@@ -286,14 +326,7 @@ export async function openTorchCheckpoint(where, src, prefix) {
  * @param {ArrayBuffer|ArrayBufferView|Blob} bytes
  */
 export async function readTorchBytes(bytes, where = 'readTorch') {
-  let src;
-  if (typeof Blob === 'function' && bytes instanceof Blob) {
-    const blob = bytes;
-    src = { label: 'checkpoint', size: blob.size, read: async (a, b) => new Uint8Array(await blob.slice(a, b).arrayBuffer()) };
-  } else {
-    const u8 = asBytes(where, bytes);
-    src = { label: 'checkpoint', size: u8.byteLength, read: async (a, b) => u8.subarray(a, b) };
-  }
+  const src = sourceOf(where, bytes);
   const prefix = await src.read(0, Math.min(4, src.size));
   if (!isTorchCheckpoint(prefix)) {
     throw rangeError(where, 'not a torch.save checkpoint: it starts neither with the zip magic PK\\x03\\x04 nor with the legacy format\'s pickled magic number');

@@ -4,7 +4,7 @@
 
 export const MESSAGES = {
   en: {
-    'ym.p1': 'Bring a model of your own: drop a safetensors checkpoint (a PyTorch nn.MultiheadAttention, Hugging Face BERT, GPT-2 or Llama, or Keras MultiHeadAttention state dict) or a Keras .npz of MultiHeadAttention weights (the README’s recipe) to list its attention layers and run one on the sentence above, or drop attention arrays computed in Python (.npy, .npz, .safetensors, .json) to view them layer by layer and head by head. With a Llama-family checkpoint, drop the model’s config.json together with it: the weights do not say how many heads and key/value heads they hold, nor the RoPE base, and config.json does.',
+    'ym.p1': 'Bring a model of your own: drop a safetensors checkpoint or a PyTorch one saved with torch.save (.bin, .pth, .pt; its pickle is read without running any of it) — a PyTorch nn.MultiheadAttention, Hugging Face BERT, GPT-2 or Llama, or Keras MultiHeadAttention state dict — or a Keras .npz of MultiHeadAttention weights (the README’s recipe) to list its attention layers and run one on the sentence above, or drop attention arrays computed in Python (.npy, .npz, .safetensors, .json) to view them layer by layer and head by head. With a Llama-family checkpoint, drop the model’s config.json together with it: the weights do not say how many heads and key/value heads they hold, nor the RoPE base, and config.json does.',
     'ym.privacy': 'Files are read on this computer and never uploaded: nothing you drop leaves this page. Only a checkpoint’s header is read to list it; running a layer reads just that layer’s tensors, and Load reads a whole model into this tab’s memory.',
     'ym.drop': 'Drop a file here, or choose one',
     'ym.listed': '{name} ({size} MB): {n} tensors, {layers} attention layers, listed in {ms} ms from {read} MB read.',
@@ -71,7 +71,7 @@ export const MESSAGES = {
     'ym.python': '要看整个模型在真实文本上关注什么，请在上面加载它的文件夹：页面就在这里运行它，显示每一层的每个头。在别处（例如在 Python 中，README：“Weights and attention from PyTorch, transformers and Keras”）算好的注意力数组，仍然可以作为 .npy 连同 tokens.json（词元标签）一起拖到这里。',
   },
   zh: {
-    'ym.p1': '带上你自己的模型：拖入一个 safetensors 检查点（PyTorch nn.MultiheadAttention、Hugging Face BERT、GPT-2、Llama 或 Keras MultiHeadAttention 的 state dict），或一个保存 Keras MultiHeadAttention 权重的 .npz（README 中的做法），即可列出其中的注意力层，并在上面的句子上运行其中一层；或拖入在 Python 中算好的注意力数组（.npy、.npz、.safetensors、.json），逐层逐头查看。对于 Llama 系列的检查点，请把模型的 config.json 一起拖入：权重本身并不记录头数、键/值头数和 RoPE 的 base，而 config.json 里有。',
+    'ym.p1': '带上你自己的模型：拖入一个 safetensors 检查点，或用 torch.save 保存的 PyTorch 检查点（.bin、.pth、.pt；其中的 pickle 只被读取，任何内容都不会被执行）——PyTorch nn.MultiheadAttention、Hugging Face BERT、GPT-2、Llama 或 Keras MultiHeadAttention 的 state dict——，或一个保存 Keras MultiHeadAttention 权重的 .npz（README 中的做法），即可列出其中的注意力层，并在上面的句子上运行其中一层；或拖入在 Python 中算好的注意力数组（.npy、.npz、.safetensors、.json），逐层逐头查看。对于 Llama 系列的检查点，请把模型的 config.json 一起拖入：权重本身并不记录头数、键/值头数和 RoPE 的 base，而 config.json 里有。',
     'ym.privacy': '文件只在本机读取，从不上传：你拖入的任何内容都不会离开本页。列出时只读取检查点的文件头；运行一层时只读取该层的张量；“加载”会把整个模型读入本标签页的内存。',
     'ym.drop': '把文件拖到这里，或选择一个文件',
     'ym.listed': '{name}（{size} MB）：{n} 个张量，{layers} 个注意力层，用时 {ms} ms 列出，读取了 {read} MB。',
