@@ -773,7 +773,12 @@ export type ModelFileSource = Blob | ArrayBuffer | ArrayBufferView;
 export interface LoadModelArgs {
   /** The parsed config.json, its text or bytes, a Blob/File, or a URL string (fetched). */
   config: object | string | ModelFileSource;
-  /** model.safetensors, or its shards plus model.safetensors.index.json (a File or the parsed object); F32, F16, BF16. */
+  /**
+   * model.safetensors, or its shards plus model.safetensors.index.json (a File or the parsed object); F32, F16, BF16.
+   * Also PyTorch's pytorch_model.bin (torch.save's zip format, and the legacy format of torch < 1.6; read by a
+   * restricted unpickler that runs nothing), or its shards plus pytorch_model.bin.index.json: told apart by the
+   * file's first bytes.
+   */
   weights: ModelFileSource | Array<ModelFileSource | object>;
   /** tokenizer.json (parsed, text, bytes, Blob/File or URL string); without it the model takes ids only. */
   tokenizer?: object | string | ModelFileSource | null;

@@ -17,7 +17,8 @@
 // page's WorkerModel of lib/model-client.js) with the `text` attribute, or
 // `src` naming a same-origin folder URL (ending in '/') that holds
 // config.json, tokenizer.json and model.safetensors (or, when that answers
-// 404, model.safetensors.index.json and its shards), loaded in a Web Worker. The
+// 404, model.safetensors.index.json and its shards; without either,
+// pytorch_model.bin or its index and shards), loaded in a Web Worker. The
 // element then runs the model on the text (a sentence field the reader can
 // edit) and draws the same views from its attentions, with the tokens, the
 // next-token panel, Generate and the head roles (lib/model-panels.js).
@@ -246,12 +247,20 @@ export class AttentionLabModelView extends AttentionLabElement {
       return new File([await res.blob()], name);
     };
     const config = await get('config.json');
-    // One model.safetensors (the common case), else the shards of the index.
+    // One model.safetensors (the common case), else the shards of the index;
+    // a folder without safetensors: pytorch_model.bin, else its index's shards.
     let weights = await get('model.safetensors', true);
-    const index = weights ? null : await get('model.safetensors.index.json');
+    let index = weights ? null : await get('model.safetensors.index.json', true);
+    let shardName = /^[\w.-]+\.safetensors$/;
+    if (!weights && !index) {
+      weights = await get('pytorch_model.bin', true);
+      index = weights ? null : await get('pytorch_model.bin.index.json', true);
+      shardName = /^[\w.-]+\.bin$/;
+      if (!weights && !index) throw new Error(`${url.pathname}: no model.safetensors, model.safetensors.index.json, pytorch_model.bin or pytorch_model.bin.index.json (HTTP 404)`);
+    }
     if (index) {
       const map = JSON.parse(await index.text()).weight_map ?? {};
-      const shards = [...new Set(Object.values(map))].filter((n) => typeof n === 'string' && /^[\w.-]+\.safetensors$/.test(n));
+      const shards = [...new Set(Object.values(map))].filter((n) => typeof n === 'string' && shardName.test(n));
       weights = [index, ...(await Promise.all(shards.map((n) => get(n))))];
     }
     const tokenizer = await get('tokenizer.json');

@@ -1,5 +1,6 @@
 // A Hugging Face model folder on the page: listed from config.json and the
-// safetensors headers alone (nothing else is read), then loaded and run in a
+// safetensors headers (or a pytorch_model.bin's zip directory and data.pkl)
+// alone (nothing else is read), then loaded and run in a
 // Web Worker (web/model-worker.js). WorkerModel has the calls of the library's
 // Model that the views use (forward, nextTokens, fillMask, headRoles,
 // generate, encode, tokens, dispose), as Promises, so <attention-lab-model-view>
@@ -8,18 +9,20 @@ import { splitFolder, openWeights, readJson } from '../../lib/model/files.js';
 import { architectureOf } from '../../lib/model/architectures.js';
 import { memoryFit, plannedEntries, halfKindOf, publicConfig, HEAP_LIMIT_BYTES } from '../../lib/model/plan.js';
 
-const NAMES = /^(config\.json|tokenizer\.json|model\.safetensors\.index\.json|.*\.safetensors)$/;
+const NAMES = /^(config\.json|tokenizer\.json|(model\.safetensors|pytorch_model\.bin)\.index\.json|.*\.safetensors|pytorch_model(-\d+-of-\d+)?\.bin)$/;
+/** Weight files whose reads are counted (headerBytes). */
+const WEIGHT_FILES = /\.(safetensors|bin)$/;
 
 /** The file name without its folder (webkitRelativePath or a dropped entry's path). */
 const baseName = (f) => String(f?.name ?? '').split('/').pop();
 
 /**
  * True when the files look like a model folder: a config.json and
- * model.safetensors or model.safetensors.index.json among them.
+ * model.safetensors, pytorch_model.bin or the index of either among them.
  */
 export function isModelFolder(files) {
   const names = new Set(Array.from(files, baseName));
-  return names.has('config.json') && (names.has('model.safetensors') || names.has('model.safetensors.index.json'));
+  return names.has('config.json') && ['model.safetensors', 'model.safetensors.index.json', 'pytorch_model.bin', 'pytorch_model.bin.index.json'].some((n) => names.has(n));
 }
 
 /**
@@ -48,7 +51,7 @@ export async function listModel(fileList) {
   });
   const hf = await readJson(files.config, 'config.json');
   const { type, arch } = architectureOf(hf);
-  const weights = await openWeights(Array.isArray(files.weights) ? files.weights.map((f) => (/\.safetensors$/.test(baseName(f)) ? counted(f) : f)) : counted(files.weights));
+  const weights = await openWeights(Array.isArray(files.weights) ? files.weights.map((f) => (WEIGHT_FILES.test(baseName(f)) ? counted(f) : f)) : counted(files.weights));
   const c = arch.config(hf, new Set(weights.tensors.keys()));
   let parameters = 0;
   for (const e of weights.tensors.values()) parameters += e.count;
