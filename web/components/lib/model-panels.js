@@ -97,7 +97,7 @@ export class ModelPanels {
     this.model = model;
     this.text = text;
     this.byteLevel = byteLevel;
-    const causal = model.config.modelType !== 'bert';
+    const causal = model.config.causal !== false;
     this._nextBox.hidden = !causal;
     this._genBox.hidden = !causal;
     this._maskBox.hidden = causal;
@@ -128,7 +128,7 @@ export class ModelPanels {
 
   async _next(seq) {
     const model = this.model;
-    if (!model || model.config.modelType === 'bert') return;
+    if (!model || model.config.causal === false) return;
     const temperature = this.temperature;
     const list = await model.nextTokens(this.text, { k: 10, temperature });
     if (seq !== this._seq || this.model !== model) return;
@@ -227,7 +227,7 @@ export class ModelPanels {
     // A large bidirectional model's scores cost several long forwards (the
     // induction sequences): they wait for the reader's click, so that the
     // predictions do not queue behind them. A causal model's take one.
-    const causal = model.config.modelType !== 'bert';
+    const causal = model.config.causal !== false;
     if (!force && !causal && model.config.parameters > AUTO_ROLES_PARAMETERS) {
       const btn = h('button', { type: 'button', class: 'al-btn al-mv-roles-run', text: t('mv.rolesRun'), onclick: () => this._roles(this._seq, true).catch((e) => this.onError(e)) });
       this._rolesBody.replaceChildren(h('p', { class: 'al-mv-hint', text: t('mv.rolesLarge', { params: (model.config.parameters / 1e6).toFixed(0) }) }), btn);
