@@ -810,6 +810,8 @@ export interface ModelConfig {
   maxPositions: number;
   /** False for the encoders (bert, distilbert, roberta, xlm-roberta): fillMask, no nextTokens or generate. */
   causal: boolean;
+  /** The token fillMask predicts at: '[MASK]' (bert, distilbert), '<mask>' (roberta, xlm-roberta); null for the causal models. */
+  maskToken: string | null;
   /** As transformers' num_parameters(): tied weights once. */
   parameters: number;
   /** Bytes of weights held in wasm memory (float32, the projections of a 16-bit checkpoint in 16 bits, plus the 16-bit copy of its tied LM head). */

@@ -45,6 +45,7 @@ describe.each(BACKENDS)('encoders, float64 references — %s', (backend) => {
     const model = await labs[backend].loadModel({ config: f.config, weights: f.read(file), tokenizer: f.tokenizer });
     expect(model.config.modelType).toBe(name);
     expect(model.config.causal).toBe(false);
+    expect(model.config.maskToken).toBe(e.mask_token);
     expect(model.config.parameters).toBe(e.parameters);
     for (const c of e.cases) {
       const L = c.ids.length;

@@ -201,7 +201,7 @@ export class ModelPanels {
   async _mask(seq) {
     const model = this.model;
     const t = this.t;
-    if (!/\[MASK\]/.test(this.text)) {
+    if (!this.text.includes(model.config.maskToken ?? '[MASK]')) {
       this._maskBody.replaceChildren(h('p', { class: 'al-mv-hint', text: t('mv.maskHint') }));
       this.shown.mask = [];
       return;
@@ -209,8 +209,8 @@ export class ModelPanels {
     const out = await model.fillMask(this.text, { k: 10 });
     if (seq !== this._seq || this.model !== model) return;
     this._maskBody.replaceChildren(...out.map((m) => h('div', { class: 'al-mv-mask-at', dataset: { position: m.position } },
-      h('p', { class: 'al-mv-mask-label', text: t('mv.maskAt', { i: m.position }) }),
-      h('ol', { class: 'al-mv-next', 'aria-label': t('mv.maskAt', { i: m.position }) }, m.predictions.map((p) => h('li', { class: 'al-mv-next-row', title: t('mv.tokenTitle', { id: p.id, raw: p.token }), dataset: { id: p.id } },
+      h('p', { class: 'al-mv-mask-label', text: t('mv.maskAt', { i: m.position, token: model.config.maskToken ?? '[MASK]' }) }),
+      h('ol', { class: 'al-mv-next', 'aria-label': t('mv.maskAt', { i: m.position, token: model.config.maskToken ?? '[MASK]' }) }, m.predictions.map((p) => h('li', { class: 'al-mv-next-row', title: t('mv.tokenTitle', { id: p.id, raw: p.token }), dataset: { id: p.id } },
         h('span', { class: 'al-mv-next-tok', text: this._label(p.token) }),
         h('span', { class: 'al-mv-next-p', text: fmtProb(p.prob) })))))));
     this.shown.mask = out;

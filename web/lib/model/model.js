@@ -220,7 +220,7 @@ export class Model {
 
   _needCausal(where) {
     if (!this._causal || !this._hasHead) {
-      throw typeError(where, `${this.config.modelType} is ${this._hasHead ? 'a masked language model' : 'an encoder without a language-model head'}: it predicts no next token${this._hasHead ? `; use model.fillMask(text) for its ${this._info.c.maskToken ?? '[MASK]'} predictions` : ''}`);
+      throw typeError(where, `${this.config.modelType} is ${this._hasHead ? 'a masked language model' : 'an encoder without a language-model head'}: it predicts no next token${this._hasHead ? `; use model.fillMask(text) for its ${this.config.maskToken ?? '[MASK]'} predictions` : ''}`);
     }
   }
 
@@ -254,7 +254,7 @@ export class Model {
     if (this._causal || !this._hasHead) throw typeError(where, `fillMask needs a masked language model (an encoder with its MLM head); this is ${this.config.modelType}`);
     const tok = this._needTokenizer(where);
     // The family's mask token: BERT's [MASK], RoBERTa's <mask>.
-    const maskToken = this._info.c.maskToken ?? '[MASK]';
+    const maskToken = this.config.maskToken ?? '[MASK]';
     const mask = tok.tokenToId(maskToken);
     if (mask === undefined) throw rangeError(where, `the tokenizer has no ${maskToken} token`);
     const ids = this._ids(where, input);
