@@ -171,6 +171,8 @@ describe('encoders: bad input', () => {
   });
 
   test('unsupported config values are refused by name', async () => {
+    await expect(lab().loadModel(args('roberta', { model_type: 'camembert' })))
+      .rejects.toThrow(/model_type "camembert" is not supported; supported: .*bert, .*distilbert, roberta, xlm-roberta/);
     await expect(lab().loadModel(args('distilbert', { activation: 'relu' })))
       .rejects.toThrow(/activation "relu" is not supported for distilbert; allowed: gelu/);
     await expect(lab().loadModel(args('distilbert', { sinusoidal_pos_embds: 'yes' })))
