@@ -802,7 +802,8 @@ export interface ModelFiles {
 }
 
 export interface ModelConfig {
-  modelType: 'gpt2' | 'llama' | 'qwen2' | 'bert';
+  modelType: 'gpt2' | 'llama' | 'qwen2' | 'bert'
+    | 'distilbert' | 'roberta' | 'xlm-roberta';
   numLayers: number;
   numHeads: number;
   numKvHeads: number;
@@ -810,7 +811,12 @@ export interface ModelConfig {
   /** The MLP's inner width F (n_inner / intermediate_size). */
   ffnDim: number;
   vocabSize: number;
+  /** The longest input (RoBERTa's: max_position_embeddings - pad_token_id - 1). */
   maxPositions: number;
+  /** False for the encoders (bert, distilbert, roberta, xlm-roberta): fillMask, no nextTokens or generate. */
+  causal: boolean;
+  /** The token fillMask predicts at: '[MASK]' (bert, distilbert), '<mask>' (roberta, xlm-roberta); null for the causal models. */
+  maskToken: string | null;
   /** As transformers' num_parameters(): tied weights once. */
   parameters: number;
   /** Bytes of weights held in wasm memory (float32, the projections of a 16-bit checkpoint in 16 bits, plus the 16-bit copy of its tied LM head). */
@@ -828,7 +834,7 @@ export interface ModelOutput {
   /** One [1, H, L, L] per layer; null with attentions: false. */
   attentions: Tensor[] | null;
   /**
-   * The last hidden state [1, L, E] (after the final norm); always for bert. With hiddenStates: 'all',
+   * The last hidden state [1, L, E] (after the final norm); always for the encoders. With hiddenStates: 'all',
    * transformers' output_hidden_states: numLayers + 1 of them (the embeddings, every block's input,
    * then the last hidden state).
    */
@@ -877,7 +883,7 @@ export interface Model {
   forwardSync(input: string | ArrayLike<number>, options?: { attentions?: boolean; hiddenStates?: boolean | 'all' }): ModelOutput;
   /** The k most likely next tokens (causal models). */
   nextTokens(input: string | ArrayLike<number>, options?: { k?: number; temperature?: number }): Promise<TokenProbability[]>;
-  /** A masked LM's top predictions at each [MASK] (bert with its MLM head). */
+  /** A masked LM's top predictions at each mask token ([MASK]; <mask> for roberta and xlm-roberta), for the encoders with their MLM head. */
   fillMask(input: string | ArrayLike<number>, options?: { k?: number }): Promise<Array<{ position: number; predictions: TokenProbability[] }>>;
   /** Generated tokens, one at a time, over the key/value cache (causal models). */
   generate(prompt: string | ArrayLike<number>, options?: GenerateOptions): AsyncIterableIterator<GeneratedToken>;

@@ -369,4 +369,38 @@ export default function (t) {
       await page.closeAll();
     }
   }, { timeout: 180000 });
+
+  t.test('roberta folder: the <mask> view = model.fillMask, no next tokens (issue 34 encoders)', async (h) => {
+    const dir = path.join(MODELS, 'roberta');
+    const node = await nodeModel(dir);
+    const { page, requests } = await openYourModel(h);
+    try {
+      await chooseFolder(page, dir);
+      const listed = await listingOf(page);
+      assert.equal(listed.type, 'roberta');
+      assert.equal(listed.parameters, node.config.parameters.toLocaleString('en-US'));
+      await loadIt(page);
+      await page.waitForFunction(() => document.getElementById('ym-model-view').modelRun);
+      const text = 'The cat <mask> on the mat.';
+      await setSentence(page, text);
+      await ranOn(page, text);
+      const ref = await node.fillMask(text, { k: 10 });
+      assert.equal(ref.length, 1);
+      const mask = await page.evaluate(() => ({ panel: document.getElementById('ym-model-view').modelRun.panels.mask, rows: [...document.getElementById('ym-model-view').shadowRoot.querySelectorAll('.al-mv-mask-at')].map((d) => ({ position: Number(d.dataset.position), ids: [...d.querySelectorAll('.al-mv-next-row')].map((r) => Number(r.dataset.id)) })), hidden: document.getElementById('ym-model-view').shadowRoot.querySelector('.al-mv-next-panel').hidden }));
+      assert.equal(mask.hidden, true, 'no next-token panel for a masked LM');
+      assert.deepEqual(mask.rows.map((r) => r.position), ref.map((r) => r.position));
+      assert.deepEqual(mask.rows[0].ids, ref[0].predictions.map((p) => p.id));
+      near(mask.panel[0].predictions.map((p) => p.prob), ref[0].predictions.map((p) => p.prob), 1e-7, 'fillMask');
+      const fwd = node.forwardSync(text, { attentions: true });
+      const L = fwd.ids.length;
+      await page.click('#ym-model-view .al-mv-thumb[data-layer="0"][data-head="1"]');
+      const shown = await page.evaluate(() => Array.from(document.getElementById('ym-model-view').enlarged.data));
+      near(shown, Array.from(fwd.attentions[0].data.subarray(L * L, 2 * L * L)), 1e-6, 'roberta layer 0 head 1');
+      assertLocal(requests);
+      assert.deepEqual(page.ownProblems(), []);
+    } finally {
+      node.dispose();
+      await page.closeAll();
+    }
+  }, { timeout: 180000 });
 }

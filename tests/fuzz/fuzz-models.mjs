@@ -19,7 +19,7 @@ import { rng } from './fuzz-io.mjs';
 
 const MODELS = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'golden', 'models');
 
-const VALUES = [null, 0, -1, 1, 2, 3, 1.5, 1e9, 2 ** 53, -(2 ** 31), NaN, Infinity, '', '12', 'gpt2', 'llama', 'bert', 'gelu', 'silu', 'default', 'linear', true, false, [], [1], {}, { type: 'linear' }, { rope_type: 'default' }];
+const VALUES = [null, 0, -1, 1, 2, 3, 1.5, 1e9, 2 ** 53, -(2 ** 31), NaN, Infinity, '', '12', 'gpt2', 'llama', 'bert', 'distilbert', 'roberta', 'xlm-roberta', 'gelu', 'silu', 'default', 'linear', true, false, [], [1], {}, { type: 'linear' }, { rope_type: 'default' }];
 
 function mutate(r, obj, keys) {
   const o = JSON.parse(JSON.stringify(obj));
@@ -43,7 +43,8 @@ function clearError(err) {
 
 export async function runModelFuzz({ seconds = 3, seed = 1 } = {}) {
   const r = rng(seed);
-  const configs = ['gpt2', 'llama', 'bert'].map((n) => JSON.parse(readFileSync(path.join(MODELS, n, 'config.json'))));
+  // and the encoders of issue 34
+  const configs = ['gpt2', 'llama', 'bert', 'distilbert', 'roberta', 'xlm-roberta'].map((n) => JSON.parse(readFileSync(path.join(MODELS, n, 'config.json'))));
   const sharded = path.join(MODELS, 'llama-sharded');
   const index = JSON.parse(readFileSync(path.join(sharded, 'model.safetensors.index.json')));
   const shards = ['model-00001-of-00002.safetensors', 'model-00002-of-00002.safetensors'].map((f) => new File([readFileSync(path.join(sharded, f))], f));

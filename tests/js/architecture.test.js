@@ -197,11 +197,16 @@ async function familyTensorNames() {
     llama: { num_hidden_layers: 1, num_attention_heads: 1, hidden_size: 2, intermediate_size: 2, vocab_size: 2, max_position_embeddings: 2, attention_bias: true, mlp_bias: true },
     qwen2: { num_hidden_layers: 1, num_attention_heads: 1, hidden_size: 2, intermediate_size: 2, vocab_size: 2, max_position_embeddings: 2 },
     bert: { num_hidden_layers: 1, num_attention_heads: 1, hidden_size: 2, intermediate_size: 2, vocab_size: 2, max_position_embeddings: 2 },
+    distilbert: { n_layers: 1, n_heads: 1, dim: 2, hidden_dim: 2, vocab_size: 2, max_position_embeddings: 2 },
+    roberta: { num_hidden_layers: 1, num_attention_heads: 1, hidden_size: 2, intermediate_size: 2, vocab_size: 2, max_position_embeddings: 3 },
+    'xlm-roberta': { num_hidden_layers: 1, num_attention_heads: 1, hidden_size: 2, intermediate_size: 2, vocab_size: 2, max_position_embeddings: 3 },
   };
   const names = new Set(NAMED);
   for (const [type, table] of Object.entries(FAMILIES)) {
     expect(hf[type]).toBeDefined(); // a new family: add its smallest config.json here
-    const c = { modelType: type, ...table.config(hf[type], new Set(['cls.predictions.transform.dense.weight'])) };
+    // the MLM heads' first tensors (bert, distilbert, roberta), so that the heads' names are counted
+    const heads = new Set(['cls.predictions.transform.dense.weight', 'vocab_transform.weight', 'lm_head.dense.weight']);
+    const c = { modelType: type, ...table.config(hf[type], heads) };
     for (const t of table.tensors(c)) {
       // 'model.layers.0.self_attn.q_proj.weight' → 'self_attn.q_proj'
       const path = t.file.replace(/^(.*?\.)?\d+\./, '').replace(/\.[^.]+$/, '');

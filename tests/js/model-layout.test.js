@@ -97,3 +97,28 @@ describe('layout ops: core, GPU, file and torch faces', () => {
     }
   });
 });
+
+describe('layout op rows-from (RoBERTa\'s positions from padding_idx + 1)', () => {
+  // file [P, E] = [5, E]; the block graph keeps rows 2 … 4
+  const P = 5;
+  const entry = { op: 'rows-from', from: 2, shape: [P, E], to: ['pos.weight'] };
+  const file = seq(P * E, 1);
+  const kept = file.slice(2 * E);
+  test('torch, file, GPU and core faces', () => {
+    const [t] = LAYOUT_OPS['rows-from'].torch(entry.shape, file, entry);
+    expect(t.shape).toEqual([P - 2, E]);
+    expect([...t.data]).toEqual([...kept]);
+    // file: the kept rows back in place, the rows before `from` zero
+    const back = LAYOUT_OPS['rows-from'].file(entry, [kept]);
+    expect(back.shape).toEqual([P, E]);
+    expect([...back.data]).toEqual([...new Float32Array(2 * E), ...kept]);
+    const gpu = LAYOUT_OPS['rows-from'].gpu(entry, entry.shape, file);
+    expect(gpu.map(([name, shape]) => [name, shape])).toEqual([['pos.weight', [E, P - 2]]]);
+    expect([...gpu[0][2]]).toEqual([...tr(kept, P - 2, E)]);
+    // core: chunks of 1, 2 (one straddles row 2), 4 and all rows
+    for (const chunk of [1, 2, 3, 4, 1 << 20]) {
+      const { params } = fakeCore(entry, file, chunk);
+      expect([...params[0].data]).toEqual([...kept]);
+    }
+  });
+});

@@ -62,6 +62,10 @@ describe('loadModel onto a GPU: the uploaded tensors', () => {
     ['llama', null],
     ['llama-sharded', ['model-00001-of-00002.safetensors', 'model-00002-of-00002.safetensors']],
     ['bert', null],
+    // the encoders: distilbert without token types, roberta's position rows from padding_idx + 1 ([E, 32] of 34)
+    ['distilbert', null],
+    ['roberta', null],
+    ['xlm-roberta', null],
   ])('%s: every block-graph tensor once, [in, out], equal to the wasm copy', async (name, shards) => {
     const gpu = standIn();
     const progress = [];

@@ -103,7 +103,7 @@ export function memoryFit(c, entries, halfKind) {
   };
 }
 
-/** The public config a loaded Model and a listed folder share: { modelType, numLayers, …, maxPositions }. */
+/** The public config a loaded Model and a listed folder share: { modelType, numLayers, …, maxPositions, causal, maskToken }. */
 export function publicConfig(modelType, c) {
   return {
     modelType,
@@ -114,5 +114,9 @@ export function publicConfig(modelType, c) {
     ffnDim: c.ffnDim,
     vocabSize: c.vocabSize,
     maxPositions: c.maxPositions,
+    // false for the encoders (bert, distilbert, roberta, xlm-roberta): fillMask, not nextTokens
+    causal: c.core.causal,
+    // the token fillMask predicts at ([MASK], RoBERTa's <mask>); null for the causal models
+    maskToken: c.maskToken ?? null,
   };
 }

@@ -10,7 +10,7 @@
 //                  graph's architecture fields
 //   tensors(c)   → [{ file, op, to, shape }]: every tensor the file must
 //                  hold, and where it goes; `op` is a layout op of layout.js
-//                  (copy, transpose, split, split-heads), defined once for the
+//                  (copy, transpose, split, split-heads, rows-from), defined once for the
 //                  core, the GPU and the file
 //   ignore       names a file may hold that the model does not use
 //   keys         the config.json keys the family reads
@@ -24,11 +24,17 @@ import { gpt2 } from './gpt2.js';
 import { llama } from './llama.js';
 import { qwen2 } from './qwen2.js';
 import { bert } from './bert.js';
+import { distilbert } from './distilbert.js';
+import { roberta } from './roberta.js';
+import { xlmRoberta } from './xlm-roberta.js';
 
 export { own, configValue, int, num, divisible, standardSizes, blocks, STANDARD_KEYS } from './config-keys.js';
 export { LAYOUT_OPS, layoutOp } from './layout.js';
 
 export const FAMILIES = { gpt2, llama, qwen2, bert };
+
+// The encoders over bert.js's post-LN block graph (issue 34).
+Object.assign(FAMILIES, { distilbert, roberta, 'xlm-roberta': xlmRoberta });
 
 export const SUPPORTED = Object.freeze(Object.keys(FAMILIES));
 

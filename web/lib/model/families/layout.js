@@ -16,6 +16,10 @@
 //                (column blocks, or thirds)
 //   split-heads  GPT-NeoX's fused query_key_value: torch [3E, E] or [3E],
 //                rows ordered [head][q|k|v][D] (entry.heads = H) → q, k, v
+//   rows-from    RoBERTa's position table [P, E]: the block graph keeps rows
+//                entry.from … P-1 (padding_idx + 1 on, the positions an
+//                unpadded input reads) as its rows 0 … P-from-1; model.save
+//                writes the rows before `from` as zeros
 // 1-D tensors of every op but the splits are copied as they are.
 
 /** data [rows, cols] → [cols, rows]. */
@@ -194,6 +198,29 @@ export const LAYOUT_OPS = {
       const E = shape[0] / 3;
       const width = shape.length === 1 ? 1 : shape[1];
       return [0, 1, 2].map((k) => ({ data: gatherHeads(data, k, E, width, heads), shape: shape.length === 1 ? [E] : [E, width] }));
+    },
+  },
+
+  'rows-from': {
+    core({ write, params, r0, n, staging, rowElems, stagedBytes, entry }) {
+      // the chunk holds file rows r0 … r0+n-1; those from entry.from on are kept
+      const skip = Math.max(0, entry.from - r0);
+      if (skip >= n) return;
+      write(params[0], r0 + skip - entry.from, n - skip, staging + skip * rowElems * stagedBytes, rowElems, false);
+    },
+    gpu(t, shape, data) {
+      const [p] = LAYOUT_OPS['rows-from'].torch(shape, data, t);
+      return [[t.to[0], [p.shape[1], p.shape[0]], transpose(p.data, p.shape[0], p.shape[1])]];
+    },
+    file(entry, parts) {
+      const shape = entry.shape.slice();
+      const out = new Float32Array(shape[0] * shape[1]);
+      out.set(parts[0], entry.from * shape[1]);
+      return { data: out, shape };
+    },
+    torch(shape, data, entry) {
+      const [r, c] = shape;
+      return [{ data: rows(data, entry.from, r - entry.from, c), shape: [r - entry.from, c] }];
     },
   },
 };
