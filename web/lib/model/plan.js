@@ -89,7 +89,7 @@ export function halfKindOf(steps, dtype) {
  * also keeps for decoding when there is room (optional: without room the
  * float head runs, so it does not decide `fits`); `bytes` is need + headCopy.
  * @param {{ vocabSize: number, embedDim: number, core: { tieEmbeddings?: boolean, hasHead?: boolean } }} c the normalised config
- * @param {Array<{ count: number, shape: number[] }>} entries
+ * @param {Array<{ count: number, shape: number[], dtype?: string }>} entries
  * @param {number} halfKind 0, 1 (F16) or 2 (BF16)
  */
 export function memoryFit(c, entries, halfKind) {
@@ -100,7 +100,9 @@ export function memoryFit(c, entries, halfKind) {
     // (16 bits: the projections stay 16-bit, the rest is float32; the core's
     // allocation checks the exact sum, counted here from below. A quantized
     // GGUF type is dequantised to float32 at load: 4 bytes.)
-    need += e.count * (halfKind && e.shape.length === 2 && HALF_KINDS[e.dtype] === halfKind ? 2 : 4);
+    // (an F32 table beside 16-bit matrices, halfKindOf, stays float32)
+    const half = halfKind && e.shape.length === 2 && (e.dtype === undefined || HALF_KINDS[e.dtype] === halfKind);
+    need += e.count * (half ? 2 : 4);
   }
   const headCopy = halfKind && c.core.tieEmbeddings && c.core.hasHead !== false ? c.vocabSize * c.embedDim * 2 : 0;
   return {

@@ -89,7 +89,7 @@ export function ggufFamily(families, metadata, names) {
 function inGgufTerms(err, g, arch) {
   if (!(err instanceof Error) || !/config\.json/.test(err.message)) return err;
   let m = err.message.replace(/config\.json/g, 'the GGUF metadata');
-  for (const [hfKey, key] of Object.entries(g.config)) m = m.split(JSON.stringify(hfKey)).join(`${arch}.${key}`);
+  for (const [hfKey, key] of Object.entries(g.config)) m = m.replace(new RegExp(`"?\\b${hfKey}\\b"?`, 'g'), `${arch}.${key}`);
   const out = new err.constructor(m);
   if (err.name !== out.name) out.name = err.name;
   return out;

@@ -1,0 +1,246 @@
+// lab.loadModel on GGUF files (llama.cpp's format): the golden checkpoints of
+// tests/golden/models/{llama,qwen2,gpt2} converted by the numpy converter
+// tests/reference/gguf_fixtures.py as llama.cpp's convert_hf_to_gguf.py
+// converts them (llama's Q/K rows permuted, GPT-2's Conv1D weights
+// transposed, tokenizer.ggml.* from tokenizer.json), in F32, F16 and Q8_0.
+//   - F32/F16: the goldens' float64 references (expected.json), the
+//     tolerances of models.test.js;
+//   - Q8_0: the float64 reference run on the dequantised weights
+//     (<family>-q8_0.expected.json): the same 1e-4, since the weights the
+//     reference and the library run are the same numbers (dequantisation is
+//     exact in float32), and Q8_0 moves the logits 2–5% from F32, so that
+//     tolerance cannot be met with the wrong weights;
+//   - tokenizer ids against tokenizer.json run by @huggingface/tokenizers;
+//   - the Q/K unpermutation: the weights read back equal the Hugging Face
+//     checkpoint's bit for bit, and a file without the permutation does not;
+//   - bad input, each with its Error, the heap back at its baseline.
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { init } from '../../web/node.js';
+import { Tokenizer } from '@huggingface/tokenizers';
+import { parseGgufHeader } from '../../web/lib/io/gguf.js';
+import { BACKENDS, maxRel } from './helpers.js';
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const MODELS = path.join(HERE, '..', 'golden', 'models');
+const GGUF = path.join(HERE, '..', 'golden', 'gguf', 'models');
+const gguf = (name) => new Uint8Array(fs.readFileSync(path.join(GGUF, name)));
+const golden = (family, file) => fs.readFileSync(path.join(MODELS, family, file));
+const goldenJson = (family, file) => JSON.parse(golden(family, file));
+
+const labs = {};
+beforeAll(async () => {
+  for (const b of BACKENDS) labs[b] = await init({ backend: b });
+});
+
+const FAMILIES = ['llama', 'qwen2', 'gpt2'];
+
+function checkCases(model, cases, { attentions = true } = {}) {
+  for (const c of cases) {
+    const r = model.forwardSync(c.ids, { attentions: true, hiddenStates: true });
+    expect(r.logits.shape).toEqual([1, c.ids.length, model.config.vocabSize]);
+    expect(maxRel(r.logits.data, c.logits)).toBeLessThan(1e-4);
+    if (attentions) {
+      r.attentions.forEach((a, l) => expect(maxRel(a.data, c.attentions[l])).toBeLessThan(1e-4));
+      expect(maxRel(r.hiddenStates.data, c.hidden_states)).toBeLessThan(1e-4);
+    }
+  }
+}
+
+describe.each(BACKENDS)('GGUF against the float64 references — %s', (backend) => {
+  test.each(FAMILIES.flatMap((f) => [[f, 'f32'], [f, 'f16']]))('%s %s', async (family, type) => {
+    const expected = goldenJson(family, 'expected.json');
+    const config = goldenJson(family, 'config.json');
+    const model = await labs[backend].loadModel(gguf(`${family}-${type}.gguf`));
+    expect(model.config.modelType).toBe(family);
+    expect(model.config.parameters).toBe(expected.parameters);
+    // model.config is what the metadata says (here: what config.json said).
+    const std = family === 'gpt2'
+      ? { numLayers: config.n_layer, numHeads: config.n_head, embedDim: config.n_embd, maxPositions: config.n_positions, ffnDim: 4 * config.n_embd }
+      : { numLayers: config.num_hidden_layers, numHeads: config.num_attention_heads, numKvHeads: config.num_key_value_heads, embedDim: config.hidden_size, ffnDim: config.intermediate_size, maxPositions: config.max_position_embeddings };
+    expect(model.config).toMatchObject({ ...std, vocabSize: config.vocab_size });
+    // F16 files keep their projections in 16 bits, as F16 safetensors do
+    // (gpt2's position_embd stays F32 in llama.cpp's files and does not decide).
+    expect(model.config.weightsDtype).toBe(type === 'f16' ? 'float16' : 'float32');
+    checkCases(model, expected.cases);
+    model.dispose();
+  });
+
+  test.each(FAMILIES)('%s Q8_0: the reference on the dequantised weights, within 1e-4', async (family) => {
+    const ref = JSON.parse(fs.readFileSync(path.join(GGUF, `${family}-q8_0.expected.json`), 'utf8'));
+    const model = await labs[backend].loadModel(gguf(`${family}-q8_0.gguf`));
+    // Dequantised to float32 at load: 4 bytes a weight.
+    expect(model.config.weightsDtype).toBe('float32');
+    expect(model.config.bytes).toBe(model.config.parameters * 4);
+    for (const c of ref.cases) {
+      // Quantisation moved the logits far beyond the tolerance: the check below
+      // tells the Q8_0 weights from the F32 ones.
+      expect(c.max_rel_to_f32).toBeGreaterThan(1e-2);
+      expect(maxRel(model.forwardSync(c.ids).logits.data, c.logits)).toBeLessThan(1e-4);
+    }
+    model.dispose();
+  });
+});
+
+describe('GGUF inputs, tokenizer and layout', () => {
+  const lab = () => labs.wasm;
+
+  test('a Uint8Array, an ArrayBuffer, a Blob, a File, a file list and { weights, dtype } all load', async () => {
+    const bytes = gguf('qwen2-f16.gguf');
+    const c = goldenJson('qwen2', 'expected.json').cases[0];
+    const inputs = [
+      bytes, bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength), new Blob([bytes]),
+      new File([bytes], 'qwen2.gguf'), [new File([bytes], 'qwen2.gguf')],
+    ];
+    for (const x of inputs) {
+      const m = await lab().loadModel(x);
+      expect(maxRel(m.forwardSync(c.ids).logits.data, c.logits)).toBeLessThan(1e-4);
+      m.dispose();
+    }
+    const progress = [];
+    const m = await lab().loadModel({ weights: new File([bytes], 'qwen2.gguf'), dtype: 'float32', onProgress: (p) => progress.push(p) });
+    expect(m.config.weightsDtype).toBe('float32');
+    expect(progress.at(-1).loaded).toBe(progress.at(-1).total);
+    expect(maxRel(m.forwardSync(c.ids).logits.data, c.logits)).toBeLessThan(1e-4);
+    m.dispose();
+  });
+
+  test('the same model from F16 safetensors and from F16 GGUF: the same logits within 1e-6', async () => {
+    const expected = goldenJson('llama', 'expected.json');
+    const a = await lab().loadModel({ config: goldenJson('llama', 'config.json'), weights: golden('llama', 'model-f16.safetensors') });
+    const b = await lab().loadModel(gguf('llama-f16.gguf'));
+    for (const c of expected.cases) expect(maxRel(b.forwardSync(c.ids).logits.data, Array.from(a.forwardSync(c.ids).logits.data))).toBeLessThan(1e-6);
+    a.dispose();
+    b.dispose();
+  });
+
+  test.each(['llama', 'gpt2'])('%s: encode from tokenizer.ggml.* gives the ids of tokenizer.json', async (family) => {
+    const json = goldenJson(family, 'tokenizer.json');
+    const hf = new Tokenizer(json, {});
+    const model = await lab().loadModel(gguf(`${family}-q8_0.gguf`));
+    const samples = goldenJson(family, 'tokenizer-samples.json').samples;
+    for (const s of samples) expect(model.encode(s.text)).toEqual(s.ids);
+    // More text: every vocabulary piece as a word, and seeded random strings.
+    const pieces = Object.keys(json.model.vocab).map((p) => p.replace(/[▁Ġ]/g, ' ').replace(/<0x..>/, ''));
+    const texts = [pieces.join(' '), pieces.join(''), pieces.slice().reverse().join(' ')];
+    let seed = 7;
+    const r = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const alphabet = 'the cat sat on a mat dog log ,.!? 你好注意力 🐱\n  ';
+    for (let i = 0; i < 50; i++) texts.push(Array.from({ length: 1 + Math.floor(r() * 40) }, () => alphabet[Math.floor(r() * alphabet.length)]).join(''));
+    for (const t of texts) expect(model.encode(t)).toEqual(hf.encode(t).ids);
+    for (const s of samples) expect(model.decode(s.ids)).toBe(hf.decode(s.ids, { skip_special_tokens: false }));
+    model.dispose();
+  });
+
+  test('a tokenizer passed with the GGUF file is used instead of the metadata; tokenizer: null loads none', async () => {
+    const json = goldenJson('gpt2', 'tokenizer.json');
+    const m = await lab().loadModel({ weights: gguf('gpt2-f32.gguf'), tokenizer: json });
+    expect(m.encode('cat dog')).toEqual(new Tokenizer(json, {}).encode('cat dog').ids);
+    m.dispose();
+    const none = await lab().loadModel({ weights: gguf('gpt2-f32.gguf'), tokenizer: null });
+    expect(() => none.encode('hi')).toThrow(/loaded without a tokenizer/);
+    none.dispose();
+  });
+
+  // llama.cpp's converter interleaves the rows of each head of q_proj and
+  // k_proj (LlamaModel.permute); reading them back must give the Hugging Face
+  // rows bit for bit. The llama golden has GQA (4 heads, 2 KV heads), so Q
+  // and K are permuted with different head counts.
+  test('llama: Q/K unpermuted — the weights read back are the Hugging Face checkpoint, bit for bit', async () => {
+    const { tensors: hf } = lab().readSafetensors(golden('llama', 'model.safetensors'));
+    const model = await lab().loadModel(gguf('llama-f32.gguf'));
+    const { tensors: back } = lab().readSafetensors(model.save()['model.safetensors']);
+    model.dispose();
+    for (const [name, t] of Object.entries(hf)) {
+      expect(back[name].shape).toEqual(t.shape);
+      expect(Buffer.from(back[name].data.buffer, back[name].data.byteOffset, back[name].data.byteLength)
+        .equals(Buffer.from(t.data.buffer, t.data.byteOffset, t.data.byteLength))).toBe(true);
+    }
+  });
+
+  test('llama: a file whose Q/K rows are in the Hugging Face order (no permutation) does not give the reference', async () => {
+    // The F32 file with attn_q/attn_k rows put back in HF order, i.e. what a
+    // loader that skipped the unpermutation would read the real file as.
+    const bytes = gguf('llama-f32.gguf').slice();
+    const { tensors } = parseGgufHeader(bytes);
+    const cfg = goldenJson('llama', 'config.json');
+    const D = cfg.hidden_size / cfg.num_attention_heads;
+    const f32 = (t) => new Float32Array(bytes.buffer, t.begin, t.count);
+    for (const t of tensors.filter((x) => /attn_[qk]\.weight$/.test(x.name))) {
+      const [R, E] = t.shape;
+      const w = f32(t);
+      const src = w.slice();
+      // numpy: w.reshape(Hx, D/2, 2, E).swapaxes(1, 2): the inverse of LlamaModel.permute
+      for (let h = 0; h < R / D; h++) {
+        for (let i = 0; i < D / 2; i++) {
+          for (let j = 0; j < 2; j++) w.set(src.subarray((h * D + 2 * i + j) * E, (h * D + 2 * i + j + 1) * E), (h * D + j * (D / 2) + i) * E);
+        }
+      }
+    }
+    const model = await lab().loadModel(bytes);
+    const c = goldenJson('llama', 'expected.json').cases[0];
+    expect(maxRel(model.forwardSync(c.ids).logits.data, c.logits)).toBeGreaterThan(1e-2);
+    model.dispose();
+  });
+
+  test('model.config reports the metadata: eps and rope base as the file holds them', async () => {
+    const model = await lab().loadModel(gguf('llama-f32.gguf'));
+    expect(model.config.modelType).toBe('llama');
+    expect(model.config.numKvHeads).toBe(2);
+    model.dispose();
+  });
+});
+
+describe('bad GGUF input: a clear Error, the heap back at its baseline', () => {
+  async function expectLoadError(args, Class, pattern) {
+    const backend = labs.wasm._backend;
+    let before = 0;
+    for (let run = 0; run < 2; run++) {
+      before = backend.heapBytesInUse();
+      let error = null;
+      try {
+        await labs.wasm.loadModel(typeof args === 'function' ? args() : args);
+      } catch (err) {
+        error = err;
+      }
+      expect(error).toBeInstanceOf(Class);
+      expect(error.message).toMatch(pattern);
+    }
+    expect(backend.heapBytesInUse()).toBe(before);
+  }
+
+  test('an unknown or missing architecture names the supported ones', async () => {
+    await expectLoadError(gguf('bad-arch.gguf'), RangeError, /general\.architecture "mamba" is not supported; supported: gpt2, llama, qwen2/);
+    await expectLoadError(gguf('bad-no-arch.gguf'), RangeError, /has no general\.architecture; supported: gpt2, llama, qwen2/);
+  });
+
+  test('a missing tensor, a wrong shape, a truncated file, an unread ggml type', async () => {
+    await expectLoadError(gguf('bad-missing-tensor.gguf'), RangeError, /the weights lack 1 tensor a qwen2 model with this GGUF metadata needs: "blk\.1\.ffn_down\.weight"/);
+    await expectLoadError(gguf('bad-wrong-shape.gguf'), RangeError, /tensor "blk\.0\.ffn_gate\.weight" has shape \[64, 32\], but GGUF metadata implies \[96, 32\]/);
+    await expectLoadError(gguf('bad-truncated.gguf'), RangeError, /past the data section .*: a truncated block/);
+    await expectLoadError(new Blob([gguf('bad-truncated.gguf')]), RangeError, /a truncated block/);
+    await expectLoadError(gguf('bad-unknown-type-tensor.gguf'), RangeError, /tensor "blk\.0\.ffn_up\.weight" has ggml type Q4_1, which loadModel does not read; allowed: F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q6_K/);
+  });
+
+  test('metadata the family refuses is named by its GGUF key', async () => {
+    const bytes = gguf('qwen2-f32.gguf');
+    const key = new TextEncoder().encode('qwen2.attention.head_count_kv');
+    // Make head_count_kv 3 (4 heads): the family's own check, told in GGUF terms.
+    let at = -1;
+    for (let i = 0; i < bytes.length - key.length && at < 0; i++) if (key.every((b, k) => bytes[i + k] === b)) at = i;
+    const edited = bytes.slice();
+    new DataView(edited.buffer).setUint32(at + key.length + 4, 3, true);
+    await expectLoadError(edited, RangeError, /GGUF metadata: qwen2\.attention\.head_count_kv \(3\) must divide qwen2\.attention\.head_count \(4\)/);
+  });
+
+  test('wrong ways to pass a GGUF file', async () => {
+    const bytes = gguf('qwen2-f32.gguf');
+    await expectLoadError({ weights: bytes, config: goldenJson('qwen2', 'config.json') }, TypeError, /config was given with a GGUF file, whose config is its metadata/);
+    await expectLoadError({ weights: bytes, dtpye: 'float32' }, TypeError, /unknown key "dtpye"; allowed: /);
+    await expectLoadError({ weights: bytes, dtype: 'q8' }, RangeError, /dtype must be 'auto' or 'float32', got "q8"/);
+    await expectLoadError(golden('qwen2', 'model.safetensors'), TypeError, /a file given alone must be a GGUF file/);
+    await expectLoadError(new Uint8Array([0x47, 0x47, 0x55, 0x46, 1, 0, 0, 0]), RangeError, /GGUF version 1 is not supported/);
+    await expectLoadError([new File([bytes], 'a.gguf'), new File([bytes], 'b.gguf')], RangeError, /the files hold 2 GGUF files \(a\.gguf, b\.gguf\); give one/);
+  });
+});
