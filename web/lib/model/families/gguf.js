@@ -90,8 +90,8 @@ function inGgufTerms(err, g, arch) {
   if (!(err instanceof Error) || !/config\.json/.test(err.message)) return err;
   let m = err.message.replace(/config\.json/g, 'the GGUF metadata');
   for (const [hfKey, key] of Object.entries(g.config)) m = m.replace(new RegExp(`"?\\b${hfKey}\\b"?`, 'g'), `${arch}.${key}`);
-  const out = new err.constructor(m);
-  if (err.name !== out.name) out.name = err.name;
+  const out = err instanceof TypeError ? new TypeError(m) : err instanceof RangeError ? new RangeError(m) : new Error(m);
+  out.name = err.name;
   return out;
 }
 
