@@ -244,3 +244,11 @@ describe('bad GGUF input: a clear Error, the heap back at its baseline', () => {
     await expectLoadError([new File([bytes], 'a.gguf'), new File([bytes], 'b.gguf')], RangeError, /the files hold 2 GGUF files \(a\.gguf, b\.gguf\); give one/);
   });
 });
+
+describe('fuzz (short pass of tests/fuzz/fuzz-gguf.mjs runModelFuzz)', () => {
+  test('300 mutated model headers: each loads its plan or is refused with a loadModel RangeError/TypeError', async () => {
+    const { runModelFuzz } = await import('../fuzz/fuzz-gguf.mjs');
+    const failures = await runModelFuzz({ iterations: 300, seed: 36 });
+    expect(failures.map((f) => String(f.error && f.error.stack))).toEqual([]);
+  });
+});
