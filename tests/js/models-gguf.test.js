@@ -5,11 +5,12 @@
 // transposed, tokenizer.ggml.* from tokenizer.json), in F32, F16 and Q8_0.
 //   - F32/F16: the goldens' float64 references (expected.json), the
 //     tolerances of models.test.js;
-//   - Q8_0: the float64 reference run on the dequantised weights
-//     (<family>-q8_0.expected.json): the same 1e-4, since the weights the
+//   - Q8_0 and Q4_0: the float64 reference run on the dequantised weights
+//     (<family>-<type>.expected.json): the same 1e-4, since the weights the
 //     reference and the library run are the same numbers (dequantisation is
-//     exact in float32), and Q8_0 moves the logits 2–5% from F32, so that
-//     tolerance cannot be met with the wrong weights;
+//     exact in float32: d·q of a half and a small integer), and Q8_0 moves
+//     the logits 2–5% from F32 (Q4_0 25–80%), so that tolerance cannot be met
+//     with the wrong weights;
 //   - tokenizer ids against tokenizer.json run by @huggingface/tokenizers;
 //   - the Q/K unpermutation: the weights read back equal the Hugging Face
 //     checkpoint's bit for bit, and a file without the permutation does not;
@@ -67,15 +68,15 @@ describe.each(BACKENDS)('GGUF against the float64 references — %s', (backend) 
     model.dispose();
   });
 
-  test.each(FAMILIES)('%s Q8_0: the reference on the dequantised weights, within 1e-4', async (family) => {
-    const ref = JSON.parse(fs.readFileSync(path.join(GGUF, `${family}-q8_0.expected.json`), 'utf8'));
-    const model = await labs[backend].loadModel(gguf(`${family}-q8_0.gguf`));
+  test.each(FAMILIES.flatMap((f) => [[f, 'q8_0'], [f, 'q4_0']]))('%s %s: the reference on the dequantised weights, within 1e-4', async (family, type) => {
+    const ref = JSON.parse(fs.readFileSync(path.join(GGUF, `${family}-${type}.expected.json`), 'utf8'));
+    const model = await labs[backend].loadModel(gguf(`${family}-${type}.gguf`));
     // Dequantised to float32 at load: 4 bytes a weight.
     expect(model.config.weightsDtype).toBe('float32');
     expect(model.config.bytes).toBe(model.config.parameters * 4);
     for (const c of ref.cases) {
       // Quantisation moved the logits far beyond the tolerance: the check below
-      // tells the Q8_0 weights from the F32 ones.
+      // tells the quantized weights from the F32 ones.
       expect(c.max_rel_to_f32).toBeGreaterThan(1e-2);
       expect(maxRel(model.forwardSync(c.ids).logits.data, c.logits)).toBeLessThan(1e-4);
     }

@@ -10,8 +10,9 @@ reader. Outputs:
   models/<family>-<type>.gguf   the golden checkpoints tests/golden/models/
                        {llama,qwen2,gpt2} converted as llama.cpp's
                        convert_hf_to_gguf.py converts them (F32, F16, Q8_0)
-  models/<family>-q8_0.expected.json   the float64 reference's logits on the
-                       dequantised Q8_0 weights (tests/reference/hf_models.py
+  models/<family>-q4_0.gguf     every matrix Q4_0 (llama-quantize --pure)
+  models/<family>-{q8_0,q4_0}.expected.json   the float64 reference's logits
+                       on the dequantised weights (tests/reference/hf_models.py
                        and hf_families.py run them)
   models/bad-*.gguf    model-level refusals (architecture, missing tensor,
                        wrong shape, truncated)
@@ -228,7 +229,9 @@ def main():
 
 MODELS = os.path.join(os.path.dirname(__file__), '..', 'golden', 'models')
 OUT_MODELS = os.path.join(OUT, 'models')
-FILE_TYPE = {'F32': 0, 'F16': 1, 'Q8_0': 7}  # llama_ftype: ALL_F32, MOSTLY_F16, MOSTLY_Q8_0
+FILE_TYPE = {'F32': 0, 'F16': 1, 'Q4_0': 2, 'Q8_0': 7}  # llama_ftype: ALL_F32, MOSTLY_F16, MOSTLY_Q4_0, MOSTLY_Q8_0
+# Q4_0 is what llama-quantize --pure writes (every matrix Q4_0); the converter writes the others.
+QUANTIZED = ('Q8_0', 'Q4_0')
 TOKEN_TYPE = {'normal': 1, 'unknown': 2, 'control': 3, 'user_defined': 4, 'byte': 6}
 
 LLAMA_NAMES = {  # HF (within model.layers.N.) -> GGUF (within blk.N.)
@@ -318,7 +321,7 @@ def convert_tensors(family, cfg, tensors):
 def qtype_of(name, w, outtype):
     if w.ndim <= 1 or name.endswith('_norm.weight') or name.startswith('position_embd') or not name.endswith('.weight'):
         return 'F32'
-    if outtype == 'Q8_0' and w.shape[-1] % 32:
+    if outtype in QUANTIZED and w.shape[-1] % 32:
         return 'F16'  # convert_hf_to_gguf.py falls back to F16 when a row is not whole blocks
     return outtype
 
@@ -328,7 +331,7 @@ def raw_of(typ, w):
         return w.astype('<f4').tobytes()
     if typ == 'F16':
         return w.astype('<f2').tobytes()
-    return q8_0(w.reshape(-1))
+    return q8_0(w.reshape(-1)) if typ == 'Q8_0' else q4_0(w.reshape(-1))
 
 
 def tokenizer_meta(family, cfg, tok):
@@ -407,7 +410,7 @@ def model_meta(family, cfg, outtype):
             if cfg.get('head_dim') is not None:
                 pairs += [(f'{arch}.attention.key_length', u32(D)), (f'{arch}.attention.value_length', u32(D))]
     pairs.append(('general.file_type', u32(FILE_TYPE[outtype])))
-    if outtype == 'Q8_0':
+    if outtype in QUANTIZED:
         pairs.append(('general.quantization_version', u32(2)))
     return pairs
 
@@ -451,26 +454,26 @@ def model_fixtures():
         tok = tokenizer_meta(family, cfg, json.load(open(tok_path))) if os.path.exists(tok_path) else []
         converted = convert_tensors(family, cfg, tensors)
         hf_names = {gguf_name(family, hf): hf for hf in tensors}
-        for outtype in ('F32', 'F16', 'Q8_0'):
+        for outtype in ('F32', 'F16', 'Q8_0', 'Q4_0'):
             items = [(name, list(w.shape), qtype_of(name, w, outtype), raw_of(qtype_of(name, w, outtype), w)) for name, w in converted]
             data = gguf(3, meta(model_meta(family, cfg, outtype) + tok), items)
             path = os.path.join(OUT_MODELS, f'{family}-{outtype.lower()}.gguf')
             open(path, 'wb').write(data)
             made[(family, outtype)] = (items, cfg, tok)
             print(f'{os.path.relpath(path)}: {len(data)} bytes')
-            if outtype == 'Q8_0':
+            if outtype in QUANTIZED:
                 deq_t = dict(back_to_hf(family, cfg, n, deq(t, raw, int(np.prod(sh))).reshape(sh).astype(np.float32), hf_names)
                              for n, sh, t, raw in items)
                 cases = []
                 for c in expected['cases']:
                     lg = reference_logits(family, cfg, deq_t, c['ids'])
                     full = np.asarray(c['logits'], dtype=np.float64)
-                    cases.append({'ids': c['ids'], 'logits': np.round(lg, 12).tolist(),
+                    cases.append({'ids': c['ids'], 'logits': np.round(lg, 9).tolist(),
                                   'max_rel_to_f32': float(np.max(np.abs(lg - full)) / np.max(np.abs(full)))})
-                json.dump({'note': 'float64 logits of the dequantised Q8_0 weights (tests/reference/gguf_fixtures.py); '
+                json.dump({'note': f'float64 logits of the dequantised {outtype} weights (tests/reference/gguf_fixtures.py); '
                            'max_rel_to_f32: how far quantisation moved them from the F32 golden',
-                           'family': family, 'cases': cases},
-                          open(os.path.join(OUT_MODELS, f'{family}-q8_0.expected.json'), 'w'))
+                           'family': family, 'type': outtype, 'cases': cases},
+                          open(os.path.join(OUT_MODELS, f'{family}-{outtype.lower()}.expected.json'), 'w'))
     # Model-level refusals, from the small qwen2 Q8_0 file.
     items, cfg, tok = made[('qwen2', 'Q8_0')]
     base = meta(model_meta('qwen2', cfg, 'Q8_0'))
