@@ -22,6 +22,12 @@ import { init } from '../../web/node.js';
 import { Tokenizer } from '@huggingface/tokenizers';
 import { parseGgufHeader } from '../../web/lib/io/gguf.js';
 import { BACKENDS, maxRel } from './helpers.js';
+import { openGgufModel } from '../../web/lib/model/gguf.js';
+import { openWeights } from '../../web/lib/model/files.js';
+import { plan } from '../../web/lib/model/plan.js';
+import { gpuTensors } from '../../web/lib/model/gpu.js';
+import { architectureOf } from '../../web/lib/model/families/index.js';
+import { decode } from '../../web/lib/io/dtypes.js';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const MODELS = path.join(HERE, '..', 'golden', 'models');
@@ -134,6 +140,26 @@ describe('GGUF inputs, tokenizer and layout', () => {
     model.dispose();
   });
 
+  test('every tokenizer.ggml.pre named in the docs builds a tokenizer that runs; an unknown one is refused by name', async () => {
+    const { tokenizerJsonOf } = await import('../../web/lib/model/gguf-tokenizer.js');
+    const { ModelTokenizer } = await import('../../web/lib/model/tokenizer.js');
+    const { metadata } = parseGgufHeader(gguf('gpt2-f32.gguf'));
+    const hf = new Tokenizer(goldenJson('gpt2', 'tokenizer.json'), {});
+    const text = 'The cat sat on the mat. 12345 你好 🐱';
+    for (const pre of ['gpt-2', 'default', 'qwen2', 'llama-bpe', 'smollm']) {
+      const m = new Map(metadata);
+      m.set('tokenizer.ggml.pre', pre);
+      const ids = new ModelTokenizer(tokenizerJsonOf(m), 297).encode(text);
+      // The same bytes, split otherwise: decoding gives the text back.
+      expect(hf.decode(ids, { skip_special_tokens: false })).toBe(text);
+    }
+    const m = new Map(metadata);
+    m.set('tokenizer.ggml.pre', 'tekken');
+    expect(() => tokenizerJsonOf(m)).toThrow(/tokenizer\.ggml\.pre "tekken" is not supported; supported: gpt-2, default, qwen2, llama-bpe, smollm/);
+    m.set('tokenizer.ggml.model', 'bert');
+    expect(() => tokenizerJsonOf(m)).toThrow(/tokenizer\.ggml\.model "bert" is not supported; supported: llama, gpt2/);
+  });
+
   test('a tokenizer passed with the GGUF file is used instead of the metadata; tokenizer: null loads none', async () => {
     const json = goldenJson('gpt2', 'tokenizer.json');
     const m = await lab().loadModel({ weights: gguf('gpt2-f32.gguf'), tokenizer: json });
@@ -183,6 +209,31 @@ describe('GGUF inputs, tokenizer and layout', () => {
     const c = goldenJson('llama', 'expected.json').cases[0];
     expect(maxRel(model.forwardSync(c.ids).logits.data, c.logits)).toBeGreaterThan(1e-2);
     model.dispose();
+  });
+
+  // The GPU copy (gpu.js) reads the file a second time through the layout
+  // ops' GPU faces; without a GPU here, check that the GGUF file's tensors
+  // (rope-unpermute, split-heads for GPT-2's attn_qkv, copy for its
+  // transposed Conv1D) become exactly the GPU tensors of the safetensors file.
+  test.each(['llama', 'gpt2'])('%s: the GPU tensors from the F32 GGUF equal those from model.safetensors', async (family) => {
+    const g = await openGgufModel(gguf(`${family}-f32.gguf`));
+    const gc = { modelType: g.type, ...g.table.config(g.hfConfig, new Set(g.weights.tensors.keys())) };
+    const hfConfig = goldenJson(family, 'config.json');
+    const { type, arch } = architectureOf(hfConfig);
+    const w = await openWeights(golden(family, 'model.safetensors'));
+    const hc = { modelType: type, ...arch.config(hfConfig, new Set(w.tensors.keys())) };
+    const gpu = async (steps) => {
+      const out = new Map();
+      for (const { entry, t } of steps) {
+        const data = decode('test', entry.name, entry.dtype, await entry.source.read(entry.begin, entry.end), entry.count);
+        for (const [name, shape, d] of gpuTensors(t, entry.shape, data)) out.set(name, { shape, d: Array.from(d) });
+      }
+      return out;
+    };
+    const a = await gpu(plan(g.table, gc, g.weights.tensors));
+    const b = await gpu(plan(arch, hc, w.tensors));
+    expect([...a.keys()].sort()).toEqual([...b.keys()].sort());
+    for (const [name, t] of b) expect([name, a.get(name)]).toEqual([name, t]);
   });
 
   test('model.config reports the metadata: eps and rope base as the file holds them', async () => {
