@@ -56,7 +56,7 @@ function checkCases(model, cases, { attentions = true } = {}) {
 }
 
 describe.each(BACKENDS)('GGUF against the float64 references — %s', (backend) => {
-  test.each(FAMILIES.flatMap((f) => [[f, 'f32'], [f, 'f16']]))('%s %s', async (family, type) => {
+  test.each([...FAMILIES.flatMap((f) => [[f, 'f32'], [f, 'f16']]), ['llama', 'bf16'], ['qwen2', 'bf16']])('%s %s', async (family, type) => {
     const expected = goldenJson(family, 'expected.json');
     const config = goldenJson(family, 'config.json');
     const model = await labs[backend].loadModel(gguf(`${family}-${type}.gguf`));
@@ -69,7 +69,7 @@ describe.each(BACKENDS)('GGUF against the float64 references — %s', (backend) 
     expect(model.config).toMatchObject({ ...std, vocabSize: config.vocab_size });
     // F16 files keep their projections in 16 bits, as F16 safetensors do
     // (gpt2's position_embd stays F32 in llama.cpp's files and does not decide).
-    expect(model.config.weightsDtype).toBe(type === 'f16' ? 'float16' : 'float32');
+    expect(model.config.weightsDtype).toBe({ f32: 'float32', f16: 'float16', bf16: 'bfloat16' }[type]);
     checkCases(model, expected.cases);
     model.dispose();
   });
@@ -111,6 +111,34 @@ describe('GGUF inputs, tokenizer and layout', () => {
     expect(progress.at(-1).loaded).toBe(progress.at(-1).total);
     expect(maxRel(m.forwardSync(c.ids).logits.data, c.logits)).toBeLessThan(1e-4);
     m.dispose();
+  });
+
+  test('a header longer than the first read (1 MiB) is read in growing slices of a Blob', async () => {
+    // qwen2-f32.gguf with one more metadata string of 1.5 MiB inserted after
+    // the counts; its length is a multiple of the alignment (32), so the data
+    // section keeps its relative offsets.
+    const src = gguf('qwen2-f32.gguf');
+    const enc = new TextEncoder();
+    const key = enc.encode('test.padding');
+    const valueLength = 1.5 * 2 ** 20 - (8 + key.length + 4 + 8);
+    const kv = new Uint8Array(8 + key.length + 4 + 8 + valueLength);
+    const dv = new DataView(kv.buffer);
+    dv.setBigUint64(0, BigInt(key.length), true);
+    kv.set(key, 8);
+    dv.setUint32(8 + key.length, 8, true); // STRING
+    dv.setBigUint64(12 + key.length, BigInt(valueLength), true);
+    kv.fill(0x61, 20 + key.length);
+    expect(kv.length % 32).toBe(0);
+    const out = new Uint8Array(src.length + kv.length);
+    out.set(src.subarray(0, 24));
+    out.set(kv, 24);
+    out.set(src.subarray(24), 24 + kv.length);
+    const odv = new DataView(out.buffer);
+    odv.setBigUint64(16, odv.getBigUint64(16, true) + 1n, true);
+    const model = await lab().loadModel(new Blob([out]));
+    const c = goldenJson('qwen2', 'expected.json').cases[0];
+    expect(maxRel(model.forwardSync(c.ids).logits.data, c.logits)).toBeLessThan(1e-4);
+    model.dispose();
   });
 
   test('the same model from F16 safetensors and from F16 GGUF: the same logits within 1e-6', async () => {

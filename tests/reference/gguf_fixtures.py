@@ -11,6 +11,7 @@ reader. Outputs:
                        {llama,qwen2,gpt2} converted as llama.cpp's
                        convert_hf_to_gguf.py converts them (F32, F16, Q8_0)
   models/<family>-q4_0.gguf     every matrix Q4_0 (llama-quantize --pure)
+  models/{llama,qwen2}-bf16.gguf  --outtype bf16
   models/<family>-{q8_0,q4_0}.expected.json   the float64 reference's logits
                        on the dequantised weights (tests/reference/hf_models.py
                        and hf_families.py run them)
@@ -229,7 +230,7 @@ def main():
 
 MODELS = os.path.join(os.path.dirname(__file__), '..', 'golden', 'models')
 OUT_MODELS = os.path.join(OUT, 'models')
-FILE_TYPE = {'F32': 0, 'F16': 1, 'Q4_0': 2, 'Q8_0': 7}  # llama_ftype: ALL_F32, MOSTLY_F16, MOSTLY_Q4_0, MOSTLY_Q8_0
+FILE_TYPE = {'F32': 0, 'F16': 1, 'Q4_0': 2, 'Q8_0': 7, 'BF16': 32}  # llama_ftype: ALL_F32, MOSTLY_F16, MOSTLY_Q4_0, MOSTLY_Q8_0, MOSTLY_BF16
 # Q4_0 is what llama-quantize --pure writes (every matrix Q4_0); the converter writes the others.
 QUANTIZED = ('Q8_0', 'Q4_0')
 TOKEN_TYPE = {'normal': 1, 'unknown': 2, 'control': 3, 'user_defined': 4, 'byte': 6}
@@ -331,6 +332,10 @@ def raw_of(typ, w):
         return w.astype('<f4').tobytes()
     if typ == 'F16':
         return w.astype('<f2').tobytes()
+    if typ == 'BF16':
+        sys.path.insert(0, os.path.dirname(__file__))
+        from hf_models import bf16_bits
+        return bf16_bits(w).tobytes()
     return q8_0(w.reshape(-1)) if typ == 'Q8_0' else q4_0(w.reshape(-1))
 
 
@@ -454,7 +459,7 @@ def model_fixtures():
         tok = tokenizer_meta(family, cfg, json.load(open(tok_path))) if os.path.exists(tok_path) else []
         converted = convert_tensors(family, cfg, tensors)
         hf_names = {gguf_name(family, hf): hf for hf in tensors}
-        for outtype in ('F32', 'F16', 'Q8_0', 'Q4_0'):
+        for outtype in ('F32', 'F16', 'Q8_0', 'Q4_0') + (('BF16',) if family != 'gpt2' else ()):
             items = [(name, list(w.shape), qtype_of(name, w, outtype), raw_of(qtype_of(name, w, outtype), w)) for name, w in converted]
             data = gguf(3, meta(model_meta(family, cfg, outtype) + tok), items)
             path = os.path.join(OUT_MODELS, f'{family}-{outtype.lower()}.gguf')
