@@ -264,6 +264,18 @@ describe('GGUF inputs, tokenizer and layout', () => {
     for (const [name, t] of b) expect([name, a.get(name)]).toEqual([name, t]);
   });
 
+  test.each(['llama', 'gpt2'])('%s Q8_0: model.save() writes Hugging Face files that load to the same logits and ids', async (family) => {
+    const model = await lab().loadModel(gguf(`${family}-q8_0.gguf`));
+    const files = model.save();
+    expect(JSON.parse(files['config.json']).model_type).toBe(family);
+    const back = await lab().loadModel({ config: files['config.json'], weights: files['model.safetensors'], tokenizer: files['tokenizer.json'] });
+    const c = goldenJson(family, 'expected.json').cases[0];
+    expect(Array.from(back.forwardSync(c.ids).logits.data)).toEqual(Array.from(model.forwardSync(c.ids).logits.data));
+    expect(back.encode('The cat sat on the mat.')).toEqual(model.encode('The cat sat on the mat.'));
+    model.dispose();
+    back.dispose();
+  });
+
   test('model.config reports the metadata: eps and rope base as the file holds them', async () => {
     const model = await lab().loadModel(gguf('llama-f32.gguf'));
     expect(model.config.modelType).toBe('llama');
