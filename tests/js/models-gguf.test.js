@@ -276,10 +276,20 @@ describe('GGUF inputs, tokenizer and layout', () => {
     back.dispose();
   });
 
-  test('model.config reports the metadata: eps and rope base as the file holds them', async () => {
-    const model = await lab().loadModel(gguf('llama-f32.gguf'));
-    expect(model.config.modelType).toBe('llama');
-    expect(model.config.numKvHeads).toBe(2);
+  test('model.config reports the metadata, not a config.json: a file whose context_length says 48; version 2 reads as 3', async () => {
+    const bytes = gguf('llama-f32.gguf').slice();
+    const key = new TextEncoder().encode('llama.context_length');
+    let at = -1;
+    for (let i = 0; i < 4096 && at < 0; i++) if (key.every((b, k) => bytes[i + k] === b)) at = i;
+    const dv = new DataView(bytes.buffer);
+    expect(dv.getUint32(at + key.length, true)).toBe(4); // UINT32
+    dv.setUint32(at + key.length + 4, 48, true);
+    dv.setUint32(4, 2, true); // GGUF v2: the same layout (v3 added big-endian files)
+    const model = await lab().loadModel(bytes);
+    expect(model.config).toMatchObject({ modelType: 'llama', maxPositions: 48, numKvHeads: 2, vocabSize: 324 });
+    const c = goldenJson('llama', 'expected.json').cases[0];
+    expect(maxRel(model.forwardSync(c.ids).logits.data, c.logits)).toBeLessThan(1e-4);
+    expect(() => model.forwardSync(Array.from({ length: 49 }, () => 5))).toThrow(RangeError);
     model.dispose();
   });
 });
