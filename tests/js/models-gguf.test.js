@@ -160,9 +160,9 @@ describe('GGUF inputs, tokenizer and layout', () => {
     const pieces = Object.keys(json.model.vocab).map((p) => p.replace(/[▁Ġ]/g, ' ').replace(/<0x..>/, ''));
     const texts = [pieces.join(' '), pieces.join(''), pieces.slice().reverse().join(' ')];
     let seed = 7;
-    const r = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const r = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32); // an LCG mod 2^32
     const alphabet = 'the cat sat on a mat dog log ,.!? 你好注意力 🐱\n  ';
-    for (let i = 0; i < 50; i++) texts.push(Array.from({ length: 1 + Math.floor(r() * 40) }, () => alphabet[Math.floor(r() * alphabet.length)]).join(''));
+    for (let i = 0; i < 200; i++) texts.push(Array.from({ length: 1 + Math.floor(r() * 40) }, () => alphabet[Math.floor(r() * alphabet.length)]).join(''));
     for (const t of texts) expect(model.encode(t)).toEqual(hf.encode(t).ids);
     for (const s of samples) expect(model.decode(s.ids)).toBe(hf.decode(s.ids, { skip_special_tokens: false }));
     model.dispose();
