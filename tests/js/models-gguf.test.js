@@ -276,6 +276,16 @@ describe('GGUF inputs, tokenizer and layout', () => {
     back.dispose();
   });
 
+  test('a family that spreads another table inherits its gguf section without taking its architecture', async () => {
+    const { ggufArchitectures } = await import('../../web/lib/model/families/gguf.js');
+    const { FAMILIES } = await import('../../web/lib/model/families/index.js');
+    const map = ggufArchitectures({ ...FAMILIES, qwen3: { ...FAMILIES.qwen2 }, mistral: { ...FAMILIES.llama } });
+    expect(map.get('qwen2')).toBe('qwen2');
+    expect(map.get('llama')).toBe('llama');
+    expect(() => ggufArchitectures({ a: { gguf: { architectures: ['x'] } }, b: { gguf: { architectures: ['x'] } } }))
+      .toThrow(/internal: the families a, b all claim the GGUF architecture x/);
+  });
+
   test('model.config reports the metadata, not a config.json: a file whose context_length says 48; version 2 reads as 3', async () => {
     const bytes = gguf('llama-f32.gguf').slice();
     const key = new TextEncoder().encode('llama.context_length');

@@ -49,11 +49,22 @@ function ggufNameOf(g, name) {
   return null;
 }
 
-/** The families with a gguf section, by general.architecture. */
+/**
+ * The families with a gguf section, by general.architecture. A family that
+ * spreads another's table (`{ ...llama, … }`) inherits its gguf section too:
+ * an architecture claimed by several families goes to the one of the same
+ * name; any other tie is an internal Error, never a silent choice.
+ */
 export function ggufArchitectures(families) {
-  const out = new Map();
+  const claims = new Map();
   for (const [type, table] of Object.entries(families)) {
-    for (const arch of table.gguf?.architectures ?? []) out.set(arch, type);
+    for (const arch of table.gguf?.architectures ?? []) claims.set(arch, [...(claims.get(arch) ?? []), type]);
+  }
+  const out = new Map();
+  for (const [arch, types] of claims) {
+    const type = types.length === 1 ? types[0] : types.find((t) => t === arch);
+    if (type === undefined) throw new Error(`internal: the families ${types.join(', ')} all claim the GGUF architecture ${arch}; give each its own gguf section`);
+    out.set(arch, type);
   }
   return out;
 }
