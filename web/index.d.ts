@@ -434,6 +434,61 @@ export declare const writeNpy: WeightFileFunctions['writeNpy'];
 export declare const readNpz: WeightFileFunctions['readNpz'];
 export declare const writeNpz: WeightFileFunctions['writeNpz'];
 
+// ---- GGUF files (web/lib/io/gguf.js; llama.cpp's format, docs/models.md) ----
+
+export type GgmlTypeName = 'F32' | 'F16' | 'BF16' | 'Q8_0' | 'Q4_0' | 'Q4_K' | 'Q6_K' | string;
+export interface GgufTensorInfo {
+  name: string;
+  /** ggml type name, e.g. 'Q4_K' (dtype is the same string). */
+  ggmlType: GgmlTypeName;
+  dtype: GgmlTypeName;
+  /** torch order: ggml's ne reversed. */
+  shape: number[];
+  /** ggml order (ne[0] is the innermost, contiguous dimension). */
+  ne: number[];
+  count: number;
+  /** absolute byte range in the file: [begin, end). */
+  begin: number;
+  end: number;
+}
+export interface GgufHeader {
+  version: 2 | 3;
+  /** values: number, bigint (64-bit beyond 2^53), boolean, string or (nested) arrays. */
+  metadata: Map<string, unknown>;
+  /** 'UINT8' … 'FLOAT64', 'STRING', 'ARRAY' per key. */
+  metadataTypes: Map<string, string>;
+  alignment: number;
+  dataOffset: number;
+  tensors: GgufTensorInfo[];
+}
+export interface GgufFile extends GgufHeader {
+  bytes(name: string): Uint8Array;
+  tensor(name: string): Float32Array;
+}
+export interface GgufLazyFile extends GgufHeader {
+  bytes(name: string): Promise<Uint8Array>;
+  tensor(name: string): Promise<Float32Array>;
+}
+
+export interface GgufFunctions {
+  /** Parses a GGUF v2/v3 header from the file's first bytes (fileSize: the whole file's, for the data checks); reads no tensor data. */
+  parseGgufHeader(bytes: Uint8Array, fileSize?: number, where?: string): GgufHeader;
+  /** Reads a whole GGUF file held in memory; tensor(name) dequantizes (F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q6_K). */
+  readGguf(source: Uint8Array | ArrayBuffer | ArrayBufferView): GgufFile;
+  /** Opens a GGUF Blob/File lazily: only the header, then one tensor per call. */
+  openGguf(source: Blob | Uint8Array | ArrayBuffer): Promise<GgufLazyFile | GgufFile>;
+  /** Writes a GGUF v3 file of F32, F16, Q8_0 or Q4_0 tensors (quantized as ggml-quants.c's reference quantizers). */
+  writeGguf(
+    tensors: Record<string, { data: Float32Array; shape: number[]; type?: 'F32' | 'F16' | 'Q8_0' | 'Q4_0' }>,
+    metadata?: Record<string, string | number | boolean | bigint | Array<string | number | boolean | bigint>>,
+  ): Uint8Array;
+}
+
+export declare const parseGgufHeader: GgufFunctions['parseGgufHeader'];
+export declare const readGguf: GgufFunctions['readGguf'];
+export declare const openGguf: GgufFunctions['openGguf'];
+export declare const writeGguf: GgufFunctions['writeGguf'];
+
 // ---- State dicts of other frameworks (web/lib/io/state-dict.js; docs/weights.md) ----
 
 export type StateDictFormat = 'torch' | 'hf-bert' | 'hf-gpt2' | 'hf-llama' | 'keras';
@@ -770,6 +825,22 @@ export interface Transformer {
 /** A Blob/File, bytes in memory, or (config and tokenizer) a parsed object, JSON text or a URL string. */
 export type ModelFileSource = Blob | ArrayBuffer | ArrayBufferView;
 
+/**
+ * A GGUF file (llama.cpp's format, v2 or v3) with loadModel's options: its
+ * config is its metadata (general.architecture llama, qwen2 or gpt2), so no
+ * `config`; its tokenizer comes from tokenizer.ggml.* unless `tokenizer`
+ * is given (null: none). F32/F16/BF16 tensors are kept as safetensors' are;
+ * Q8_0, Q4_0, Q4_K and Q6_K are dequantised to float32 at load.
+ */
+export interface GgufLoadModelArgs {
+  /** The .gguf file (its first bytes are 'GGUF'). */
+  weights: ModelFileSource;
+  tokenizer?: object | string | ModelFileSource | null;
+  dtype?: 'auto' | 'float32';
+  signal?: AbortSignal;
+  onProgress?: (progress: { loaded: number; total: number }) => void;
+}
+
 export interface LoadModelArgs {
   /** The parsed config.json, its text or bytes, a Blob/File, or a URL string (fetched). */
   config: object | string | ModelFileSource;
@@ -962,13 +1033,14 @@ export interface HeadRoles {
 
 export interface AttentionLab<M extends LabMode = 'either'> {
   /**
-   * A Hugging Face checkpoint (model_type gpt2, llama or bert), from its files:
+   * A Hugging Face checkpoint (model_type gpt2, llama, qwen2 or bert), from its files:
    * { config, weights, tokenizer } or a FileList / array of Files named as the
-   * folder names them. Nothing is fetched unless a URL string is passed. Runs on
+   * folder names them; or a GGUF file (llama.cpp's format: bytes, a Blob/File,
+   * { weights: file, … }, or a file list holding one .gguf and no other weights). Nothing is fetched unless a URL string is passed. Runs on
    * every backend; on 'webgpu' the weights are also uploaded to the GPU, where
    * model.forward runs (the other calls run on the model's wasm copy; docs/models.md).
    */
-  loadModel(source: LoadModelArgs | FileList | File[]): Promise<Model>;
+  loadModel(source: LoadModelArgs | GgufLoadModelArgs | ModelFileSource | FileList | File[]): Promise<Model>;
   /** The package's character-level GPT-2 (English prose, or Tang poems), read lazily from its own files (docs/models.md). */
   pretrained(name: 'en' | 'zh'): Promise<Model>;
 }

@@ -40,7 +40,7 @@ export async function uploadToGpu(gpu, c, maxLength, steps, io) {
     for (const { entry, t } of steps) {
       if (io.signal?.aborted) throw io.abortError();
       const bytes = await entry.source.read(entry.begin, entry.end);
-      const data = decode(WHERE, `tensor ${JSON.stringify(entry.name)}`, entry.dtype, bytes, entry.count);
+      const data = entry.decode ? entry.decode(bytes, entry.count) : decode(WHERE, `tensor ${JSON.stringify(entry.name)}`, entry.dtype, bytes, entry.count);
       for (const [name, shape, d] of gpuTensors(t, entry.shape, data)) gpu.modelUpload(handle, WHERE, name, shape, d);
       io.progress(entry.end - entry.begin);
       await Promise.resolve();

@@ -18,6 +18,9 @@
 //   5. on a webgpu lab (`gpu`), the same tensors read again and uploaded to
 //      GPU buffers (gpu.js), where model.forward runs
 // Any failure disposes what was allocated: the heap is back at its baseline.
+// A GGUF file (llama.cpp's format) takes steps 1–3 from its header instead
+// (gguf.js: the config from its metadata, the tokenizer from
+// tokenizer.ggml.*), then the same plan and streaming.
 import { rangeError, typeError, describe, checkOptions } from '../errors.js';
 import { decode } from '../io/dtypes.js';
 import { Transformer } from '../graph/transformer.js';
@@ -27,6 +30,7 @@ import { ModelTokenizer } from './tokenizer.js';
 import { plan, halfKindOf, memoryFit, HALF_KINDS, HEAP_LIMIT_BYTES, HEADROOM_BYTES } from './plan.js';
 import { Model } from './model.js';
 import { uploadToGpu } from './gpu.js';
+import { ggufArgs, openGgufModel } from './gguf.js';
 
 export { HEAP_LIMIT_BYTES } from './plan.js';
 
@@ -87,7 +91,9 @@ async function place(Module, handle, step, params, staging, signal, progress, ha
     if (half) {
       Module.HEAPU8.set(bytes, staging); // read afresh: memory may have grown
     } else {
-      const data = decode(WHERE, what, entry.dtype, bytes, (r1 - r0) * rowElems);
+      const n = (r1 - r0) * rowElems;
+      // (entry.decode: a GGUF quantized type, dequantised here, io/ggml-types.js)
+      const data = entry.decode ? entry.decode(bytes, n) : decode(WHERE, what, entry.dtype, bytes, n);
       Module.HEAPF32.set(data, staging >>> 2);
     }
     layoutOp(t.op).core({ write, params, r0, n: r1 - r0, staging, rowElems, stagedBytes, shape, entry: t, Module });
@@ -105,7 +111,13 @@ async function place(Module, handle, step, params, staging, signal, progress, ha
  */
 export async function loadModel(Module, source, { gpu = undefined } = {}) {
   let args;
-  if (isFileList(source)) {
+  const gguf = await ggufArgs(source, isFileList);
+  if (gguf) {
+    for (const key of Object.keys(gguf)) {
+      if (!KEYS.includes(key)) throw typeError(WHERE, `unknown key ${JSON.stringify(key)}; allowed: ${KEYS.join(', ')}`);
+    }
+    args = gguf;
+  } else if (isFileList(source)) {
     args = splitFolder(source);
   } else {
     const o = checkOptions(WHERE, 'the argument', source);
@@ -114,7 +126,7 @@ export async function loadModel(Module, source, { gpu = undefined } = {}) {
     }
     args = { ...o };
   }
-  if (args.config === undefined) throw typeError(WHERE, 'config is missing: pass the parsed config.json, its bytes or a File');
+  if (args.config === undefined && !gguf) throw typeError(WHERE, 'config is missing: pass the parsed config.json, its bytes or a File');
   if (args.weights === undefined) throw typeError(WHERE, 'weights is missing: pass model.safetensors (a File, Blob, ArrayBuffer or Uint8Array) or its shards with model.safetensors.index.json');
   const { signal, onProgress } = args;
   const dtype = args.dtype ?? 'auto';
@@ -122,9 +134,14 @@ export async function loadModel(Module, source, { gpu = undefined } = {}) {
   if (onProgress !== undefined && typeof onProgress !== 'function') throw typeError(WHERE, `onProgress must be a function, got ${describe(onProgress)}`);
   if (signal !== undefined && (signal === null || typeof signal.aborted !== 'boolean')) throw typeError(WHERE, `signal must be an AbortSignal, got ${describe(signal)}`);
 
-  const hfConfig = await readJson(args.config, 'config.json', { signal });
-  const { type, arch: table } = architectureOf(hfConfig);
-  const weights = await openWeights(args.weights);
+  let hfConfig, type, table, weights, fileTokenizer = null;
+  if (gguf) {
+    ({ hfConfig, type, table, weights, tokenizerJson: fileTokenizer } = await openGgufModel(args.weights));
+  } else {
+    hfConfig = await readJson(args.config, 'config.json', { signal });
+    ({ type, arch: table } = architectureOf(hfConfig));
+    weights = await openWeights(args.weights);
+  }
   const names = new Set(weights.tensors.keys());
   const c = { modelType: type, ...table.config(hfConfig, names) };
   const steps = plan(table, c, weights.tensors);
@@ -137,8 +154,10 @@ export async function loadModel(Module, source, { gpu = undefined } = {}) {
   let tokenizer = null;
   if (args.tokenizer !== undefined && args.tokenizer !== null) {
     tokenizerJson = await readJson(args.tokenizer, 'tokenizer.json', { signal });
-    tokenizer = new ModelTokenizer(tokenizerJson, c.vocabSize);
+  } else if (args.tokenizer === undefined && fileTokenizer) {
+    tokenizerJson = fileTokenizer;
   }
+  if (tokenizerJson) tokenizer = new ModelTokenizer(tokenizerJson, c.vocabSize);
   if (signal?.aborted) throw abortError(signal);
 
   const maxLength = c.core.positional === 'rope' ? Math.min(c.maxPositions, MAX_ROPE_POSITIONS) : c.maxPositions;

@@ -16,6 +16,9 @@
 //   keys         the config.json keys the family reads
 //   layerFormat  the per-layer state-dict format ('hf-<family>') of
 //                web/lib/io/state-dict-formats.js, over the same names
+//   gguf         (optional) llama.cpp's metadata keys and tensor names of
+//                the same config and tensors, and what its converter
+//                rearranged (families/gguf.js)
 // This folder is a room below the weight files (web/lib/io), which read the
 // layer formats from here: it imports errors.js and itself only.
 import { rangeError, typeError, describe } from '../../errors.js';
@@ -30,6 +33,7 @@ import { xlmRoberta } from './xlm-roberta.js';
 
 export { own, configValue, int, num, divisible, standardSizes, blocks, STANDARD_KEYS } from './config-keys.js';
 export { LAYOUT_OPS, layoutOp } from './layout.js';
+import { ggufFamily as ggufFamilyOf, ggufArchitectures } from './gguf.js';
 
 export const FAMILIES = { gpt2, llama, qwen2, bert };
 
@@ -37,6 +41,21 @@ export const FAMILIES = { gpt2, llama, qwen2, bert };
 Object.assign(FAMILIES, { distilbert, roberta, 'xlm-roberta': xlmRoberta });
 
 export const SUPPORTED = Object.freeze(Object.keys(FAMILIES));
+
+/**
+ * A GGUF file's family, from general.architecture: { type, arch, table (the
+ * GGUF view of the family table), hfConfig (the config.json its metadata
+ * stands for) }, or a clear Error that names the supported architectures.
+ * @param {Map<string, unknown>} metadata @param {Set<string>} names the file's tensor names
+ */
+export function ggufFamily(metadata, names) {
+  return ggufFamilyOf(FAMILIES, metadata, names);
+}
+
+/** The general.architecture values that load (those of the families with a gguf section). */
+export function ggufSupported() {
+  return [...ggufArchitectures(FAMILIES).keys()];
+}
 
 /** The per-layer state-dict formats of the families, in io's order: 'hf-bert', 'hf-gpt2', 'hf-llama'. */
 export const LAYER_FORMATS = { 'hf-bert': bert.layerFormat, 'hf-gpt2': gpt2.layerFormat, 'hf-llama': llama.layerFormat };

@@ -20,6 +20,10 @@
 //                entry.from … P-1 (padding_idx + 1 on, the positions an
 //                unpadded input reads) as its rows 0 … P-from-1; model.save
 //                writes the rows before `from` as zeros
+//   rope-unpermute  a GGUF llama Q or K: torch [Hx·D, E] or [Hx·D] whose
+//                rows convert_hf_to_gguf.py's LlamaModel.permute interleaved
+//                within each head for llama.cpp's RoPE (entry.heads = Hx)
+//                → the Hugging Face order
 // 1-D tensors of every op but the splits are copied as they are.
 
 /** data [rows, cols] → [cols, rows]. */
@@ -55,6 +59,29 @@ function scatterHeads(parts, E, width, heads) {
   parts.forEach((p, k) => {
     for (let h = 0; h < heads; h++) out.set(p.subarray(h * D * width, (h + 1) * D * width), (h * 3 + k) * D * width);
   });
+  return out;
+}
+
+/**
+ * The Hugging Face row of GGUF row g of a permuted Q/K (LlamaModel.permute:
+ * w.reshape(Hx, 2, D/2, …).swapaxes(1, 2), so GGUF row h·D + 2i + j holds HF
+ * row h·D + j·D/2 + i).
+ */
+export function ropeRowOf(g, D) {
+  const h = Math.floor(g / D);
+  const rem = g % D;
+  return h * D + (rem & 1) * (D / 2) + (rem >> 1);
+}
+
+/** Rows of [R, width] in GGUF order → Hugging Face order (inverse: back to GGUF order). */
+function ropeRows(data, R, width, heads, inverse = false) {
+  const D = R / heads;
+  const out = new Float32Array(R * width);
+  for (let g = 0; g < R; g++) {
+    const hf = ropeRowOf(g, D);
+    const [from, to] = inverse ? [hf, g] : [g, hf];
+    out.set(data.subarray(from * width, (from + 1) * width), to * width);
+  }
   return out;
 }
 
@@ -222,6 +249,34 @@ export const LAYOUT_OPS = {
       const [r, c] = shape;
       return [{ data: rows(data, entry.from, r - entry.from, c), shape: [r - entry.from, c] }];
     },
+  },
+};
+
+LAYOUT_OPS['rope-unpermute'] = {
+  core({ write, params, r0, n, staging, rowElems, stagedBytes, shape, entry, Module }) {
+    const D = shape[0] / entry.heads;
+    if (shape.length === 1) {
+      // [Hx·D]: reorder in the staging buffer, then one write
+      const R = shape[0];
+      const bytes = Module.HEAPU8.slice(staging, staging + R * stagedBytes);
+      for (let g = 0; g < R; g++) {
+        Module.HEAPU8.set(bytes.subarray(g * stagedBytes, (g + 1) * stagedBytes), staging + ropeRowOf(g, D) * stagedBytes);
+      }
+      write(params[0], 0, 1, staging, R, false);
+      return;
+    }
+    for (let r = r0; r < r0 + n; r++) write(params[0], ropeRowOf(r, D), 1, staging + (r - r0) * rowElems * stagedBytes, rowElems, false);
+  },
+  gpu(t, shape, data) {
+    const [p] = LAYOUT_OPS['rope-unpermute'].torch(shape, data, t);
+    return LAYOUT_OPS.copy.gpu(t, shape, p.data);
+  },
+  file(entry, parts) {
+    const shape = entry.shape.slice();
+    return { data: ropeRows(parts[0], shape[0], shape.length === 1 ? 1 : shape[1], entry.heads, true), shape };
+  },
+  torch(shape, data, entry) {
+    return [{ data: ropeRows(data, shape[0], shape.length === 1 ? 1 : shape[1], entry.heads), shape: shape.slice() }];
   },
 };
 

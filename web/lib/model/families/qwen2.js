@@ -14,6 +14,9 @@ import { llama } from './llama.js';
 export const qwen2 = {
   ...llama,
   keys: { ...llama.keys, useSlidingWindow: ['use_sliding_window'], layerTypes: ['layer_types'] },
+  // GGUF: llama's names and keys under `qwen2.`; Qwen2Model keeps the HF
+  // row order of q/k (NEOX RoPE, as the block graph's), so nothing is permuted.
+  gguf: { ...llama.gguf, architectures: ['qwen2'], permuted: {} },
   config(hf, names) {
     if (own(hf, 'use_sliding_window') === true) {
       throw rangeError(WHERE, 'config.json use_sliding_window: true is not supported for qwen2 (the block graph has no sliding-window attention yet); allowed: false');
