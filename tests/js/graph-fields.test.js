@@ -128,3 +128,13 @@ describe('the webgpu model path refuses the graph fields it does not run', () =>
     await expect(gpu.modelCreate({ embedDim: 8, numHeads: 2, maxLength: 4, core })).resolves.toBeTruthy();
   });
 });
+
+test("save() of an architecture 'gpt2' model refuses the fields GPT-2's files cannot hold", async () => {
+  const lab = await init({ backend: 'wasm' });
+  const model = lab.transformer({ architecture: 'gpt2', vocabSize: 7, maxLength: 6, embedDim: 8, numHeads: 2, attnScale: 1, embedScale: 2 });
+  expect(() => model.save()).toThrow(/cannot express attnScale 1, embedScale 2/);
+  model.dispose();
+  const plain = lab.transformer({ architecture: 'gpt2', vocabSize: 7, maxLength: 6, embedDim: 8, numHeads: 2 });
+  expect(plain.save()['config.json']).toBeTruthy();
+  plain.dispose();
+});
