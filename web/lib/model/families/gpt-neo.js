@@ -48,7 +48,7 @@ function layerKinds(hf, n) {
   }
   const layers = own(hf, 'attention_layers');
   if (layers !== undefined && layers !== null && JSON.stringify(layers) !== JSON.stringify(kinds)) {
-    throw rangeError(WHERE, `config.json attention_layers ${describe(layers)} disagrees with attention_types, which expand to ${JSON.stringify(kinds)}`);
+    throw rangeError(WHERE, `config.json attention_layers ${JSON.stringify(layers)} disagrees with attention_types, which expand to ${JSON.stringify(kinds)}`);
   }
   if (kinds.length !== n) throw rangeError(WHERE, `config.json attention_types give ${kinds.length} layers, but num_layers is ${n}`);
   return kinds.map((t) => (t === 'local' ? 'l' : 'g')).join('');
