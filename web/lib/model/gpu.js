@@ -20,6 +20,7 @@ const WHERE = 'loadModel';
  * The block graph's fields (the families' c.core) that the GPU model path
  * (web/lib/webgpu-model.js) does not run, each as [name, test(core, c)]:
  * true when the config uses it.
+ * @type {Array<[string, (k: Record<string, any>, c: any) => boolean]>}
  */
 const GPU_UNSUPPORTED = [
   ['headDim ≠ hidden/heads', (k, c) => Boolean(k.headDim) && k.headDim !== c.embedDim / c.numHeads],

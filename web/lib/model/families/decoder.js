@@ -96,6 +96,7 @@ export function rotaryDimOf(D, factor, key, family) {
  * else `headDim`, the family's default, else hidden/heads).
  */
 export function decoderSizes(hf, family, { eps = 1e-6, headDim = undefined } = {}) {
+  /** @type {any} */
   const c = { ...standardSizes(hf), eps: num(hf, ['rms_norm_eps'], eps) };
   c.numKvHeads = int(hf, ['num_key_value_heads'], { fallback: c.numHeads });
   if (c.numHeads % c.numKvHeads !== 0) {

@@ -63,6 +63,7 @@ export const gptNeo = {
     return c.core.tieEmbeddings ? [/^lm_head\.weight$/] : [];
   },
   config(hf) {
+    /** @type {any} */
     const c = {
       numLayers: int(hf, KEYS.numLayers, { max: 256 }),
       numHeads: int(hf, KEYS.numHeads),

@@ -42,6 +42,7 @@ export const gptNeox = {
     return c.core.tieEmbeddings ? [/^embed_out\.weight$/] : [];
   },
   config(hf) {
+    /** @type {any} */
     const c = { ...standardSizes(hf), eps: num(hf, ['layer_norm_eps'], 1e-5) };
     c.numKvHeads = c.numHeads;
     divisible(c);
