@@ -58,9 +58,9 @@ export const LAYER_FORMATS = { 'hf-bert': bert.layerFormat, 'hf-gpt2': gpt2.laye
  * need those (the page's readConfig).
  */
 export const ATTENTION_KEYS = Object.freeze({
-  numHeads: [...new Set([...STANDARD_KEYS.numHeads, ...gpt2.keys.numHeads])],
+  numHeads: [...new Set([...STANDARD_KEYS.numHeads, ...gpt2.keys.numHeads, ...gptNeo.keys.numHeads])],
   numKvHeads: llama.keys.numKvHeads,
-  ropeTheta: llama.keys.ropeTheta,
+  ropeTheta: [...new Set([...llama.keys.ropeTheta, ...gptNeox.keys.ropeTheta])],
 });
 
 /** The architecture table for a config.json's model_type, or a clear Error. */
