@@ -22,7 +22,7 @@ using attnlab_bind::TrainReport;
 
 // The bag of attnlab::TransformerConfig, expanded from its field list
 // (ATTNLAB_TRANSFORMER_CONFIG_FIELDS): JS numbers arrive as doubles (int64_t
-// would need BigInt), the enums as their ids.
+// would need BigInt), the enums as their ids, strings as strings.
 template <typename T>
 struct JsOf {
   using type = double;
@@ -30,6 +30,10 @@ struct JsOf {
 template <>
 struct JsOf<bool> {
   using type = bool;
+};
+template <>
+struct JsOf<std::string> {
+  using type = std::string;
 };
 template <typename T>
 typename JsOf<T>::type ToJs(T v) {

@@ -1,6 +1,6 @@
 // Linear: y[R, N] = x[R, K]·Wᵀ + b (torch layout) or x·W + b (keras layout).
 // Validation here; the driver below is shared with the training ops
-// (src/train/linear.cpp) and the whole models (src/train/transformer.cpp):
+// (src/train/linear.cpp) and the whole models (src/train/transformer_graph.cpp):
 //   R <= kGemvRows, torch layout: the GEMV over W as it is (decoding; packing
 //              W would cost more than the product)
 //   otherwise: W packed into GEMM panels once per call, then the GEMM

@@ -116,7 +116,10 @@ enum class NormKind : int { kLayerNorm = 0, kRmsNorm = 1 };
 // kGelu: x·Φ(x) (erf, torch's default, BERT's "gelu"); kGeluTanh: GPT-2's
 // "gelu_new", 0.5x(1 + tanh(√(2/π)(x + 0.044715x³))); kSwiGlu: Llama's MLP,
 // W2·(SiLU(Wg·x) ⊙ W1·x).
-enum class Activation : int { kGelu = 0, kGeluTanh = 1, kSwiGlu = 2 };
+// kGeGlu / kGeGluTanh: W2·(GELU(Wg·x) ⊙ W1·x) with the exact (erf) or the
+// tanh GELU of the gate (Gemma's gelu_pytorch_tanh); like kSwiGlu they use
+// ffn.wg (the gate) and ffn.w1 (up).
+enum class Activation : int { kGelu = 0, kGeluTanh = 1, kSwiGlu = 2, kGeGlu = 3, kGeGluTanh = 4 };
 
 // One block graph for every model the library runs or trains (the
 // architecture tables of web/lib/model/ map GPT-2, Llama and BERT onto it):
@@ -174,7 +177,19 @@ enum class Activation : int { kGelu = 0, kGeluTanh = 1, kSwiGlu = 2 };
   X(float, init_std, initStd, 0.0f, "GPT-2's init std (see above)")             \
   X(bool, init_weights, initWeights, true, "false: zero weights (see above)")   \
   X(bool, packed_weights, packedWeights, false, "inference only (see above)")   \
-  X(int32_t, packed_half, packedHalf, 0, "0, 1 (F16) or 2 (BF16) (see above)")
+  X(int32_t, packed_half, packedHalf, 0, "0, 1 (F16) or 2 (BF16) (see above)")   \
+  X(int64_t, head_dim, headDim, 0, "D; 0 is E/H (see above)")                   \
+  X(bool, qk_norm, qkNorm, false, "RMSNorm of each head's q and k")             \
+  X(float, attn_scale, attnScale, 0.0f, "score scale; 0 is 1/sqrt(D)")          \
+  X(float, attn_softcap, attnSoftcap, 0.0f, "> 0: scores c·tanh(s/c)")          \
+  X(float, final_softcap, finalSoftcap, 0.0f, "> 0: logits c·tanh(z/c)")        \
+  X(int64_t, sliding_window, slidingWindow, 0, "> 0: local layers' window")     \
+  X(std::string, layer_kinds, layerKinds, "", "'g'/'l' a layer (see above)")    \
+  X(double, rope_local_theta, ropeLocalTheta, 0.0, "local layers' RoPE base; 0 is ropeTheta") \
+  X(int64_t, rotary_dim, rotaryDim, 0, "R: RoPE on the first R dims; 0 is D")   \
+  X(bool, parallel_residual, parallelResidual, false, "x + MHA(N1(x)) + MLP(N2(x))") \
+  X(bool, sandwich_norm, sandwichNorm, false, "post-attention and post-FFN norms") \
+  X(float, embed_scale, embedScale, 1.0f, "x0 = Emb[tokens]·embedScale")
 
 struct TransformerConfig {
 #define ATTNLAB_CONFIG_MEMBER(type, field, js, def, doc) type field = def;
@@ -216,9 +231,12 @@ struct ParamInfo {
 // The block graph of TransformerConfig, trained (Step) or run (Forward,
 // Extend). Parameter names (params()): embed.weight [V, E], pos.weight
 // [maxL, E], type.weight [T, E], embed_norm.{weight,bias}, per block
-// blocks.N.attn.{wq,bq,wk,bk,wv,bv,wo,bo} (wk, wv [Hkv·D, E]),
-// blocks.N.norm1.{weight,bias}, blocks.N.ffn.{w1,b1,wg,w2,b2} (wg: the
-// SwiGLU gate), blocks.N.norm2.{weight,bias}, final_norm.{weight,bias},
+// blocks.N.attn.{wq,bq,wk,bk,wv,bv,wo,bo} (wq [H·D, E], wk, wv [Hkv·D, E],
+// wo [E, H·D]), blocks.N.norm1.{weight,bias}, blocks.N.ffn.{w1,b1,wg,w2,b2}
+// (wg: the SwiGLU / GeGLU gate), blocks.N.norm2.{weight,bias},
+// blocks.N.attn.{q_norm,k_norm}.weight [D] (qk_norm),
+// blocks.N.{post_attn_norm,post_ffn_norm}.{weight,bias} (sandwich_norm),
+// final_norm.{weight,bias},
 // mlm.dense.{weight,bias}, mlm.norm.{weight,bias}, head.weight [V, E],
 // head.bias [V]; each only when the config has it (RMSNorm has no bias).
 // Tokens are int32 in [0, V), targets likewise; a loss mask (float, >= 0)

@@ -1,6 +1,6 @@
 // Whole models on the webgpu backend (lab.loadModel / lab.pretrained on a
 // webgpu lab; web/lib/model/gpu.js uploads the weights): the block graph of
-// the C++ core (src/train/transformer.cpp, TransformerConfig) recorded as
+// the C++ core (src/train/transformer_graph.cpp, TransformerConfig) recorded as
 // one job of WGSL kernels: one submission, one readback of what was asked.
 //
 //   x0 = Emb[ids] + Pos (+ Type[0]); embedNorm: x0 = LN(x0)         [L, E]

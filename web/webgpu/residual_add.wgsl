@@ -1,5 +1,5 @@
 // residual_add — x += r in place: the residual connections of a pre-norm
-// block (h = x + attention, x' = h + MLP; src/train/transformer.cpp).
+// block (h = x + attention, x' = h + MLP; src/train/transformer_graph.cpp).
 //
 // Shape legend: L sequence, E embed; r, x [L, E], n = L·E.
 

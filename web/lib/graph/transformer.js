@@ -1,4 +1,4 @@
-// The block graph's handle (src/train/transformer.cpp): one Transformer owns
+// The block graph's handle (src/train/transformer.cpp, the API over transformer_graph.cpp): one Transformer owns
 // its weights, optimizer state and activations in wasm memory; dispose()
 // frees them (a FinalizationRegistry also does, eventually). lab.transformer
 // (web/lib/train/, which adds trainer() and save()) and lab.loadModel

@@ -4,7 +4,7 @@
 // gemma3-text.js, phi3.js (over decoder.js, Llama's names with head_dim,
 // q/k norms, four norms and fused projections), gpt-neox.js, gpt-neo.js. Each maps
 // its Hugging Face config.json keys and tensor names onto the one block graph
-// of the core (src/train/transformer.cpp, TransformerConfig in
+// of the core (src/train/transformer_graph.cpp, TransformerConfig in
 // src/train/train.h). A new family costs one file and one line below.
 //
 //   config(hf, names) → the normalised config: numLayers (N), numHeads (H),

@@ -1,0 +1,309 @@
+// The weight store of the block graph (weight_store.h): registration,
+// packed panels, writes from float32 and 16-bit rows, the flat copy and the
+// finiteness check.
+#include "train/weight_store.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <sstream>
+
+namespace attnlab {
+namespace train {
+
+int64_t Elements(const ParamInfo& info) {
+  int64_t n = 1;
+  for (int64_t d : info.shape) n *= d;
+  return n;
+}
+
+void RowsCols(const ParamInfo& info, int64_t* r, int64_t* c) {
+  *r = info.shape.size() == 2 ? info.shape[0] : 1;
+  *c = info.shape.size() == 2 ? info.shape[1] : Elements(info);
+}
+
+int64_t WeightStore::Add(const std::string& name, std::vector<int64_t> shape, bool decay,
+                         bool packed) {
+  ParamInfo info;
+  info.name = name;
+  info.shape = std::move(shape);
+  info.offset = count_;
+  info.decay = decay;
+  const int64_t n = Elements(info);
+  if (packed && info.shape.size() == 2) {
+    auto w = std::make_unique<PackedWeight>();
+    w->out = info.shape[0];
+    w->in = info.shape[1];
+    float_offset_.push_back(-1);
+    packed_index_.push_back(static_cast<int64_t>(packed_.size()));
+    packed_.push_back(std::move(w));
+    info.packed = true;
+  } else {
+    float_offset_.push_back(stored_);
+    packed_index_.push_back(-1);
+    stored_ += n;
+  }
+  infos_.push_back(info);
+  count_ += n;
+  return static_cast<int64_t>(infos_.size()) - 1;
+}
+
+bool WeightStore::Allocate(int32_t half) {
+  for (auto& w : packed_) {
+    const int64_t n = kernels::PackedFloats(w->in, w->out);
+    const int64_t nr = kernels::GemmNr(w->out);
+    const int64_t floats = half != 0 ? (n + 1) / 2 : n;
+    if (!w->buf.Reserve(floats)) return false;
+    std::fill(w->buf.data(), w->buf.data() + floats, 0.0f);
+    if (half != 0) {
+      w->pb = kernels::PackedB{nullptr, nr, w->in * nr, reinterpret_cast<const uint16_t*>(w->buf.data()),
+                               static_cast<kernels::HalfKind>(half)};
+    } else {
+      w->pb = kernels::PackedB{w->buf.data(), nr, w->in * nr};
+    }
+  }
+  if (!params_.Reserve(std::max<int64_t>(stored_, 1))) return false;
+  std::fill(params_.data(), params_.data() + stored_, 0.0f);
+  return true;
+}
+
+bool WeightStore::EnableHeadCopy(int64_t embed, int32_t half) {
+  const ParamInfo& info = infos_[static_cast<size_t>(embed)];
+  const int64_t vocab = info.shape[0], e = info.shape[1];
+  if (!head16_.Reserve((vocab * e + 1) / 2)) return false;
+  head_param_ = embed;
+  head16_w_ = kernels::HalfMatrix{reinterpret_cast<const uint16_t*>(head16_.data()), e,
+                                  kernels::HalfRowGroup(), static_cast<kernels::HalfKind>(half)};
+  head16_row_.assign(static_cast<size_t>(vocab), 0);
+  return true;
+}
+
+float* WeightStore::Data(int64_t i) {
+  if (i < 0) return nullptr;
+  const int64_t off = float_offset_[static_cast<size_t>(i)];
+  return off < 0 ? nullptr : params_.data() + off;
+}
+
+WeightStore::PackedWeight* WeightStore::PackedOf(int64_t i) const {
+  if (i < 0) return nullptr;
+  const int64_t j = packed_index_[static_cast<size_t>(i)];
+  return j < 0 ? nullptr : packed_[static_cast<size_t>(j)].get();
+}
+
+const kernels::PackedB* WeightStore::Packed(int64_t i) const {
+  const PackedWeight* w = PackedOf(i);
+  return w ? &w->pb : nullptr;
+}
+
+bool WeightStore::HeadCopyReady() const {
+  return head16_w_.data != nullptr && head_param_ >= 0 &&
+         head16_rows_ == infos_[static_cast<size_t>(head_param_)].shape[0];
+}
+
+void WeightStore::ForgetHeadRows(int64_t first, int64_t rows) {
+  for (int64_t i = first; i < first + rows; ++i) {
+    head16_rows_ -= head16_row_[static_cast<size_t>(i)];
+    head16_row_[static_cast<size_t>(i)] = 0;
+  }
+}
+
+void WeightStore::CopyAll(float* out) const {
+  for (size_t i = 0; i < infos_.size(); ++i) {
+    const ParamInfo& info = infos_[i];
+    float* dst = out + info.offset;
+    const PackedWeight* pw = PackedOf(static_cast<int64_t>(i));
+    if (pw == nullptr) {
+      std::memcpy(dst, params_.data() + float_offset_[i], static_cast<size_t>(Elements(info)) * sizeof(float));
+      continue;
+    }
+    const PackedWeight& w = *pw;
+    const kernels::PackedB& b = w.pb;
+    for (int64_t o = 0; o < w.out; ++o) {
+      if (b.half != nullptr) {
+        for (int64_t k = 0; k < w.in; ++k) dst[o * w.in + k] = kernels::HalfToFloat(b.half[kernels::HalfOffset(b, k, o)], b.kind);
+        continue;
+      }
+      const float* col = b.data + (o / b.nr) * b.panel_stride + o % b.nr;
+      for (int64_t k = 0; k < w.in; ++k) dst[o * w.in + k] = col[k * b.nr];
+    }
+  }
+}
+
+namespace {
+// Write's argument checks (both source types).
+Status CheckWrite(const std::vector<ParamInfo>& infos, int64_t index, int64_t first, int64_t rows,
+                  const void* src, int64_t ld, bool transposed) {
+  if (index < 0 || index >= static_cast<int64_t>(infos.size())) {
+    return Status::Invalid("writeParam: no parameter " + std::to_string(index));
+  }
+  const ParamInfo& info = infos[static_cast<size_t>(index)];
+  int64_t r = 0, c = 0;
+  RowsCols(info, &r, &c);
+  const int64_t lim = transposed ? c : r, width = transposed ? r : c;
+  if (first < 0 || rows < 0 || first + rows > lim || ld < width || (rows > 0 && src == nullptr)) {
+    std::ostringstream os;
+    os << "writeParam: rows [" << first << ", " << first + rows << ") of " << info.name
+       << " do not fit its " << lim << " rows of " << width << " (ld " << ld << ")";
+    return Status::Invalid(os.str());
+  }
+  return Status::Ok();
+}
+}  // namespace
+
+Status WeightStore::WriteHalf(int64_t index, int64_t first, int64_t rows, const uint16_t* src,
+                              int64_t ld, bool transposed, int32_t kind) {
+  Status s = CheckWrite(infos_, index, first, rows, src, ld, transposed);
+  if (!s.ok()) return s;
+  if (kind != 1 && kind != 2) return Status::Invalid("writeParamHalf: kind must be 1 (F16) or 2 (BF16), got " + std::to_string(kind));
+  const auto hk = static_cast<kernels::HalfKind>(kind);
+  const ParamInfo& info = infos_[static_cast<size_t>(index)];
+  int64_t r = 0, c = 0;
+  RowsCols(info, &r, &c);
+  const int64_t width = transposed ? r : c;
+  for (int64_t i = 0; i < rows; ++i) {
+    for (int64_t j = 0; j < width; ++j) {
+      if (!kernels::IsHalfFinite(src[i * ld + j], hk)) {
+        const int64_t e = transposed ? j * c + first + i : (first + i) * c + j;
+        std::ostringstream os;
+        os << "weights must be finite: " << info.name << " element " << e << " is "
+           << ((src[i * ld + j] & (hk == kernels::HalfKind::kF16 ? 0x3ffu : 0x7fu)) ? "NaN" : "Inf");
+        return Status::Invalid(os.str());
+      }
+    }
+  }
+  const kernels::PackedB* pb = Packed(index);
+  if (pb == nullptr || pb->half == nullptr || pb->kind != hk) {
+    // Stored as float32: convert a row at a time through Write.
+    std::vector<float> row(static_cast<size_t>(width));
+    for (int64_t i = 0; i < rows; ++i) {
+      for (int64_t j = 0; j < width; ++j) row[static_cast<size_t>(j)] = kernels::HalfToFloat(src[i * ld + j], hk);
+      s = Write(index, first + i, 1, row.data(), width, transposed);
+      if (!s.ok()) return s;
+    }
+    if (index == head_param_ && !transposed && head16_w_.data != nullptr && head16_w_.kind == hk) {
+      uint16_t* head = const_cast<uint16_t*>(head16_w_.data);
+      for (int64_t i = 0; i < rows; ++i) {
+        uint16_t* dst = head + (first + i) * head16_w_.ld;
+        for (int64_t j = 0; j < c; ++j) dst[kernels::HalfRowOffset(head16_w_, j)] = src[i * ld + j];
+        uint8_t& done = head16_row_[static_cast<size_t>(first + i)];
+        head16_rows_ += 1 - done;
+        done = 1;
+      }
+    }
+    return Status::Ok();
+  }
+  uint16_t* data = const_cast<uint16_t*>(pb->half);
+  for (int64_t i = 0; i < rows; ++i) {
+    const uint16_t* row = src + i * ld;
+    if (!transposed) {
+      const int64_t n = first + i;  // a row of W: column n of B
+      for (int64_t k = 0; k < c; ++k) data[kernels::HalfOffset(*pb, k, n)] = row[k];
+    } else {
+      const int64_t k = first + i;  // a row of B
+      for (int64_t n = 0; n < r; ++n) data[kernels::HalfOffset(*pb, k, n)] = row[n];
+    }
+  }
+  return Status::Ok();
+}
+
+Status WeightStore::Write(int64_t index, int64_t first, int64_t rows, const float* src,
+                          int64_t ld, bool transposed) {
+  Status st = CheckWrite(infos_, index, first, rows, src, ld, transposed);
+  if (!st.ok()) return st;
+  const ParamInfo& info = infos_[static_cast<size_t>(index)];
+  int64_t r = 0, c = 0;
+  RowsCols(info, &r, &c);
+  const kernels::PackedB* pb = Packed(index);
+  if (pb != nullptr && pb->half != nullptr) {
+    return Status::Invalid("writeParam: " + info.name + " is held in 16 bits (packed_half); write it with writeParamHalf");
+  }
+  if (index == head_param_ && head16_w_.data != nullptr) {
+    if (transposed) {
+      ForgetHeadRows(0, r);
+    } else {
+      ForgetHeadRows(first, rows);
+    }
+  }
+  if (pb == nullptr) {
+    float* dst = Data(index);
+    for (int64_t i = 0; i < rows; ++i) {
+      const float* row = src + i * ld;
+      if (!transposed) {
+        std::memcpy(dst + (first + i) * c, row, static_cast<size_t>(c) * sizeof(float));
+      } else {
+        for (int64_t j = 0; j < r; ++j) dst[j * c + first + i] = row[j];  // W[j][first + i]
+      }
+    }
+    return Status::Ok();
+  }
+  // Packed: W [out, in] is B [k = in, n = out], B(k, n) at
+  // data[(n / nr)·stride + k·nr + n % nr].
+  const kernels::PackedB& b = *pb;
+  float* data = const_cast<float*>(b.data);
+  for (int64_t i = 0; i < rows; ++i) {
+    const float* row = src + i * ld;
+    if (!transposed) {
+      const int64_t n = first + i;  // a row of W: column n of B
+      float* col = data + (n / b.nr) * b.panel_stride + n % b.nr;
+      for (int64_t k = 0; k < c; ++k) col[k * b.nr] = row[k];
+    } else {
+      const int64_t k = first + i;  // a row of B
+      for (int64_t n = 0; n < r; ++n) data[(n / b.nr) * b.panel_stride + k * b.nr + n % b.nr] = row[n];
+    }
+  }
+  return Status::Ok();
+}
+
+void WeightStore::WriteAll(const float* data) {
+  if (packed_.empty()) {
+    std::memcpy(params_.data(), data, static_cast<size_t>(count_) * sizeof(float));
+    return;
+  }
+  for (size_t i = 0; i < infos_.size(); ++i) {
+    const ParamInfo& info = infos_[i];
+    int64_t r = 0, c = 0;
+    RowsCols(info, &r, &c);
+    (void)Write(static_cast<int64_t>(i), 0, r, data + info.offset, c, false);
+  }
+}
+
+Status WeightStore::CheckFinite() const {
+  for (size_t i = 0; i < infos_.size(); ++i) {
+    const ParamInfo& info = infos_[i];
+    const PackedWeight* pw = PackedOf(static_cast<int64_t>(i));
+    int64_t bad = -1;
+    float value = 0.0f;
+    if (pw == nullptr) {
+      const float* p = params_.data() + float_offset_[i];
+      for (int64_t j = 0, n = Elements(info); j < n && bad < 0; ++j) {
+        if (!std::isfinite(p[j])) bad = j, value = p[j];
+      }
+    } else if (pw->pb.half == nullptr) {  // (16-bit: checked as written)
+      const PackedWeight& w = *pw;
+      for (int64_t o = 0; o < w.out && bad < 0; ++o) {
+        const float* col = w.pb.data + (o / w.pb.nr) * w.pb.panel_stride + o % w.pb.nr;
+        for (int64_t k = 0; k < w.in; ++k) {
+          if (!std::isfinite(col[k * w.pb.nr])) {
+            bad = o * w.in + k, value = col[k * w.pb.nr];
+            break;
+          }
+        }
+      }
+    }
+    if (bad >= 0) {
+      std::ostringstream os;
+      os << "weights must be finite: " << info.name << " element " << bad << " is " << value;
+      return Status::Invalid(os.str());
+    }
+  }
+  return Status::Ok();
+}
+
+int64_t WeightStore::Bytes() const {
+  int64_t b = params_.bytes() + head16_.bytes();
+  for (const auto& w : packed_) b += w->buf.bytes();
+  return b;
+}
+
+}  // namespace train
+}  // namespace attnlab
