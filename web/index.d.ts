@@ -665,7 +665,7 @@ export interface TransformerConfig {
   maxLength: number;
   /** E (default 64) */
   embedDim?: number;
-  /** H, divides E (default 4) */
+  /** H, divides E unless headDim is given (default 4) */
   numHeads?: number;
   /** N blocks (default 1) */
   numLayers?: number;
@@ -693,12 +693,40 @@ export interface TransformerConfig {
   architecture?: 'default' | 'gpt2';
   /** Pre-norm blocks and a final norm (default false; 'gpt2': true). */
   prenorm?: boolean;
-  /** MLP activation (default 'gelu', erf; 'gpt2': 'gelu_new', the tanh form). */
-  activation?: 'gelu' | 'gelu_new' | 'swiglu';
+  /**
+   * MLP activation (default 'gelu', erf; 'gpt2': 'gelu_new', the tanh form).
+   * 'swiglu', 'geglu' (exact GELU) and 'geglu_tanh' (tanh GELU) are gated:
+   * W2·(act(Wg·x) ⊙ W1·x), with the gate ffn.wg.
+   */
+  activation?: 'gelu' | 'gelu_new' | 'swiglu' | 'geglu' | 'geglu_tanh';
   /** The head is the token embedding (default false; 'gpt2': true). */
   tieEmbeddings?: boolean;
   /** A bias on the logits (default true; 'gpt2': false). */
   headBias?: boolean;
+  /** D of every head (default 0: embedDim / numHeads); with it, numHeads need not divide embedDim. Wq [H·D, E], Wo [E, H·D]. */
+  headDim?: number;
+  /** RMSNorm (eps) over D of each head's q and k, before RoPE (default false; weights attn.q_norm / attn.k_norm [D], init 1). */
+  qkNorm?: boolean;
+  /** The attention score scale (default 0: 1/√D). */
+  attnScale?: number;
+  /** > 0: attention scores c·tanh(s/c) after the scale, before the mask (default 0: none). */
+  attnSoftcap?: number;
+  /** > 0: logits c·tanh(z/c) (default 0: none). */
+  finalSoftcap?: number;
+  /** > 0 (causal only): on local layers query i sees keys i − window < j ≤ i, with the KV cache too (default 0). */
+  slidingWindow?: number;
+  /** '' (default: every layer local when slidingWindow > 0), or numLayers chars 'g' (global) / 'l' (local). */
+  layerKinds?: string;
+  /** The RoPE base of local layers (default 0: the RoPE base). */
+  ropeLocalTheta?: number;
+  /** R, even, ≤ D: RoPE on the first R dims of each head (default 0: all D). */
+  rotaryDim?: number;
+  /** Pre-norm only: x + Attn(Norm1(x)) + MLP(Norm2(x)) (default false). */
+  parallelResidual?: boolean;
+  /** Pre-norm only: post-attention and post-FFN norms, h = x + PostAttnNorm(Attn(Norm1(x))), x' = h + PostFfnNorm(MLP(Norm2(h))) (default false). */
+  sandwichNorm?: boolean;
+  /** The token embedding is multiplied by it, before positions are added (default 1). */
+  embedScale?: number;
 }
 
 export interface TrainerOptions {

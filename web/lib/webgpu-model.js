@@ -160,6 +160,24 @@ export function createGpuModels(rt, dl) {
     return reads;
   }
 
+  // The block graph's fields (src/train/train.h) that have no GPU path here
+  // yet, at their defaults: a model that sets one is refused (it runs on a
+  // wasm lab).
+  const GRAPH_FIELD_DEFAULTS = {
+    headDim: 0, qkNorm: false, attnScale: 0, attnSoftcap: 0, finalSoftcap: 0, slidingWindow: 0, layerKinds: '',
+    ropeLocalTheta: 0, rotaryDim: 0, parallelResidual: false, sandwichNorm: false, embedScale: 1,
+  };
+  function refuseGraphFields(spec) {
+    const core = spec.core ?? {};
+    const off = Object.entries(GRAPH_FIELD_DEFAULTS).filter(([k, d]) => core[k] !== undefined && core[k] !== d &&
+      !(k === 'headDim' && core[k] === spec.embedDim / spec.numHeads));
+    if (core.activation === 'geglu' || core.activation === 'geglu_tanh') off.push(['activation']);
+    if (off.length) {
+      const list = off.map(([k]) => `${k} ${JSON.stringify(k === 'activation' ? core.activation : core[k])}`).join(', ');
+      throw new Error(`loadModel: the webgpu backend does not run ${list} yet; load this model on a wasm lab (init({ backend: 'wasm' }))`);
+    }
+  }
+
   const methods = {
     /**
      * A model's GPU side, empty: fill it with modelUpload. Resolves once the
@@ -167,6 +185,7 @@ export function createGpuModels(rt, dl) {
      * @param {GpuModelSpec} spec
      */
     async modelCreate(spec) {
+      refuseGraphFields(spec);
       const m = { spec, buffers: new Map(), rope: null, disposed: false };
       if (spec.core.positional === 'rope') {
         const D = spec.embedDim / spec.numHeads;

@@ -11,7 +11,7 @@ import { toTokens } from './tokens.js';
 const POSITIONAL = { none: 0, sinusoidal: 1, learned: 2, rope: 3 };
 // The core's NormKind and Activation ids (src/train/train.h).
 export const NORMS = { layernorm: 0, rmsnorm: 1 };
-export const ACTIVATIONS = { gelu: 0, gelu_new: 1, swiglu: 2 };
+export const ACTIVATIONS = { gelu: 0, gelu_new: 1, swiglu: 2, geglu: 3, geglu_tanh: 4 };
 // The other fields of the core's TransformerConfig (packing, init and the
 // families' flags, which only checkpoints and lab.transformer's presets set)
 // take their defaults from the core's one field list
@@ -44,6 +44,27 @@ export function checkKeys(where, what, obj, known) {
 }
 
 /**
+ * The types of the block graph's attention, norm and embedding fields
+ * (src/train/train.h; docs/training.md) where `c` gives them; their ranges
+ * and combinations are the core's CheckConfig's (the same messages).
+ */
+function checkGraphFields(where, c) {
+  for (const key of ['headDim', 'slidingWindow', 'rotaryDim']) {
+    if (c[key] !== undefined) checkInt(where, key, c[key], 0, 2 ** 30);
+  }
+  for (const key of ['qkNorm', 'parallelResidual', 'sandwichNorm']) {
+    if (c[key] !== undefined) checkBool(where, key, c[key]);
+  }
+  for (const key of ['attnScale', 'attnSoftcap', 'finalSoftcap', 'ropeLocalTheta']) {
+    if (c[key] !== undefined) checkNumber(where, key, c[key], { min: 0 });
+  }
+  if (c.embedScale !== undefined) checkNumber(where, 'embedScale', c.embedScale, { min: 0, minExclusive: true });
+  if (c.layerKinds !== undefined && (typeof c.layerKinds !== 'string' || !/^[gl]*$/.test(c.layerKinds))) {
+    throw rangeError(where, `layerKinds must be a string of 'g' (global) and 'l' (local), one a layer, or '', got ${describe(c.layerKinds)}`);
+  }
+}
+
+/**
  * The normalised config. `config` arrives key-checked (lab.transformer checks
  * the user's keys and merges its preset, web/lib/train/presets.js; loadModel
  * builds it from a validated config.json); its values are checked here.
@@ -71,15 +92,17 @@ function normalizeConfig(Module, config, checkpointFlags) {
     throw rangeError(where, `positional must be 'sinusoidal', 'learned', 'rope' or 'none', got ${describe(positional)}`);
   }
   out.positional = positional;
-  if (out.embedDim % out.numHeads !== 0) {
-    throw rangeError(where, `embedDim (${out.embedDim}) must be divisible by numHeads (${out.numHeads})`);
+  checkGraphFields(where, c);
+  const headDim = checkpointFlags?.headDim ?? c.headDim ?? 0;
+  if (!headDim && out.embedDim % out.numHeads !== 0) {
+    throw rangeError(where, `embedDim (${out.embedDim}) must be divisible by numHeads (${out.numHeads}), or headDim must be given`);
   }
   // The preset lab.transformer was built from (a label; 'default' for loaded models).
   out.architecture = c.architecture ?? 'default';
   out.prenorm = checkBool(where, 'prenorm', c.prenorm ?? false);
   const activation = c.activation ?? 'gelu';
   if (typeof activation !== 'string' || !Object.hasOwn(ACTIVATIONS, activation)) {
-    throw rangeError(where, `activation must be 'gelu', 'gelu_new' or 'swiglu', got ${describe(activation)}`);
+    throw rangeError(where, `activation must be 'gelu', 'gelu_new', 'swiglu', 'geglu' or 'geglu_tanh', got ${describe(activation)}`);
   }
   out.activation = activation;
   out.tieEmbeddings = checkBool(where, 'tieEmbeddings', c.tieEmbeddings ?? false);
