@@ -223,3 +223,69 @@ describe('the webgpu model path refuses the fields it does not run', () => {
     expect(() => checkGpuRuns(g)).not.toThrow();
   });
 });
+
+// config.json files shaped as the Hub's checkpoints write them (the keys that
+// matter; transformers 4.5x) → the fields the block graph runs them with.
+describe('config.json of published checkpoints', () => {
+  const gemma3_270m = {
+    architectures: ['Gemma3ForCausalLM'], model_type: 'gemma3_text', _sliding_window_pattern: 6, attention_bias: false, attention_dropout: 0,
+    attn_logit_softcapping: null, final_logit_softcapping: null, head_dim: 256, hidden_activation: 'gelu_pytorch_tanh', hidden_size: 640,
+    intermediate_size: 2048, layer_types: Array.from({ length: 18 }, (_, i) => ((i + 1) % 6 ? 'sliding_attention' : 'full_attention')),
+    max_position_embeddings: 32768, num_attention_heads: 4, num_hidden_layers: 18, num_key_value_heads: 1, query_pre_attn_scalar: 256,
+    rms_norm_eps: 1e-6, rope_local_base_freq: 10000, rope_scaling: null, rope_theta: 1000000, sliding_window: 512, torch_dtype: 'bfloat16',
+    use_bidirectional_attention: false, vocab_size: 262144,
+  };
+  const qwen3_06b = {
+    architectures: ['Qwen3ForCausalLM'], model_type: 'qwen3', attention_bias: false, head_dim: 128, hidden_act: 'silu', hidden_size: 1024,
+    intermediate_size: 3072, max_position_embeddings: 40960, max_window_layers: 28, num_attention_heads: 16, num_hidden_layers: 28,
+    num_key_value_heads: 8, rms_norm_eps: 1e-6, rope_scaling: null, rope_theta: 1000000, sliding_window: null, tie_word_embeddings: true,
+    torch_dtype: 'bfloat16', use_sliding_window: false, vocab_size: 151936,
+  };
+  const pythia70m = {
+    architectures: ['GPTNeoXForCausalLM'], model_type: 'gpt_neox', hidden_act: 'gelu', hidden_size: 512, intermediate_size: 2048,
+    layer_norm_eps: 1e-5, max_position_embeddings: 2048, num_attention_heads: 8, num_hidden_layers: 6, rotary_emb_base: 10000,
+    rotary_pct: 0.25, tie_word_embeddings: false, torch_dtype: 'float16', use_parallel_residual: true, vocab_size: 50304,
+  };
+  const tinyStories33m = {
+    architectures: ['GPTNeoForCausalLM'], model_type: 'gpt_neo', activation_function: 'gelu_new', attention_layers: ['global', 'local', 'global', 'local'],
+    attention_types: [[['global', 'local'], 2]], hidden_size: 768, intermediate_size: null, layer_norm_epsilon: 1e-5, max_position_embeddings: 2048,
+    num_heads: 16, num_layers: 4, vocab_size: 50257, window_size: 256,
+  };
+  const phi3mini4k = {
+    architectures: ['Phi3ForCausalLM'], model_type: 'phi3', hidden_act: 'silu', hidden_size: 3072, intermediate_size: 8192, max_position_embeddings: 4096,
+    num_attention_heads: 32, num_hidden_layers: 32, num_key_value_heads: 32, original_max_position_embeddings: 4096, rms_norm_eps: 1e-5,
+    rope_scaling: null, rope_theta: 10000, sliding_window: 2047, tie_word_embeddings: false, torch_dtype: 'bfloat16', vocab_size: 32064,
+  };
+
+  test('gemma-3-270m: 4 heads over 1 KV head of 256, layers 5, 11, 17 global, window 512, two RoPE bases', () => {
+    const c = read(gemma3_270m);
+    expect(c).toMatchObject({ numLayers: 18, numHeads: 4, numKvHeads: 1, headDim: 256, embedDim: 640 });
+    expect(c.core).toMatchObject({
+      headDim: 256, qkNorm: true, sandwichNorm: true, attnScale: 1 / 16, slidingWindow: 512, layerKinds: 'lllllglllllglllllg',
+      ropeTheta: 1e6, ropeLocalTheta: 1e4, activation: 'geglu_tanh', tieEmbeddings: true,
+    });
+    FAMILIES.gemma3_text.withFileDtypes(c, () => 'BF16');
+    expect(c.core.embedScale).toBe(25.25); // √640 = 25.298 → bf16
+  });
+
+  test('Qwen3-0.6B: head_dim 128 over hidden 1024 / 16 heads = 64, no window, tied', () => {
+    const c = read(qwen3_06b);
+    expect(c.core).toMatchObject({ headDim: 128, qkNorm: true, numKvHeads: 8, tieEmbeddings: true, qkvBias: false });
+    expect(c.core.slidingWindow).toBeUndefined();
+  });
+
+  test('pythia-70m: 16 of 64 dims rotary, parallel residual, exact GELU', () => {
+    expect(read(pythia70m).core).toMatchObject({ rotaryDim: 16, parallelResidual: true, activation: 'gelu', norm: 'layernorm', qkvBias: true });
+  });
+
+  test('TinyStories-33M: global/local ×2 with window 256, no 1/√D', () => {
+    expect(read(tinyStories33m)).toMatchObject({ ffnDim: 3072 });
+    expect(read(tinyStories33m).core).toMatchObject({ layerKinds: 'glgl', slidingWindow: 256, attnScale: 1, positional: 'learned', tieEmbeddings: true });
+  });
+
+  test('Phi-3-mini-4k: window 2047 on every layer; Phi-3.5-mini (longrope) refused by name', () => {
+    expect(read(phi3mini4k).core).toMatchObject({ slidingWindow: 2047, activation: 'swiglu' });
+    const longrope = { ...phi3mini4k, rope_scaling: { type: 'longrope', long_factor: [1], short_factor: [1] }, original_max_position_embeddings: 4096, max_position_embeddings: 131072 };
+    expect(() => read(longrope)).toThrow(/rope_scaling type "longrope" is not supported for phi3/);
+  });
+});

@@ -164,4 +164,17 @@ describe('loadModel onto a GPU: the uploaded tensors', () => {
     }
     model.dispose();
   });
+
+  test('a build of the core without a field the family needs: refused by the field, before anything is allocated', async () => {
+    // The same module, but its TransformerConfig field list without the fields of issue 32.
+    const defaults = Module.transformerConfigDefaults();
+    const old = Object.create(Module, {
+      transformerConfigDefaults: { value: () => { const d = { ...defaults }; delete d.headDim; delete d.qkNorm; return d; } },
+    });
+    const before = backend.heapBytesInUse();
+    await expect(loadModel(old, decoder('qwen3'))).rejects.toThrow(
+      /model_type "qwen3" needs the block graph's fields headDim \(12\), qkNorm \(true\), which this build of the core does not have/,
+    );
+    expect(backend.heapBytesInUse()).toBe(before);
+  });
 });
