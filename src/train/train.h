@@ -108,7 +108,8 @@ Status SelfAttentionLayerBackward(const LayerBackwardArgs& args);
 // The block graph (Transformer)
 
 // kRope: rotary embedding of Q and K in every block's attention (RoFormer,
-// halves pairing, all D dims, base 10000, positions 0..L−1; D = E/H even);
+// halves pairing, all D dims or the first rotary_dim, base rope_theta (local
+// layers: rope_local_theta), positions 0..L−1; the rotated dims even);
 // nothing is added to the token embedding.
 enum class Positional : int { kNone = 0, kSinusoidal = 1, kLearned = 2, kRope = 3 };
 
@@ -152,7 +153,7 @@ enum class Activation : int { kGelu = 0, kGeluTanh = 1, kSwiGlu = 2, kGeGlu = 3,
   X(int64_t, vocab_size, vocabSize, 0, "V")                                     \
   X(int64_t, max_length, maxLength, 0, "longest sequence L")                    \
   X(int64_t, embed_dim, embedDim, 0, "E")                                       \
-  X(int64_t, num_heads, numHeads, 0, "H, divides E")                            \
+  X(int64_t, num_heads, numHeads, 0, "H, divides E (unless head_dim)")         \
   X(int64_t, num_layers, numLayers, 1, "N")                                     \
   X(int64_t, ffn_dim, ffnDim, 0, "F")                                           \
   X(bool, causal, causal, false, "causal self-attention")                       \

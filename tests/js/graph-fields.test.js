@@ -107,3 +107,24 @@ describe('lab.transformer refuses bad graph fields', () => {
     expect(() => labs.wasm.transformer({ ...base, ...extra })).toThrow(message);
   });
 });
+
+describe('the webgpu model path refuses the graph fields it does not run', () => {
+  test.each([
+    [{ qkNorm: true }, /qkNorm true/],
+    [{ slidingWindow: 4096, layerKinds: 'lg' }, /slidingWindow 4096, layerKinds "lg"/],
+    [{ headDim: 8 }, /headDim 8/],
+    [{ activation: 'geglu_tanh', finalSoftcap: 30 }, /finalSoftcap 30, activation "geglu_tanh"/],
+  ])('%j', async (fields, message) => {
+    const { createGpuModels } = await import('../../web/lib/webgpu-model.js');
+    const gpu = createGpuModels({}, { state: {}, run: null, loadWasm: null }).methods;
+    const spec = { embedDim: 8, numHeads: 2, maxLength: 4, core: { positional: 'learned', activation: 'gelu', ...fields } };
+    await expect(gpu.modelCreate(spec)).rejects.toThrow(message);
+    await expect(gpu.modelCreate(spec)).rejects.toThrow(/load this model on a wasm lab/);
+  });
+  test('defaults and headDim = E/H pass the check', async () => {
+    const { createGpuModels } = await import('../../web/lib/webgpu-model.js');
+    const gpu = createGpuModels({}, { state: {}, run: null, loadWasm: null }).methods;
+    const core = { positional: 'learned', activation: 'gelu', headDim: 4, qkNorm: false, embedScale: 1, layerKinds: '' };
+    await expect(gpu.modelCreate({ embedDim: 8, numHeads: 2, maxLength: 4, core })).resolves.toBeTruthy();
+  });
+});

@@ -169,11 +169,11 @@ export function createGpuModels(rt, dl) {
   };
   function refuseGraphFields(spec) {
     const core = spec.core ?? {};
-    const off = Object.entries(GRAPH_FIELD_DEFAULTS).filter(([k, d]) => core[k] !== undefined && core[k] !== d &&
+    const off = Object.keys(GRAPH_FIELD_DEFAULTS).filter((k) => core[k] !== undefined && core[k] !== GRAPH_FIELD_DEFAULTS[k] &&
       !(k === 'headDim' && core[k] === spec.embedDim / spec.numHeads));
-    if (core.activation === 'geglu' || core.activation === 'geglu_tanh') off.push(['activation']);
+    if (core.activation === 'geglu' || core.activation === 'geglu_tanh') off.push('activation');
     if (off.length) {
-      const list = off.map(([k]) => `${k} ${JSON.stringify(k === 'activation' ? core.activation : core[k])}`).join(', ');
+      const list = off.map((k) => `${k} ${JSON.stringify(core[k])}`).join(', ');
       throw new Error(`loadModel: the webgpu backend does not run ${list} yet; load this model on a wasm lab (init({ backend: 'wasm' }))`);
     }
   }
