@@ -901,7 +901,7 @@ export interface ModelFiles {
 }
 
 export interface ModelConfig {
-  modelType: 'gpt2' | 'llama' | 'qwen2' | 'bert'
+  modelType: 'gpt2' | 'llama' | 'qwen2' | 'qwen3' | 'mistral' | 'gemma' | 'gemma2' | 'gemma3_text' | 'phi3' | 'gpt_neox' | 'gpt_neo' | 'bert'
     | 'distilbert' | 'roberta' | 'xlm-roberta';
   numLayers: number;
   numHeads: number;

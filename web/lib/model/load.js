@@ -29,7 +29,7 @@ import { readJson, openWeights, splitFolder, isBlob } from './files.js';
 import { ModelTokenizer } from './tokenizer.js';
 import { plan, halfKindOf, memoryFit, HALF_KINDS, HEAP_LIMIT_BYTES, HEADROOM_BYTES } from './plan.js';
 import { Model } from './model.js';
-import { uploadToGpu } from './gpu.js';
+import { uploadToGpu, checkGpuRuns } from './gpu.js';
 import { ggufArgs, openGgufModel } from './gguf.js';
 
 export { HEAP_LIMIT_BYTES } from './plan.js';
@@ -74,13 +74,24 @@ async function place(Module, handle, step, params, staging, signal, progress, ha
   const elemBytes = (entry.end - entry.begin) / entry.count;
   const rowsPerChunk = Math.max(1, Math.floor(CHUNK_BYTES / Math.max(rowElems * elemBytes, rowElems * 4)));
   const what = `tensor ${JSON.stringify(entry.name)}`;
-  const write = (index, first, count, src, ld, transposed) => {
-    const code = Module.transformerWriteParam(handle, { index, first, rows: count, ld, src, transposed, half });
+  const writeAs = (srcHalf) => (index, first, count, src, ld, transposed) => {
+    const code = Module.transformerWriteParam(handle, { index, first, rows: count, ld, src, transposed, half: srcHalf });
     if (code !== 0) {
       const message = Module.trainLastError();
       if (/must be finite/.test(message)) throw rangeError(WHERE, message);
       throw new Error(`${WHERE}: internal: ${message}`);
     }
+  };
+  const write = writeAs(half);
+  // For ops that compute values (add-one): the staged values as float32, and
+  // float32 values written back through the staging buffer (which holds 4
+  // bytes per element of a chunk, whatever was staged).
+  const floats = (count) => (half
+    ? decode(WHERE, what, entry.dtype, Module.HEAPU8.slice(staging, staging + 2 * count), count)
+    : Module.HEAPF32.slice(staging >>> 2, (staging >>> 2) + count));
+  const writeFloats = (index, first, count, data, ld, transposed) => {
+    Module.HEAPF32.set(data, staging >>> 2);
+    writeAs(0)(index, first, count, staging, ld, transposed);
   };
   for (let r0 = 0; r0 < rows; r0 += rowsPerChunk) {
     if (signal?.aborted) throw abortError(signal);
@@ -96,7 +107,7 @@ async function place(Module, handle, step, params, staging, signal, progress, ha
       const data = entry.decode ? entry.decode(bytes, n) : decode(WHERE, what, entry.dtype, bytes, n);
       Module.HEAPF32.set(data, staging >>> 2);
     }
-    layoutOp(t.op).core({ write, params, r0, n: r1 - r0, staging, rowElems, stagedBytes, shape, entry: t, Module });
+    layoutOp(t.op).core({ write, floats, writeFloats, params, r0, n: r1 - r0, staging, rowElems, stagedBytes, shape, entry: t, Module });
     progress(b - a);
     // Let the page breathe between chunks.
     await Promise.resolve();
@@ -145,6 +156,11 @@ export async function loadModel(Module, source, { gpu = undefined } = {}) {
   const names = new Set(weights.tensors.keys());
   const c = { modelType: type, ...table.config(hfConfig, names) };
   const steps = plan(table, c, weights.tensors);
+  // Fields that follow the file's dtypes (Gemma's embedding scale, rounded to the weights' dtype).
+  table.withFileDtypes?.(c, (file) => steps.find((st) => st.t.file === file)?.entry.dtype);
+  checkCoreFields(Module, c);
+  const toGpu = Boolean(gpu) && !gpu.deviceLost; // after a device loss the wasm copy answers alone
+  if (toGpu) checkGpuRuns(c);
   const halfKind = halfKindOf(steps, dtype);
   const fit = memoryFit(c, steps.map((st) => st.entry), halfKind);
   if (!fit.fits) {
@@ -167,7 +183,6 @@ export async function loadModel(Module, source, { gpu = undefined } = {}) {
   }, { ...c.core, initWeights: false, packedWeights: true, packedHalf: halfKind });
   let staging = 0;
   let gpuSide = null;
-  const toGpu = Boolean(gpu) && !gpu.deviceLost; // after a device loss the wasm copy answers alone
   try {
     const index = new Map(transformer._params.map((p, i) => [p.name, i]));
     let largestRow = 0;
@@ -202,6 +217,19 @@ export async function loadModel(Module, source, { gpu = undefined } = {}) {
     if (staging) Module._free(staging);
   }
   return new Model(Module, transformer, tokenizer, { modelType: type, hfConfig, c, tokenizerJson, files: weights.files, dtypes: weights.dtypes, gpu: gpuSide });
+}
+
+/**
+ * Refuses a family's block-graph field that this build's core does not have
+ * (TransformerConfig's field list, transformerConfigDefaults()), which the
+ * graph would otherwise never see.
+ */
+function checkCoreFields(Module, c) {
+  const known = Module.transformerConfigDefaults();
+  const missing = Object.keys(c.core).filter((k) => !(k in known));
+  if (missing.length) {
+    throw rangeError(WHERE, `model_type ${JSON.stringify(c.modelType)} needs the block graph's field${missing.length > 1 ? 's' : ''} ${missing.map((k) => `${k} (${JSON.stringify(c.core[k])})`).join(', ')}, which this build of the core does not have`);
+  }
 }
 
 function onlyKeys(obj, keys) {

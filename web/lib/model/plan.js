@@ -50,7 +50,7 @@ export function plan(table, c, entries) {
       throw rangeError(WHERE, `tensor ${JSON.stringify(name)} has dtype ${e.dtype}; weights must be F32, F16, BF16 or F64`);
     }
     if (e.shape.length !== t.shape.length || e.shape.some((d, i) => d !== t.shape[i])) {
-      throw rangeError(WHERE, `tensor ${JSON.stringify(name)} has shape [${e.shape.join(', ')}], but ${table.configSource ?? 'config.json'} implies [${t.shape.join(', ')}]`);
+      throw rangeError(WHERE, `tensor ${JSON.stringify(name)} has shape [${e.shape.join(', ')}], but ${table.configSource ?? 'config.json'} implies [${t.shape.join(', ')}]${t.why ? ` (${t.why})` : ''}`);
     }
     steps.push({ entry: e, t });
   }

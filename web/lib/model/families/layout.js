@@ -24,7 +24,18 @@
 //                rows convert_hf_to_gguf.py's LlamaModel.permute interleaved
 //                within each head for llama.cpp's RoPE (entry.heads = Hx)
 //                → the Hugging Face order
-// 1-D tensors of every op but the splits are copied as they are.
+//   split-rows   torch rows cut into consecutive blocks of entry.sizes rows
+//                (Phi-3's qkv_proj [H·D | Hkv·D | Hkv·D, E] → q, k, v;
+//                gate_up_proj [F | F, E] → gate, up), or a vector likewise
+//   add-one      Gemma's RMSNorm weight w, applied as x·(1 + w): the core
+//                holds 1 + w (added in float32, as llama.cpp's
+//                convert_hf_to_gguf does for Gemma); the file face subtracts 1
+// 1-D tensors of every op but the splits are copied as they are (add-one
+// adds its 1).
+// The core face's context: write(index, first, rows, src, ld, transposed)
+// writes staged rows (16-bit values as they were staged); floats(count) reads
+// the staged values as float32; writeFloats(index, first, rows, data, ld,
+// transposed) writes float32 values computed here.
 
 /** data [rows, cols] → [cols, rows]. */
 export function transpose(data, rows, cols) {
@@ -277,6 +288,82 @@ LAYOUT_OPS['rope-unpermute'] = {
   },
   torch(shape, data, entry) {
     return [{ data: ropeRows(data, shape[0], shape.length === 1 ? 1 : shape[1], entry.heads), shape: shape.slice() }];
+  },
+};
+
+/** Row offsets of consecutive blocks of `sizes` rows. */
+function offsets(sizes) {
+  const out = [0];
+  for (const n of sizes) out.push(out[out.length - 1] + n);
+  return out;
+}
+
+LAYOUT_OPS['split-rows'] = {
+  core({ write, params, r0, n, staging, rowElems, stagedBytes, shape, entry }) {
+    const at = offsets(entry.sizes);
+    if (shape.length === 1) {
+      // [Σ sizes] → vectors of entry.sizes[k]
+      for (let k = 0; k < params.length; k++) write(params[k], 0, 1, staging + stagedBytes * at[k], entry.sizes[k], false);
+      return;
+    }
+    // rows r0 … r0 + n: each run inside one block goes to its part's rows
+    for (let r = r0; r < r0 + n;) {
+      let k = 0;
+      while (r >= at[k + 1]) k++;
+      const run = Math.min(at[k + 1], r0 + n) - r;
+      write(params[k], r - at[k], run, staging + (r - r0) * rowElems * stagedBytes, rowElems, false);
+      r += run;
+    }
+  },
+  gpu(t, shape, data) {
+    return LAYOUT_OPS['split-rows'].torch(shape, data, t).map((p, k) => (shape.length === 1
+      ? [t.to[k], p.shape, p.data]
+      : [t.to[k], [p.shape[1], p.shape[0]], transpose(p.data, p.shape[0], p.shape[1])]));
+  },
+  file(entry, parts) {
+    const shape = entry.shape.slice();
+    const out = new Float32Array(shape.length === 1 ? shape[0] : shape[0] * shape[1]);
+    let at = 0;
+    for (const p of parts) {
+      out.set(p, at);
+      at += p.length;
+    }
+    return { data: out, shape };
+  },
+  torch(shape, data, entry) {
+    const at = offsets(entry.sizes);
+    const width = shape.length === 1 ? 1 : shape[1];
+    return entry.sizes.map((rowsOf, k) => ({
+      data: data.slice(at[k] * width, at[k + 1] * width),
+      shape: shape.length === 1 ? [rowsOf] : [rowsOf, width],
+    }));
+  },
+};
+
+/** data + 1 in float32. */
+function plusOne(data) {
+  const out = new Float32Array(data.length);
+  for (let i = 0; i < data.length; i++) out[i] = data[i] + 1;
+  return out;
+}
+
+LAYOUT_OPS['add-one'] = {
+  core({ floats, writeFloats, params, r0, n, rowElems }) {
+    const d = floats(n * rowElems);
+    for (let i = 0; i < d.length; i++) d[i] += 1; // float32, like the core's (1 + w)
+    writeFloats(params[0], r0, n, d, rowElems, false);
+  },
+  gpu(t, shape, data) {
+    return LAYOUT_OPS.copy.gpu(t, shape, plusOne(data));
+  },
+  file(entry, parts) {
+    const src = parts[0];
+    const out = new Float32Array(src.length);
+    for (let i = 0; i < src.length; i++) out[i] = src[i] - 1;
+    return { data: out, shape: entry.shape.slice() };
+  },
+  torch(shape, data) {
+    return [{ data: plusOne(data), shape: shape.slice() }];
   },
 };
 
