@@ -383,14 +383,19 @@ Status WeightStore::WriteQuant(int64_t index, int64_t first, int64_t rows, int32
     return Status::Ok();
   }
   kernels::PackedB& b = pw->pb;
+  if (first == 0 && rows == r && (b.data != nullptr || b.half != nullptr || b.quant.kind != qk)) {
+    // The whole projection: whatever it held before gives way to the blocks.
+    pw->buf.Release();
+    b = kernels::PackedB{};
+  }
   if (b.data != nullptr || b.half != nullptr) {
     os << info.name << " already holds rows of " << (b.half ? "16-bit" : "float32")
-       << " values (writeParam/writeParamHalf); all rows of a projection must be of one kind";
+       << " values (writeParam/writeParamHalf); all rows of a projection must be of one kind (or write all its rows at once)";
     return Status::Invalid(os.str());
   }
   if (b.quant.data != nullptr && b.quant.kind != qk) {
     os << info.name << " already holds " << kernels::QuantKindName(b.quant.kind) << " rows, got "
-       << kernels::QuantKindName(qk) << "; all rows of a projection must be of one kind";
+       << kernels::QuantKindName(qk) << "; all rows of a projection must be of one kind (or write all its rows at once)";
     return Status::Invalid(os.str());
   }
   if (b.quant.data == nullptr) {

@@ -444,6 +444,14 @@ TEST(Quant, WriteParamQuantRefusesBadInput) {
   bad(t->WriteParamQuant(wq, 2, 2, 2, q4.data(), 2 * ld4), "one kind");
   std::vector<float> row(64, 0.5f);
   bad(t->WriteParam(wq, 3, 1, row.data(), 64, false), "writeParamQuant");
+  // all rows at once: the projection changes kind (Q8_0 → Q4_0)
+  ASSERT_TRUE(t->WriteParamQuant(wq, 0, 64, 2, q4.data(), 64 * ld4).ok());
+  {
+    std::vector<float> flat(static_cast<size_t>(t->ParamCount()));
+    t->CopyParams(flat.data());
+    const std::vector<double> ref = RefRows(k::QuantKind::kQ4_0, q4.data(), ld4, 64, 64);
+    for (int64_t p = 0; p < 64 * 64; ++p) ASSERT_EQ(flat[t->params()[wq].offset + p], static_cast<float>(ref[p]));
+  }
   // a parameter held as floats takes the dequantized values
   ASSERT_GE(norm, 0);
   ASSERT_TRUE(t->WriteParamQuant(norm, 0, 1, 8, q8.data(), ld8).ok());
