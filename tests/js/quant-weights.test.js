@@ -108,29 +108,31 @@ describe.each(BACKENDS)('%s: writeParamQuant', (backend) => {
 
   test('bad input gives clear Errors and leaves the heap as it was', () => {
     const Module = labs[backend]._backend.wasmModule;
-    const t0 = new Transformer(Module, { ...config, ffnDim: 80 }, { ...flags, packedWeights: true });
-    t0.dispose();
+    const round = () => {
+      const t = new Transformer(Module, { ...config, ffnDim: 80 }, { ...flags, packedWeights: true });
+      const wq = t._params.find((p) => p.name.endsWith('attn.wq')).name;
+      const w2 = t._params.find((p) => p.name.endsWith('ffn.w2')).name;
+      const { bytes } = randomRows('Q8_0', 64, 64, 1);
+      expect(() => t.writeParamQuant(wq, 'Q8_0', bytes.subarray(1))).toThrow(/multiple of 68 bytes \(2 blocks of 34\)/);
+      expect(() => t.writeParamQuant(wq, 'Q8_0', new Uint8Array(65 * 68))).toThrow(/at most 4352, got 4420/);
+      expect(() => t.writeParamQuant(wq, 'Q8_0', bytes, { first: 1 })).toThrow(/from row 1/);
+      expect(() => t.writeParamQuant(w2, 'Q8_0', new Uint8Array(85))).toThrow(/rows of 80 values, not a multiple of 32/);
+      expect(() => t.writeParamQuant(wq, 'Q4_K', bytes)).toThrow(/kind must be 'Q8_0' or 'Q4_0'.*got "Q4_K"/);
+      expect(() => t.writeParamQuant(wq, 3, bytes)).toThrow(RangeError);
+      expect(() => t.writeParamQuant(wq, 'Q8_0', Array.from(bytes))).toThrow(/data must be a Uint8Array/);
+      expect(() => t.writeParamQuant(wq, 'Q8_0', bytes, { frist: 0 })).toThrow(/options has an unknown key "frist"; allowed: first/);
+      expect(() => t.writeParamQuant('nope', 'Q8_0', bytes)).toThrow(/unknown weight "nope"/);
+      const inf = bytes.slice();
+      inf[34] = 0;
+      inf[35] = 0x7e; // row 0, block 1: d = NaN
+      expect(() => t.writeParamQuant(wq, 'Q8_0', inf)).toThrow(/must be finite: the scale of block 1 of .*attn.wq is NaN/);
+      t.writeParamQuant(wq, 'Q8_0', bytes.subarray(0, 68));
+      expect(() => t.writeParamQuant(wq, 'Q4_0', new Uint8Array(36), { first: 1 })).toThrow(/already holds Q8_0 rows/);
+      t.dispose();
+    };
+    round(); // (the first round also sizes the last-error message's buffer)
     const before = Module.heapBytesInUse();
-    const t = new Transformer(Module, { ...config, ffnDim: 80 }, { ...flags, packedWeights: true });
-    const wq = t._params.find((p) => p.name.endsWith('attn.wq')).name;
-    const w2 = t._params.find((p) => p.name.endsWith('ffn.w2')).name;
-    const { bytes } = randomRows('Q8_0', 64, 64, 1);
-    expect(() => t.writeParamQuant(wq, 'Q8_0', bytes.subarray(1))).toThrow(/multiple of 68 bytes \(2 blocks of 34\)/);
-    expect(() => t.writeParamQuant(wq, 'Q8_0', new Uint8Array(65 * 68))).toThrow(/at most 4352, got 4420/);
-    expect(() => t.writeParamQuant(wq, 'Q8_0', bytes, { first: 1 })).toThrow(/from row 1/);
-    expect(() => t.writeParamQuant(w2, 'Q8_0', new Uint8Array(85))).toThrow(/rows of 80 values, not a multiple of 32/);
-    expect(() => t.writeParamQuant(wq, 'Q4_K', bytes)).toThrow(/kind must be 'Q8_0' or 'Q4_0'.*got 'Q4_K'/);
-    expect(() => t.writeParamQuant(wq, 3, bytes)).toThrow(RangeError);
-    expect(() => t.writeParamQuant(wq, 'Q8_0', Array.from(bytes))).toThrow(/data must be a Uint8Array/);
-    expect(() => t.writeParamQuant(wq, 'Q8_0', bytes, { frist: 0 })).toThrow(/unknown options 'frist'; allowed: first/);
-    expect(() => t.writeParamQuant('nope', 'Q8_0', bytes)).toThrow(/unknown weight 'nope'/);
-    const inf = bytes.slice();
-    inf[34] = 0;
-    inf[35] = 0x7e; // row 0, block 1: d = NaN
-    expect(() => t.writeParamQuant(wq, 'Q8_0', inf)).toThrow(/must be finite: the scale of block 1 of .*attn.wq is NaN/);
-    t.writeParamQuant(wq, 'Q8_0', bytes.subarray(0, 68));
-    expect(() => t.writeParamQuant(wq, 'Q4_0', new Uint8Array(36), { first: 1 })).toThrow(/already holds Q8_0 rows/);
-    t.dispose();
+    round();
     expect(Module.heapBytesInUse()).toBe(before);
   });
 });

@@ -17,10 +17,9 @@ export const ACTIVATIONS = { gelu: 0, gelu_new: 1, swiglu: 2 };
 // take their defaults from the core's one field list
 // (ATTNLAB_TRANSFORMER_CONFIG_FIELDS in src/train/train.h, read through
 // transformerConfigDefaults()); enum fields come back as their names.
-// GGML block types writeParamQuant takes: ggml type ids, and bytes a block of 32.
-const QUANT_KINDS = { Q8_0: 8, Q4_0: 2 };
+// writeParamQuant's GGML block types (Q8_0 = 8, Q4_0 = 2, their ggml type ids): bytes a block of 32.
 const QUANT_BLOCK_BYTES = { 8: 34, 2: 18 };
-const QUANT_OPTIONS = new Set(['first']);
+const QUANT_OPTIONS = ['first'];
 const ENUM_NAMES = { norm: NORMS, activation: ACTIVATIONS, positional: POSITIONAL };
 const coreDefaults = new WeakMap();
 
@@ -262,7 +261,7 @@ export class Transformer {
     } else {
       index = checkInt(where, 'param', param, 0, this._params.length - 1);
     }
-    const code = Object.values(QUANT_KINDS).includes(kind) ? kind : typeof kind === 'string' && Object.hasOwn(QUANT_KINDS, kind) ? QUANT_KINDS[kind] : undefined;
+    const code = kind === 8 || kind === 'Q8_0' ? 8 : kind === 2 || kind === 'Q4_0' ? 2 : undefined;
     if (code === undefined) {
       throw rangeError(where, `kind must be 'Q8_0' or 'Q4_0' (or their ggml type ids 8 and 2), got ${describe(kind)}`);
     }
