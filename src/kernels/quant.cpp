@@ -32,8 +32,18 @@ namespace attnlab {
 namespace kernels {
 
 namespace {
+// A block's F16 scale d as float, exactly as HalfToFloat, in the fewest
+// scalar operations (one 16-bit load, no branch or select: it runs once a
+// block and row, beside 32 weights' SIMD work): magnitude under float32's
+// exponent, the sign bit OR-ed in, then × 2^112. Finite scales only (the
+// store refuses the others).
 inline float Scale(const uint8_t* block) {
-  return HalfToFloat(QuantScaleBits(block), HalfKind::kF16);
+  uint16_t h;
+  std::memcpy(&h, block, 2);  // little-endian, as the wasm and x86 targets
+  const uint32_t bits = (static_cast<uint32_t>(h & 0x8000u) << 16) | (static_cast<uint32_t>(h & 0x7fffu) << 13);
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f * 0x1p112f;
 }
 
 // Value i (0 <= i < 32) of a block, as an integer (before the scale).
@@ -130,28 +140,60 @@ constexpr bool kQuantSimd = kWidth == 4 || kWidth == 8;
 // Where value v of a block meets its weight in the permuted x of one row
 // (block by block, 32 floats each; Q4_0 on 8 lanes: pairs of blocks, 64).
 //   Q8_0: a 32-bit load covers 4·kWidth values; extraction j (byte j of
-//         each lane l) holds values 4l + j, placed at j·kWidth + l.
+//         each lane l) holds values 4l + j, placed at j·kWidth + l. The
+//         bytes are flipped to q + 128 (XOR 0x80: unsigned) and read in
+//         place as (q + 128)·2^(8j), x stored ×2^(−8j), and 128·Σ x taken
+//         off once a block (corr), as the offset 8 of Q4_0 below.
 //   Q4_0: a 16-byte block is 4 lanes of 8 nibbles; nibble t of lane l is
 //         byte 4l + t/2's low (t even: value 4l + t/2) or high (value
 //         4l + t/2 + 16) half. On 8 lanes lanes 4..7 hold the next block.
+//         Nibbles are read in place (masked, not shifted: nib·2^(4t)), so
+//         x is stored ×2^(−4t); and the offset 8 is taken off once a load,
+//         Σ x·(nib − 8) = Σ x·nib − 8·Σ x, from the lane sums 8·Σ x stored
+//         after the row (corr).
+// 2^(−8j): the x of byte j (Q8_0), read in place.
+constexpr float kByteScale[3] = {1.0f, 0x1p-8f, 0x1p-16f};
+// 2^(−4t): the x of nibble t (Q4_0), read in place.
+constexpr float kNibbleScale[7] = {1.0f, 0x1p-4f, 0x1p-8f, 0x1p-12f, 0x1p-16f, 0x1p-20f, 0x1p-24f};
+
+// Floats of one permuted x row in scratch: the values, then (Q4_0) one
+// vector of offset corrections a load (Q4Rows).
+inline int64_t PermutedRow(int64_t k) { return k + k / kQuantBlock * kWidth; }
+
 void PermuteX(QuantKind kind, int64_t k, const float* x, float* xp) {
   const int64_t blocks = k / kQuantBlock;
   if (kind == QuantKind::kQ8_0) {
     const int64_t step = 4 * kWidth;
+    float* corr = xp + k;
+    std::fill(corr, corr + blocks * kWidth, 0.0f);
     for (int64_t c0 = 0; c0 < k; c0 += step) {
       for (int64_t l = 0; l < kWidth; ++l) {
-        for (int64_t j = 0; j < 4; ++j) xp[c0 + j * kWidth + l] = x[c0 + 4 * l + j];
+        for (int64_t j = 0; j < 4; ++j) {
+          const float v = x[c0 + 4 * l + j];
+          // Byte j < 3 is read in place, as (q + 128)·2^(8j) (Int8Lane).
+          xp[c0 + j * kWidth + l] = j < 3 ? v * kByteScale[j] : v;
+          corr[(c0 / kQuantBlock) * kWidth + l] += 128.0f * v;
+        }
       }
     }
     return;
   }
   const int64_t group = kWidth / 4;  // blocks a load
   const int64_t full = blocks / group * group;
+  float* corr = xp + k;  // Q4Corrections
   for (int64_t b0 = 0; b0 < full; b0 += group) {
     const int64_t c0 = b0 * kQuantBlock;
     for (int64_t l = 0; l < kWidth; ++l) {
       const int64_t base = (l / 4) * kQuantBlock + 4 * (l % 4);
-      for (int64_t t = 0; t < 8; ++t) xp[c0 + t * kWidth + l] = x[c0 + base + t / 2 + 16 * (t & 1)];
+      float sum = 0.0f;
+      for (int64_t t = 0; t < 8; ++t) {
+        const float v = x[c0 + base + t / 2 + 16 * (t & 1)];
+        sum += v;
+        // Nibble t < 7 is read in place, as nib·2^(4t) (Q4Nibble): its x
+        // carries 2^(−4t), so the product is x·nib exactly.
+        xp[c0 + t * kWidth + l] = t < 7 ? v * kNibbleScale[t] : v;
+      }
+      corr[(b0 / group) * kWidth + l] = 8.0f * sum;
     }
   }
   // A last block without its pair stays in order (its scalar tail).
@@ -159,15 +201,20 @@ void PermuteX(QuantKind kind, int64_t k, const float* x, float* xp) {
               static_cast<size_t>((blocks - full) * kQuantBlock) * sizeof(float));
 }
 
-// Byte j (0..3) of each 32-bit lane, sign-extended: the int8 quants.
+// Byte j (0..3) of each 32-bit lane of v (the quants XOR 0x80, q + 128)
+// in place, (q + 128)·2^(8j), exact in float; the top one shifted down.
 template <int kJ>
-inline Batch Int8Lane(const I32& u) {
-  return xsimd::to_float((u << (24 - 8 * kJ)) >> 24);
+inline Batch Int8Lane(const I32& v) {
+  if (kJ == 3) return xsimd::to_float(xsimd::bitwise_cast<I32>(xsimd::bitwise_cast<xsimd::batch<uint32_t, Arch>>(v) >> 24));
+  return xsimd::to_float(v & I32(static_cast<int32_t>(0xffu << (8 * kJ))));
 }
-// Nibble t (0..7) of each lane, less 8.
+// Nibble t (0..7) of each lane in place, nib·2^(4t) (exact in float: 4
+// significant bits); the top one shifted down (its in-place value would be
+// negative as int32).
 template <int kT>
 inline Batch Nibble(const I32& u) {
-  return xsimd::to_float(((u >> (4 * kT)) & I32(15)) - I32(8));
+  if (kT == 7) return xsimd::to_float(xsimd::bitwise_cast<I32>(xsimd::bitwise_cast<xsimd::batch<uint32_t, Arch>>(u) >> 28));
+  return xsimd::to_float(u & I32(static_cast<int32_t>(15u << (4 * kT))));
 }
 
 // R rows of W (rows[r], outputs ys[r]) against one permuted x row: the sums
@@ -181,21 +228,22 @@ void Q8Rows(int64_t k, const float* xp, const uint8_t* const rows[R], float out[
   const int64_t blocks = k / kQuantBlock;
   for (int64_t b = 0; b < blocks; ++b) {
     const float* xb = xp + b * kQuantBlock;
-    Batch sum[R];
-    for (int r = 0; r < R; ++r) sum[r] = Batch(0.0f);
-    for (int h = 0; h < kLoads; ++h) {
-      const float* xh = xb + h * 4 * kWidth;
-      const Batch x0 = Batch::load_aligned(xh), x1 = Batch::load_aligned(xh + kWidth);
-      const Batch x2 = Batch::load_aligned(xh + 2 * kWidth), x3 = Batch::load_aligned(xh + 3 * kWidth);
-      for (int r = 0; r < R; ++r) {
-        const I32 u = I32::load_unaligned(reinterpret_cast<const int32_t*>(rows[r] + b * kBytes + 2 + h * 4 * kWidth));
-        sum[r] = xsimd::fma(x0, Int8Lane<0>(u), sum[r]);
-        sum[r] = xsimd::fma(x1, Int8Lane<1>(u), sum[r]);
-        sum[r] = xsimd::fma(x2, Int8Lane<2>(u), sum[r]);
-        sum[r] = xsimd::fma(x3, Int8Lane<3>(u), sum[r]);
+    const Batch c = Batch::load_aligned(xp + k + b * kWidth);
+    // One row's block at a time (one sum live, beside the R accumulators
+    // and the block's x: within the ~13 registers V8 gives a function).
+    for (int r = 0; r < R; ++r) {
+      Batch sum(0.0f);
+      for (int h = 0; h < kLoads; ++h) {
+        const float* xh = xb + h * 4 * kWidth;
+        const I32 u = I32::load_unaligned(reinterpret_cast<const int32_t*>(rows[r] + b * kBytes + 2 + h * 4 * kWidth)) ^
+                      I32(static_cast<int32_t>(0x80808080u));
+        sum = xsimd::fma(Batch::load_aligned(xh), Int8Lane<0>(u), sum);
+        sum = xsimd::fma(Batch::load_aligned(xh + kWidth), Int8Lane<1>(u), sum);
+        sum = xsimd::fma(Batch::load_aligned(xh + 2 * kWidth), Int8Lane<2>(u), sum);
+        sum = xsimd::fma(Batch::load_aligned(xh + 3 * kWidth), Int8Lane<3>(u), sum);
       }
+      acc[r] = xsimd::fma(sum - c, Batch(Scale(rows[r] + b * kBytes)), acc[r]);
     }
-    for (int r = 0; r < R; ++r) acc[r] = xsimd::fma(sum[r], Batch(Scale(rows[r] + b * kBytes)), acc[r]);
   }
   for (int r = 0; r < R; ++r) out[r] = xsimd::hadd(acc[r]);
 }
@@ -222,6 +270,7 @@ inline void Q4Load(const uint8_t* row, int64_t b, I32* u, Batch* d) {
 
 template <int R>
 void Q4Rows(int64_t k, const float* xp, const uint8_t* const rows[R], float out[R]) {
+  const float* corr = xp + k;
   constexpr int64_t kBytes = 18;
   constexpr int64_t kGroup = kWidth / 4;  // blocks a load
   Batch acc[R];
@@ -229,21 +278,19 @@ void Q4Rows(int64_t k, const float* xp, const uint8_t* const rows[R], float out[
   const int64_t blocks = k / kQuantBlock, full = blocks / kGroup * kGroup;
   for (int64_t b = 0; b < full; b += kGroup) {
     const float* xb = xp + b * kQuantBlock;
-    Batch xs[8];
-    for (int t = 0; t < 8; ++t) xs[t] = Batch::load_aligned(xb + t * kWidth);
-    for (int r = 0; r < R; ++r) {
+    for (int r = 0; r < R; ++r) {  // (x from L1 again for each row, as Q8Rows)
       I32 u;
       Batch d;
       Q4Load(rows[r], b, &u, &d);
-      Batch sum = xs[0] * Nibble<0>(u);
-      sum = xsimd::fma(xs[1], Nibble<1>(u), sum);
-      sum = xsimd::fma(xs[2], Nibble<2>(u), sum);
-      sum = xsimd::fma(xs[3], Nibble<3>(u), sum);
-      sum = xsimd::fma(xs[4], Nibble<4>(u), sum);
-      sum = xsimd::fma(xs[5], Nibble<5>(u), sum);
-      sum = xsimd::fma(xs[6], Nibble<6>(u), sum);
-      sum = xsimd::fma(xs[7], Nibble<7>(u), sum);
-      acc[r] = xsimd::fma(sum, d, acc[r]);
+      Batch sum = Batch::load_aligned(xb) * Nibble<0>(u);
+      sum = xsimd::fma(Batch::load_aligned(xb + kWidth), Nibble<1>(u), sum);
+      sum = xsimd::fma(Batch::load_aligned(xb + 2 * kWidth), Nibble<2>(u), sum);
+      sum = xsimd::fma(Batch::load_aligned(xb + 3 * kWidth), Nibble<3>(u), sum);
+      sum = xsimd::fma(Batch::load_aligned(xb + 4 * kWidth), Nibble<4>(u), sum);
+      sum = xsimd::fma(Batch::load_aligned(xb + 5 * kWidth), Nibble<5>(u), sum);
+      sum = xsimd::fma(Batch::load_aligned(xb + 6 * kWidth), Nibble<6>(u), sum);
+      sum = xsimd::fma(Batch::load_aligned(xb + 7 * kWidth), Nibble<7>(u), sum);
+      acc[r] = xsimd::fma(sum - Batch::load_aligned(corr + (b / kGroup) * kWidth), d, acc[r]);
     }
   }
   for (int r = 0; r < R; ++r) {
@@ -274,7 +321,7 @@ inline void QuantRows(QuantKind kind, int64_t k, const float* xp, const uint8_t*
 void GemvQuantBlock(int64_t m, int64_t j0, int64_t j1, int64_t k, const float* xp,
                     const QuantMatrix& w, const float* bias, float* y, int64_t ldy) {
   for (int64_t i = 0; i < m; ++i) {
-    const float* xr = xp + i * k;
+    const float* xr = xp + i * PermutedRow(k);
     float* yr = y + i * ldy;
     const Quartets blocks(j0, j1);
     for (int64_t g = 0; g < blocks.blocks(); ++g) {
@@ -295,7 +342,7 @@ void GemvQuantBlock(int64_t m, int64_t j0, int64_t j1, int64_t k, const float* x
 }
 }  // namespace
 
-int64_t QuantGemvScratchFloats(int64_t m, int64_t k) { return kQuantSimd ? m * k : 0; }
+int64_t QuantGemvScratchFloats(int64_t m, int64_t k) { return kQuantSimd ? m * PermutedRow(k) : 0; }
 
 void GemvQuant(int64_t m, int64_t n, int64_t k, const float* x, int64_t ldx,
                const QuantMatrix& w, const float* bias, float* y, int64_t ldy, float* scratch) {
@@ -303,7 +350,7 @@ void GemvQuant(int64_t m, int64_t n, int64_t k, const float* x, int64_t ldx,
     scalar::GemvQuant(m, n, k, x, ldx, w, bias, y, ldy, scratch);
     return;
   }
-  for (int64_t i = 0; i < m; ++i) PermuteX(w.kind, k, x + i * ldx, scratch + i * k);
+  for (int64_t i = 0; i < m; ++i) PermuteX(w.kind, k, x + i * ldx, scratch + i * PermutedRow(k));
   const int threads = internal::ThreadsFor(m * n * k, kMinParallelGemv);
   if (threads == 1) {
     GemvQuantBlock(m, 0, n, k, scratch, w, bias, y, ldy);
