@@ -8,12 +8,18 @@
 // summed lane-wise, Σ x·q, and then scaled once by its d (acc += d·Σ x·q):
 // one multiply-add per weight plus one per block, as the F32 GEMV.
 //   The quants are loaded as 32-bit lanes of 4 bytes (Q8_0) or 8 nibbles
-//   (Q4_0) and pulled out with shifts and masks alone (no byte shuffles:
-//   xsimd 8.1 has no widening of int8, and shifts lower to i32x4.shl/shr_s
-//   in wasm). So extraction j of a load holds the values {4l + j} (Q8_0) of
-//   its lanes l, not consecutive ones; instead of shuffling W, x is
-//   permuted once a call into the same order (PermuteX, into scratch), and
-//   then every weight meets its own x.
+//   (Q4_0) and read with one mask each, in place (byte j as its value
+//   ·2^(8j), nibble t as ·2^(4t); the top one shifted down), then converted
+//   (i32x4 → f32x4): no byte shuffles (xsimd 8.1 has no widening of int8)
+//   and no shifts. So extraction j of a load holds the values {4l + j}
+//   (Q8_0) of its lanes l, not consecutive ones, times a power of two;
+//   instead of shuffling W, x is permuted once a call into the same order
+//   and scaled by the inverse powers of two (PermuteX, into scratch), so
+//   every weight meets its own x and the products are x·q exactly. The
+//   offsets (Q8_0's signed bytes read as q + 128, Q4_0's nib − 8) come off
+//   once a block: Σ x·(q + 128) − 128·Σ x, from lane sums of x kept in the
+//   scratch too. Per weight that is about 1.2 SIMD operations in wasm (mask,
+//   convert, mul, add), against 0.75 for the F32 GEMV and 1.4 for F16.
 //   Rows of W go four at a time, far apart (gemv_util::Quartets), as gemv.cpp.
 // GEMM (prefill, many rows): column chunks of W (rows of the torch layout)
 // dequantized into scratch, packed for the kernel set (PackB) and run through

@@ -6,6 +6,7 @@
 //     dequantized floats (this file's own decoding of ggml-common.h's
 //     block_q8_0 / block_q4_0) within 1e-5, for 1, 2 (GEMV) and 7 rows
 //     (GEMM); getWeights returns the dequantized values exactly;
+//   * the same on the threaded build (2 threads), past the GEMV's threshold;
 //   * a trainable model's weights take the dequantized values;
 //   * bad input (wrong byte length, rows not a multiple of 32, unknown kind,
 //     not a Uint8Array, unknown option, unknown weight, rows past the end, a
@@ -60,6 +61,41 @@ const config = {
   positional: 'rope', prenorm: true, activation: 'swiglu', norm: 'rmsnorm', tieEmbeddings: false, headBias: false,
 };
 const flags = { qkvBias: false, outBias: false, ffnBias: false, numKvHeads: 2, norm: 'rmsnorm', initWeights: false };
+
+// Writes every weight of `quant` (kept as blocks) and `plain` (their floats).
+function writeBoth(quant, plain, kind) {
+  const floats = {};
+  quant._params.forEach((p, i) => {
+    const C = p.shape.length === 2 ? p.shape[1] : p.shape[0];
+    const R = p.shape.length === 2 ? p.shape[0] : 1;
+    const { bytes, values } = randomRows(kind, R, C, 100 + i);
+    floats[p.name] = { data: Float32Array.from(values), shape: p.shape };
+    quant.writeParamQuant(p.name, kind, bytes);
+  });
+  plain.setWeights(floats);
+}
+
+test.each(['Q8_0', 'Q4_0'])('%s on 2 threads: the logits of the floats (threaded GEMV and GEMM)', async (kind) => {
+  const lab = await init({ threads: 2 });
+  try {
+    const Module = lab._backend.wasmModule;
+    // (W1 [512, 256] and the head [300, 256]: past the GEMV's threading threshold)
+    const big = { ...config, vocabSize: 300, embedDim: 256, ffnDim: 512, numLayers: 1 };
+    const quant = new Transformer(Module, big, { ...flags, packedWeights: true });
+    const plain = new Transformer(Module, big, { ...flags });
+    writeBoth(quant, plain, kind);
+    for (const L of [1, 7]) {
+      const tokens = [[5, 77, 3, 299, 0, 150, 42].slice(0, L)];
+      const a = plain.forward(tokens, { attention: false }).logits.data;
+      const b = quant.forward(tokens, { attention: false }).logits.data;
+      for (let i = 0; i < a.length; i++) expect(Math.abs(a[i] - b[i])).toBeLessThanOrEqual(1e-5 * Math.max(1, Math.abs(a[i])));
+    }
+    quant.dispose();
+    plain.dispose();
+  } finally {
+    lab.dispose();
+  }
+});
 
 describe.each(BACKENDS)('%s: writeParamQuant', (backend) => {
   test.each(['Q8_0', 'Q4_0'])('%s blocks kept in a loaded model give the logits of their floats', (kind) => {
