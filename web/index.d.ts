@@ -839,6 +839,13 @@ export interface Transformer {
   getGradients(): WeightMap;
   setWeights(weights: Partial<WeightMap>): void;
   setHeadEnabled(layer: number, head: number, enabled: boolean): void;
+  /**
+   * Writes a weight (or rows [first, …) of it) from GGML blocks as a GGUF file
+   * holds a Q8_0 or Q4_0 tensor [R rows of C]: C / 32 blocks a row, 34 (Q8_0)
+   * or 18 (Q4_0) bytes each. The weight takes their dequantized values d·q
+   * (ggml's dequantize_row_*); C must be a multiple of 32.
+   */
+  writeParamQuant(weight: string | number, kind: 'Q8_0' | 'Q4_0' | 8 | 2, data: Uint8Array, options?: { first?: number }): void;
   heldBytes(): number;
   /**
    * The Hugging Face files of a model with architecture 'gpt2' (GPT2LMHeadModel

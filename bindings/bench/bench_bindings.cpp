@@ -12,6 +12,7 @@
 #include "internal.h"
 #include "kernels/kernels.h"
 #include "train/ops.h"
+#include "train/weight_store.h"
 
 namespace {
 
@@ -105,9 +106,56 @@ double BenchMhaPath(double path, double b_in, double l_in, double e_in, double h
   return (emscripten_get_now() - t0) / iterations;
 }
 
+// The decoding GEMV of a loaded model's projection, y[M, N] = x[M, K]·Wᵀ,
+// W [N, K] held as the weight store holds it (train::WeightStore, through
+// the linear driver the models call): kind 0 float32 panels, 1 F16 panels,
+// 8 Q8_0 and 2 Q4_0 GGML blocks (the GGUF rows). Milliseconds per call of
+// `iterations`; W is written once outside the timed loop.
+double BenchGemv(double kind_in, double m_in, double n_in, double k_in, double iterations) {
+  using namespace attnlab;
+  const int kind = static_cast<int>(kind_in);
+  const int64_t m = static_cast<int64_t>(m_in), n = static_cast<int64_t>(n_in), k = static_cast<int64_t>(k_in);
+  train::WeightStore store;
+  (void)store.Add("w", {n, k}, false, true);
+  if (!store.Allocate(kind == 1 ? 1 : 0)) return -1.0;
+  uint32_t seed = 12345u;
+  auto next = [&] { return seed = seed * 1664525u + 1013904223u; };
+  Status st;
+  if (kind == 0) {
+    std::vector<float> row(static_cast<size_t>(k));
+    for (int64_t j = 0; j < n && st.ok(); ++j) {
+      for (auto& v : row) v = static_cast<float>(next() >> 8) * 0x1p-24f - 0.5f;
+      st = store.Write(0, j, 1, row.data(), k, false);
+    }
+  } else if (kind == 1) {
+    std::vector<uint16_t> row(static_cast<size_t>(k));
+    for (int64_t j = 0; j < n && st.ok(); ++j) {
+      for (auto& v : row) v = static_cast<uint16_t>(0x2c00u | (next() >> 22) | ((next() >> 31) << 15));
+      st = store.WriteHalf(0, j, 1, row.data(), k, false, 1);
+    }
+  } else {
+    const int64_t bb = kernels::QuantBlockBytes(static_cast<kernels::QuantKind>(kind));
+    std::vector<uint8_t> w(static_cast<size_t>(n * (k / 32) * bb));
+    for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<uint8_t>(next() >> 24);
+    for (size_t b = 0; b < w.size(); b += static_cast<size_t>(bb)) w[b + 1] = 0x20;  // d ~ 2^-7
+    st = store.WriteQuant(0, 0, n, kind, w.data(), static_cast<int64_t>(w.size()));
+  }
+  if (!st.ok()) return -1.0;
+  std::vector<float> x(static_cast<size_t>(m * k)), y(static_cast<size_t>(m * n));
+  for (auto& v : x) v = static_cast<float>(next() >> 8) * 0x1p-24f - 0.5f;
+  const kernels::PackedB& pb = *store.Packed(0);
+  internal::LinearPackedDriver(m, k, n, x.data(), pb, nullptr, y.data());
+  const double t0 = emscripten_get_now();
+  for (int i = 0; i < static_cast<int>(iterations); ++i) {
+    internal::LinearPackedDriver(m, k, n, x.data(), pb, nullptr, y.data());
+  }
+  return (emscripten_get_now() - t0) / iterations;
+}
+
 }  // namespace
 
 EMSCRIPTEN_BINDINGS(attention_lab_bench) {
+  emscripten::function("benchGemv", &BenchGemv);
   emscripten::function("benchGemm", &BenchGemm);
   emscripten::function("benchMhaPath", &BenchMhaPath);
 }

@@ -274,6 +274,14 @@ class Transformer {
   // to float32 (exactly) everywhere else. Inf or NaN is refused.
   Status WriteParamHalf(int64_t index, int64_t first, int64_t rows, const uint16_t* src,
                         int64_t ld, bool transposed, int32_t kind);
+  // The same from GGML blocks (kind: the ggml type id, 8 Q8_0 or 2 Q4_0):
+  // rows [first, first + rows) of [R, C] as a GGUF file holds them, C / 32
+  // blocks a row, `bytes` = rows · C / 32 · (34 or 18). A packed projection
+  // of a packed_weights model keeps them as they are (GEMV and GEMM read the
+  // blocks; every row of one kind); any other parameter is dequantized into
+  // its floats (ggml's dequantize_row_*). Non-finite scales are refused.
+  Status WriteParamQuant(int64_t index, int64_t first, int64_t rows, int32_t kind,
+                         const uint8_t* src, int64_t bytes);
 
   // Heads switched off (ablated) contribute zeros to their layer's context.
   Status SetHeadEnabled(int64_t layer, int64_t head, bool enabled);

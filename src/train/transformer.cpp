@@ -237,6 +237,13 @@ Status Transformer::WriteParamHalf(int64_t index, int64_t first, int64_t rows, c
   return s;
 }
 
+Status Transformer::WriteParamQuant(int64_t index, int64_t first, int64_t rows, int32_t kind,
+                                    const uint8_t* src, int64_t bytes) {
+  Status s = impl_->store.WriteQuant(index, first, rows, kind, src, bytes);
+  if (s.ok()) impl_->cached = 0;
+  return s;
+}
+
 Status Transformer::WriteParam(int64_t index, int64_t first, int64_t rows, const float* src,
                                int64_t ld, bool transposed) {
   Status s = impl_->store.Write(index, first, rows, src, ld, transposed);
@@ -255,6 +262,9 @@ Status Transformer::SetParams(const float* data) {
       os << "setWeights: weights must be finite (element " << i << " is " << data[i] << ")";
       return Status::Invalid(os.str());
     }
+  }
+  if (impl_->store.HasQuant()) {
+    return Status::Invalid("setWeights: this model keeps projections as GGML blocks (Q8_0/Q4_0), as its file holds them; load it again to change them");
   }
   if (impl_->config.packed_half != 0) {
     return Status::Invalid("setWeights: this model keeps its projections in 16 bits, as its file holds them; load it again to change them");

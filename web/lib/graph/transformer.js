@@ -17,6 +17,9 @@ export const ACTIVATIONS = { gelu: 0, gelu_new: 1, swiglu: 2, geglu: 3, geglu_ta
 // take their defaults from the core's one field list
 // (ATTNLAB_TRANSFORMER_CONFIG_FIELDS in src/train/train.h, read through
 // transformerConfigDefaults()); enum fields come back as their names.
+// writeParamQuant's GGML block types (Q8_0 = 8, Q4_0 = 2, their ggml type ids): bytes a block of 32.
+const QUANT_BLOCK_BYTES = { 8: 34, 2: 18 };
+const QUANT_OPTIONS = ['first'];
 const ENUM_NAMES = { norm: NORMS, activation: ACTIVATIONS, positional: POSITIONAL };
 const coreDefaults = new WeakMap();
 
@@ -254,6 +257,59 @@ export class Transformer {
       }
       Module.HEAPF32.set(flat, p >>> 2);
       checkStatus(Module, where, Module.transformerSetParams(handle, p));
+    });
+  }
+
+  /**
+   * Writes a weight, or rows [first, first + n) of it, from GGML blocks as a
+   * GGUF file holds a Q8_0 or Q4_0 tensor [R rows of C] (ggml-common.h: a
+   * block of 32 values is an F16 scale d and 32 int8, or 16 bytes of nibbles
+   * with offset 8; C / 32 blocks a row, 34 or 18 bytes each). A loaded
+   * model's projections keep the blocks (decoding reads them as they are);
+   * every other weight, and every weight of a trainable model, takes their
+   * dequantized values d·q (ggml's dequantize_row_*).
+   * @param {string|number} param the weight's name (as getWeights) or index
+   * @param {'Q8_0'|'Q4_0'|8|2} kind the block type (or its ggml type id)
+   * @param {Uint8Array} data whole rows of blocks
+   * @param {{ first?: number }} [options] first: the first row written (default 0)
+   */
+  writeParamQuant(param, kind, data, options) {
+    const where = 'model.writeParamQuant';
+    const handle = this._live(where);
+    const opts = checkOptions(where, 'options', options, QUANT_OPTIONS);
+    let index;
+    if (typeof param === 'string') {
+      index = this._params.findIndex((p) => p.name === param);
+      if (index < 0) throw typeError(where, `unknown weight ${describe(param)}; the model's weights are ${this._params.map((p) => p.name).join(', ')}`);
+    } else {
+      index = checkInt(where, 'param', param, 0, this._params.length - 1);
+    }
+    const code = kind === 8 || kind === 'Q8_0' ? 8 : kind === 2 || kind === 'Q4_0' ? 2 : undefined;
+    if (code === undefined) {
+      throw rangeError(where, `kind must be 'Q8_0' or 'Q4_0' (or their ggml type ids 8 and 2), got ${describe(kind)}`);
+    }
+    if (!(data instanceof Uint8Array)) {
+      throw typeError(where, `data must be a Uint8Array of GGML blocks, got ${describe(data)}`);
+    }
+    const info = this._params[index];
+    const rows = info.shape.length === 2 ? info.shape[0] : 1;
+    const cols = info.shape.length === 2 ? info.shape[1] : info.shape[0];
+    const name = `${info.name} [${info.shape.join(',')}]`;
+    if (cols % 32 !== 0) {
+      throw rangeError(where, `${name} has rows of ${cols} values, not a multiple of 32 (a GGML block); write it from floats`);
+    }
+    const rowBytes = (cols / 32) * QUANT_BLOCK_BYTES[code];
+    const first = checkInt(where, 'first', opts.first ?? 0, 0, rows - 1);
+    if (data.length === 0 || data.length % rowBytes !== 0 || first + data.length / rowBytes > rows) {
+      throw rangeError(where, `data must hold whole rows of ${name} from row ${first}: a multiple of ${rowBytes} bytes (${cols / 32} blocks of ${QUANT_BLOCK_BYTES[code]}), at most ${(rows - first) * rowBytes}, got ${data.length}`);
+    }
+    const Module = this._Module;
+    withArena(Module, where, (arena) => {
+      const src = arena.alloc(data.length);
+      Module.HEAPU8.set(data, src);
+      checkStatus(Module, where, Module.transformerWriteParamQuant(handle, {
+        index, first, rows: data.length / rowBytes, kind: code, src, bytes: data.length,
+      }));
     });
   }
 
