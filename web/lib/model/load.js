@@ -79,6 +79,10 @@ async function place(Module, handle, step, params, staging, signal, progress, ha
     if (code !== 0) {
       const message = Module.trainLastError();
       if (/must be finite/.test(message)) throw rangeError(WHERE, message);
+      // The packed projections take their memory at their first write
+      // (weight_store.cpp EnsurePanels), so a heap that memoryFit judged
+      // big enough can still run out here when the engine grants less.
+      if (code === 2) throw rangeError(WHERE, `out of wasm memory while writing ${what} (${message}); the heap is limited to ${mib(HEAP_LIMIT_BYTES)} and this engine may grant less`);
       throw new Error(`${WHERE}: internal: ${message}`);
     }
   };
