@@ -5,7 +5,7 @@
 //   node bench/bench.mjs [--quick] [--browser] [--repeats N] [--budget MS]
 //                        [--filter ID,ID…] [--impl a,b] [--long | --no-long]
 //                        [--no-check] [--json FILE] [--threads N,N… | --no-threads]
-//                        [--only threads] [--only lm] [--baseline REV]
+//                        [--only threads] [--only lm] [--only interp] [--baseline REV]
 //
 // Threads (Node mode): MHA [1,512,768,H12], [1,128,512,H8] and [2,5,512,H8]
 // (causal) get rows for ours and ORT's fused Attention on N threads
@@ -76,6 +76,12 @@ if (value('--only', '') === 'lm') {
   const { runLmBench } = await import('./lm-bench.mjs');
   const i = argv.indexOf('--only');
   process.exit(await runLmBench([...argv.slice(0, i), ...argv.slice(i + 2)]));
+}
+// --only interp: issue 33's interpretability calls on GPT-2 small's shape (bench/interp-bench.mjs).
+if (value('--only', '') === 'interp') {
+  const { runInterpBench } = await import('./interp-bench.mjs');
+  const i = argv.indexOf('--only');
+  process.exit(await runInterpBench([...argv.slice(0, i), ...argv.slice(i + 2)]));
 }
 const quick = flag('--quick');
 const browser = flag('--browser');

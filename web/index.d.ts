@@ -972,6 +972,8 @@ export interface GenerateOptions {
   /** The draws' seed (default 0): the same seed gives the same tokens. */
   seed?: number;
   signal?: AbortSignal;
+  /** Generate from the ablated model (zero: over the cache; mean: the whole sequence each step). */
+  ablate?: HeadAblation[];
 }
 
 /** A GPT-2, Llama or BERT checkpoint run by the library (lab.loadModel). */
@@ -983,12 +985,15 @@ export interface Model {
   decode(ids: ArrayLike<number>, options?: { skipSpecialTokens?: boolean }): string;
   /** Token strings as the tokenizer spells them ('Ġ', '▁', '##'). */
   tokens(ids: ArrayLike<number>): string[];
-  /** One forward pass: on a webgpu lab on the GPU (after a device loss on the wasm copy), else on wasm. */
-  forward(input: string | ArrayLike<number>, options?: { attentions?: boolean; hiddenStates?: boolean | 'all' }): Promise<ModelOutput>;
+  /**
+   * One forward pass: on a webgpu lab on the GPU (after a device loss on the wasm copy), else on wasm.
+   * With `ablate`, of the ablated model, on the wasm copy (docs/interpretability.md).
+   */
+  forward(input: string | ArrayLike<number>, options?: ForwardOptions): Promise<ModelOutput>;
   /** The same call, synchronously, on the model's wasm copy (every backend). */
-  forwardSync(input: string | ArrayLike<number>, options?: { attentions?: boolean; hiddenStates?: boolean | 'all' }): ModelOutput;
-  /** The k most likely next tokens (causal models). */
-  nextTokens(input: string | ArrayLike<number>, options?: { k?: number; temperature?: number }): Promise<TokenProbability[]>;
+  forwardSync(input: string | ArrayLike<number>, options?: ForwardOptions): ModelOutput;
+  /** The k most likely next tokens (causal models); with `ablate`, of the ablated model. */
+  nextTokens(input: string | ArrayLike<number>, options?: { k?: number; temperature?: number; ablate?: HeadAblation[] }): Promise<TokenProbability[]>;
   /** A masked LM's top predictions at each mask token ([MASK]; <mask> for roberta and xlm-roberta), for the encoders with their MLM head. */
   fillMask(input: string | ArrayLike<number>, options?: { k?: number }): Promise<Array<{ position: number; predictions: TokenProbability[] }>>;
   /** Generated tokens, one at a time, over the key/value cache (causal models). */
@@ -1002,7 +1007,88 @@ export interface Model {
    * attentions on the wasm copy; `headScores.repeated` scores (bos) r r (docs/interpretability.md).
    */
   readonly headScores: HeadScoresFunction;
+  /**
+   * The logit lens (TransformerLens accumulated_resid with apply_ln): the top-k next tokens at every
+   * position for the embeddings and the residual after each block, each through the final norm
+   * (its scale from that residual) and the unembedding. Pre-norm decoders only.
+   */
+  logitLens(input: string | ArrayLike<number>, options?: { k?: number; logits?: boolean }): LogitLens;
+  /**
+   * Direct logit attribution of logit[target] − logit[baseline] (or logit[target] without a baseline)
+   * at `position` (default: the last), the final norm's scale frozen there. Pre-norm decoders only.
+   */
+  attribute(input: string | ArrayLike<number>, options: { target: number | string; baseline?: number | string; position?: number }): Attribution;
+  /**
+   * Activation patching from `clean` into `corrupted` (equal token lengths):
+   * (LD_patched − LD_corrupted) / (LD_clean − LD_corrupted), LD at the last position. Pre-norm decoders only.
+   */
+  patch(options: PatchOptions): PatchResult;
   dispose(): void;
+}
+
+export interface ForwardOptions {
+  attentions?: boolean;
+  hiddenStates?: boolean | 'all';
+  /** Heads whose z (attention-weighted sum of V, before o_proj) is replaced, at every position. */
+  ablate?: HeadAblation[];
+}
+
+/** zero: z = 0; mean: z = its mean over this input's positions, in the ablated run. */
+export interface HeadAblation {
+  layer: number;
+  head: number;
+  mode: 'zero' | 'mean';
+}
+
+export interface LogitLens {
+  ids: number[];
+  tokens: string[] | null;
+  /** [numLayers + 1, L, k] (Int32Array): row r is x_r (0: the embeddings; numLayers: the last block's output). */
+  topIds: { data: Int32Array; shape: number[] };
+  /** [numLayers + 1, L, k]: softmax over the vocabulary. */
+  topProbs: Tensor;
+  /** The strings of topIds, flat in the same order (null without a tokenizer). */
+  topTokens: string[] | null;
+  /** [numLayers + 1, L, V] with logits: true; its last row is forward's logits. */
+  logits: Tensor | null;
+}
+
+/** The parts of the logit difference; they sum to logitDiff. */
+export interface Attribution {
+  target: number;
+  baseline: number | null;
+  position: number;
+  /** x_0 (token + learned position embeddings). */
+  embed: number;
+  /** [numLayers, numHeads]: z_h · W_O[:, h]ᵀ, without the bias. */
+  heads: Tensor;
+  /** [numLayers]: o_proj's bias. */
+  attnBias: Tensor;
+  /** [numLayers]: each MLP's output. */
+  mlps: Tensor;
+  /** The final norm's bias and the unembedding's bias (TransformerLens leaves them out). */
+  constant: number;
+  /** logit[target] − logit[baseline] from the model's logits. */
+  logitDiff: number;
+}
+
+export interface PatchOptions {
+  clean: string | ArrayLike<number>;
+  corrupted: string | ArrayLike<number>;
+  target: number | string;
+  baseline: number | string;
+  /** 'heads' (default): [numLayers, numHeads], each head's z; 'residual': [numLayers, L], x_l at one position. */
+  over?: 'heads' | 'residual';
+}
+
+export interface PatchResult extends Tensor {
+  over: 'heads' | 'residual';
+  target: number;
+  baseline: number;
+  ldClean: number;
+  ldCorrupted: number;
+  /** The raw LD of every patched run, same shape. */
+  ldPatched: Tensor;
 }
 
 /** Each score of every head, [numLayers, numHeads]. */

@@ -147,6 +147,7 @@ bool MhaForward(const MhaShape& s, const MhaParams& p, const float* query,
   if (!ws->tile.Reserve(kernels::AttentionScratchFloats(v))) return false;
   kernels::AttentionCore(v, ws->tile.data());
   ZeroDisabledHeads(sq, head_enabled, act->ctx.data());
+  if (s.z_edit != nullptr) ApplyZEdit(*s.z_edit, sq, act->ctx.data());
   return proj(rq, qw, e, act->ctx.data(), W::kWo, W::kBo, output);
 }
 

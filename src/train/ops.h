@@ -109,7 +109,22 @@ struct MhaShape {
   float norm_eps = 1e-6f;
   float* dq_norm = nullptr;
   float* dk_norm = nullptr;
+  // Interpretability: an edit of the heads' z before o_proj (null: none).
+  const struct ZEdit* z_edit = nullptr;
 };
+// ---- transformer_interp.cpp: edits of a layer's z ----------------------------
+// z is a head's attention-weighted sum of V, its D columns of the context rows
+// [B·Lq, E] before o_proj. Per head: kKeep; kZero (z = 0); kMean (z = its mean
+// over each sequence's queried rows, as this run computed them); kReplace (z
+// from `source`, one sequence's rows laid out as the context, the same for
+// every sequence of the batch: activation patching).
+enum class ZEditMode : uint8_t { kKeep = 0, kZero = 1, kMean = 2, kReplace = 3 };
+struct ZEdit {
+  std::vector<uint8_t> mode;     // [H], or [B, H] (per sequence) ZEditMode; empty: no edit
+  const float* source = nullptr;  // kReplace: [Lq, E]
+};
+// Applies `edit` to the context rows of shape s (its batch, lq, e, heads).
+void ApplyZEdit(const ZEdit& edit, const MhaShape& s, float* ctx);
 // head_enabled: null, or [H] flags (0: the head's context is zeroed).
 bool MhaForward(const MhaShape& s, const MhaParams& p, const float* query,
                 const float* key, const float* value,

@@ -309,6 +309,46 @@ class Transformer {
   // `hidden`, these are transformers' output_hidden_states.
   void LayerInputs(float* out) const;
 
+  // ---- Interpretability (transformer_interp.cpp; docs/interpretability.md,
+  // after TransformerLens). z: a head's attention-weighted sum of V, before
+  // o_proj. The residual x_l: block l's input (x_0 the embeddings, x_N the
+  // last block's output). LD = logit[target] − logit[baseline].
+  //
+  // Ablations applied by every later Forward and Extend (not Step) until
+  // set again: `count` (layer, head, mode) triples, mode 1 zero (z = 0) or
+  // 2 mean (z = its mean over the call's queried positions of each
+  // sequence, in the ablated run). Several entries of one head: the last
+  // wins. count 0 clears them. The key/value cache is dropped when they
+  // change. LogitLens, Attribute and Patch run without them.
+  Status SetAblations(int64_t count, const int32_t* layer_head_mode);
+  // The following need a pre-norm model with an LM head (no MLM head): on a
+  // post-norm model the residual passes through a norm in every block, so
+  // no residual is a sum of the parts or a stage of the prediction. Batch 1.
+  //
+  // Logit lens: for r = 0..N, the head applied to FinalNorm(x_r), the norm's
+  // scale computed from x_r itself (TransformerLens accumulated_resid with
+  // apply_ln). top_ids / top_probs [N + 1, L, k]: the k most likely ids
+  // (softmax over V; ties: the lower id first); logits: optional
+  // [N + 1, L, V]. Row N is Forward's logits.
+  Status LogitLens(int64_t length, const int32_t* tokens, int64_t k, int32_t* top_ids,
+                   float* top_probs, float* logits);
+  // Direct logit attribution of LD at `position`, the final norm's scale
+  // frozen at its value on x_N there (TransformerLens decompose_resid +
+  // logit_attrs, plus `constant`). out [N·H + 2N + 3]: embed, heads
+  // [N, H] (each head's z·W_Oᵀ for its columns, no bias), attn_bias [N],
+  // mlps [N], constant (the final norm's bias and the head's bias), then LD
+  // itself from the logits. The parts sum to LD. baseline −1: logit[target].
+  Status Attribute(int64_t length, const int32_t* tokens, int64_t position, int32_t target,
+                   int32_t baseline, float* out);
+  // Activation patching from the clean run into the corrupted one (equal
+  // lengths), LD at the last position: over 0 (heads) out [N, H], each
+  // head's z at every position; over 1 (residual) out [N, L], x_l at one
+  // position. out holds LD_patched; ld[0] = LD_clean, ld[1] = LD_corrupted.
+  // The clean run's activations are kept and each patched run recomputes
+  // from the patched block on.
+  Status Patch(int64_t length, const int32_t* clean, const int32_t* corrupted, int32_t target,
+               int32_t baseline, int32_t over, float* out, double* ld);
+
   Status ConfigureOptimizer(const AdamWConfig& config);
   // Loss and metrics without updating (dropout off). The gradient and
   // optimizer buffers are allocated by the first Step or ConfigureOptimizer,

@@ -374,9 +374,10 @@ bool Transformer::Impl::Forward(int64_t batch, int64_t length,
   const bool tail = last_row && use_cache && batch == 1 && !training && attention == nullptr &&
                     !c.mlm_head && length > 1;
   const int64_t f0 = tail ? rows - 1 : 0;
-  for (int64_t l = 0; l < c.num_layers; ++l) {
+  for (int64_t l = start_layer; l < c.num_layers; ++l) {
     BlockParams& bp = blocks[static_cast<size_t>(l)];
     BlockActs& a = acts[l];
+    if (l == start_layer) PatchResidual(l);
     const float* xin = x[l].data();
     train::MhaShape shape{batch, length, use_cache ? lk : length, e, c.num_heads, e, e,
                           c.positional == Positional::kRope ? &rope : nullptr, c.num_kv_heads};
@@ -387,6 +388,7 @@ bool Transformer::Impl::Forward(int64_t batch, int64_t length,
       shape.v_cache = cache[l].v.data();
     }
     shape.packed = config.packed_weights ? bp.pk : nullptr;
+    shape.z_edit = training || z_edits.empty() ? nullptr : &z_edits[static_cast<size_t>(l)];
     const int64_t r0 = l == c.num_layers - 1 ? f0 : 0, n = rows - r0, o = r0 * e;
     shape.q_last = r0 > 0 ? n : 0;
     float* weights = attention ? attention + l * batch * c.num_heads * length * lk : nullptr;

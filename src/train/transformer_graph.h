@@ -164,6 +164,27 @@ struct Transformer::Impl {
   // Bytes of the activations, scratch and cache (HeldBytes less the store
   // and the training buffers).
   int64_t ScratchBytes() const;
+
+  // ---- Interpretability (transformer_interp.cpp) ----
+  // Forward's hooks: z_edits[l] edits layer l's z before o_proj (empty: no
+  // edits; inference only); the blocks run from start_layer (x[start_layer]
+  // already holds their input; the embeddings are still written to x[0]),
+  // and block start_layer first copies, into sequence b of its input, row
+  // resid_rows[b] of resid_source ([L, E]; null: no copy).
+  std::vector<train::ZEdit> z_edits;
+  int64_t start_layer = 0;
+  const float* resid_source = nullptr;
+  std::vector<int64_t> resid_rows;
+  int64_t resid_length = 0;
+  // The ablations SetAblations set, (layer, head, mode) triples: z_edits
+  // is built from them whenever no call of transformer_interp.cpp edits.
+  std::vector<int32_t> ablations;
+  void RebuildZEdits();
+  void PatchResidual(int64_t l);
+  // Logits [rows, V] of head input rows `in` (Logits' path for any rows).
+  bool HeadLogits(int64_t rows, const float* in, float* out);
+  // Row `id` of the unembedding as the head's product reads it, and its bias.
+  void HeadRow(int64_t id, float* out, float* bias);
 };
 
 }  // namespace attnlab

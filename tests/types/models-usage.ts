@@ -1,6 +1,6 @@
 // Type check of the whole-model API (web/index.d.ts: loadModel, Model,
 // linear, the gpt2 transformer options and save()).
-import { init, type Model, type ModelOutput, type GeneratedToken, type ModelFiles, type HeadScores } from '../../web/index.js';
+import { init, type Model, type ModelOutput, type GeneratedToken, type ModelFiles, type HeadScores, type LogitLens, type Attribution, type PatchResult, type HeadAblation } from '../../web/index.js';
 
 const lab = await init({ backend: 'wasm' });
 const gpt = lab.transformer({ architecture: 'gpt2', vocabSize: 16, maxLength: 32, embedDim: 32, numHeads: 4, numLayers: 2, seed: 1 });
@@ -49,3 +49,14 @@ const header: GgufHeader = parseGgufHeader(ggufBytes);
 const arch: unknown = header.metadata.get('general.architecture');
 const firstTensor: Float32Array = readGguf(ggufBytes).tensor(header.tensors[0].name);
 void [fromGguf, fromGgufArgs, fromGgufList, arch, firstTensor, openGguf(new Blob([ggufBytes]))];
+const ablate: HeadAblation[] = [{ layer: 0, head: 1, mode: 'zero' }, { layer: 1, head: 0, mode: 'mean' }];
+const ablated: ModelOutput = model.forwardSync([1, 2, 3], { ablate, attentions: false });
+const ablatedNext = await model.nextTokens([1, 2], { k: 3, ablate });
+for await (const t of model.generate([1, 2], { maxNewTokens: 2, ablate })) void t.id;
+const lens: LogitLens = model.logitLens([1, 2, 3], { k: 3, logits: true });
+const lensIds: Int32Array = lens.topIds.data;
+const dla: Attribution = model.attribute([1, 2, 3], { target: 4, baseline: 5, position: 2 });
+const headPart: Float32Array = dla.heads.data;
+const grid: PatchResult = model.patch({ clean: [1, 2, 3], corrupted: [1, 4, 3], target: 4, baseline: 5, over: 'residual' });
+const span: number = grid.ldClean - grid.ldCorrupted;
+void [ablated, ablatedNext, lensIds, dla.constant, headPart, grid.data, span];

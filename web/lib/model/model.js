@@ -22,10 +22,12 @@ import { publicConfig } from './plan.js';
 import { softmax, topIds, candidates, draw } from './sampling.js';
 import { headRoles } from './head-roles.js';
 import { headScores, headScoresRepeated } from './head-scores.js';
+import { ablationTriples, hasMean, setAblations, lastLogitsUncached, logitLens, attribute, patch } from './interp.js';
 
-const FORWARD_KEYS = ['attentions', 'hiddenStates'];
-const NEXT_KEYS = ['k', 'temperature'];
-const GENERATE_KEYS = ['maxNewTokens', 'temperature', 'topK', 'topP', 'seed', 'signal'];
+const FORWARD_KEYS = ['attentions', 'hiddenStates', 'ablate'];
+const NEXT_KEYS = ['k', 'temperature', 'ablate'];
+const GENERATE_KEYS = ['maxNewTokens', 'temperature', 'topK', 'topP', 'seed', 'signal', 'ablate'];
+const NO_ABLATIONS = new Int32Array(0);
 
 function checkKeys(where, options, allowed) {
   const o = checkOptions(where, 'options', options);
@@ -71,6 +73,8 @@ export class Model {
     this._maxLength = transformer.config.maxLength;
     this._eos = new Set([].concat(info.hfConfig.eos_token_id ?? []).filter((v) => Number.isSafeInteger(v)));
     this._cacheOwner = null;
+    // The ablations set in the core (interp.js setAblations): every run sets its own first.
+    this._ablationKey = '';
     /** The GPU copy on a webgpu lab (gpu.js): { forward, dispose, bytes }, else null. */
     this._gpu = info.gpu ?? null;
   }
@@ -140,7 +144,7 @@ export class Model {
     // 'all': transformers' output_hidden_states (every block's input, then the last hidden state).
     const all = o.hiddenStates === 'all';
     const hiddenStates = all || checkBoolOption(where, 'hiddenStates', o.hiddenStates, false, "or 'all'") || !this._hasHead || !this._causal;
-    return { ids: this._ids(where, input), attentions, hiddenStates, all };
+    return { ids: this._ids(where, input), attentions, hiddenStates, all, ablate: ablationTriples(this, where, o.ablate) };
   }
 
   /**
@@ -165,7 +169,8 @@ export class Model {
    */
   forwardSync(input, options) {
     const where = 'model.forward';
-    const { ids, attentions: wantAtt, hiddenStates: wantHidden, all } = this._forwardArgs(where, input, options);
+    const { ids, attentions: wantAtt, hiddenStates: wantHidden, all, ablate } = this._forwardArgs(where, input, options);
+    setAblations(this, where, ablate);
     const handle = this._t._handle;
     const L = ids.length;
     const { vocabSize: V, numHeads: H, numLayers: N, embedDim: E } = this.config;
@@ -194,7 +199,7 @@ export class Model {
   async forward(input, options) {
     if (!this._gpu) return this.forwardSync(input, options);
     const a = this._forwardArgs('model.forward', input, options);
-    if (a.all) return this.forwardSync(input, options); // every layer's states: the wasm copy
+    if (a.all || a.ablate.length) return this.forwardSync(input, options); // every layer's states, ablations: the wasm copy
     const out = await this._gpu.forward(a.ids, { attentions: a.attentions, hiddenStates: a.hiddenStates });
     if (!out) return this.forwardSync(input, options); // the device is lost: the wasm copy answers
     return this._result(a.ids, out.logits, out.attentions, out.hidden);
@@ -204,10 +209,15 @@ export class Model {
    * Logits [V] of the last of `ids`, run at positions keep.. against the
    * first `keep` cached positions (0: afresh); `owner` holds the cache now.
    */
-  _extend(where, keep, ids, owner) {
+  _extend(where, keep, ids, owner, ablate = NO_ABLATIONS) {
     const handle = this._live(where);
     const Module = this._Module;
     const V = this.config.vocabSize;
+    setAblations(this, where, ablate);
+    if (hasMean(ablate)) {
+      this._cacheOwner = null;
+      return lastLogitsUncached(this, where, ids);
+    }
     this._cacheOwner = owner;
     return withArena(Module, where, (arena) => {
       const lp = arena.f32(V);
@@ -237,7 +247,8 @@ export class Model {
     const k = checkInt(where, 'k', o.k ?? 10, 1);
     const temperature = checkNumber(where, 'temperature', o.temperature ?? 1, { min: 0 });
     const ids = this._ids(where, input);
-    const p = softmax(this._extend(where, 0, ids, Symbol('nextTokens')), temperature);
+    const ablate = ablationTriples(this, where, o.ablate);
+    const p = softmax(this._extend(where, 0, ids, Symbol('nextTokens'), ablate), temperature);
     return topIds(p, k).map((id) => ({ id, token: this._tokenizer ? this._tokenizer.tokens([id])[0] : null, prob: p[id] }));
   }
 
@@ -290,12 +301,13 @@ export class Model {
       throw typeError(where, `signal must be an AbortSignal, got ${describe(signal)}`);
     }
     const promptIds = this._ids(where, prompt);
+    const ablate = ablationTriples(this, where, o.ablate);
     const model = this;
     const Module = this._Module;
     return (async function* run() {
       const owner = Symbol('generate');
       const ids = Array.from(promptIds);
-      let logits = model._extend(where, 0, promptIds, owner);
+      let logits = model._extend(where, 0, promptIds, owner, ablate);
       let text = model._tokenizer ? model._tokenizer.decode(ids) : '';
       for (let step = 0; step < maxNewTokens; step++) {
         if (signal?.aborted) return;
@@ -320,8 +332,8 @@ export class Model {
         // Another call may have used the cache between our steps: run the
         // whole sequence again then.
         logits = model._cacheOwner === owner && Module.transformerCached(model._t._handle) === ids.length - 1
-          ? model._extend(where, ids.length - 1, [id], owner)
-          : model._extend(where, 0, Int32Array.from(ids), owner);
+          ? model._extend(where, ids.length - 1, [id], owner, ablate)
+          : model._extend(where, 0, Int32Array.from(ids), owner, ablate);
         await Promise.resolve();
       }
     })();
@@ -357,6 +369,15 @@ export class Model {
     f.repeated = (options) => headScoresRepeated(this, options);
     return f;
   }
+
+  /** The logit lens: top-k tokens of x_0 … x_N through the final norm (web/lib/model/interp.js). */
+  logitLens(input, options) { return logitLens(this, input, options); }
+
+  /** Direct logit attribution of logit[target] − logit[baseline] (web/lib/model/interp.js). */
+  attribute(input, options) { return attribute(this, input, options); }
+
+  /** Activation patching from `clean` into `corrupted` over heads or the residual (web/lib/model/interp.js). */
+  patch(options) { return patch(this, options); }
 
   /** Frees the weights and the cache; every later call throws. */
   dispose() {
