@@ -304,9 +304,11 @@ describe.each(BACKENDS)('memory — %s', (backend) => {
       expect(() => model.patch({ clean: ids, corrupted: [1, 2], target: 3, baseline: 4 })).toThrow(RangeError);
       expect(() => model.forwardSync(ids, { ablate: [{ layer: 5, head: 0, mode: 'zero' }] })).toThrow(RangeError);
     }
-    // the ablation list itself is the same size as after the warm-up
+    // the ablation list itself is the same size as after the warm-up; flat
+    // means no growth (a few bytes less is a container's capacity given back)
     await model.nextTokens(ids, { ablate: [{ layer: 1, head: 0, mode: 'zero' }] });
-    expect(b.heapBytesInUse()).toBe(heap0);
+    expect(b.heapBytesInUse()).toBeLessThanOrEqual(heap0);
+    expect(b.heapBytesInUse()).toBeGreaterThan(heap0 - 1024);
     model.dispose();
   });
 });
