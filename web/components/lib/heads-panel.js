@@ -367,8 +367,15 @@ export class HeadsPanel {
   // ---- logit lens -------------------------------------------------------------
   async _runLens(seq) {
     const model = this.model;
-    const r = await this._guard(this._lens, seq, () => model.logitLens(this.text, { k: 3 }));
+    let refused = false;
+    const r = await this._guard(this._lens, seq, () => Promise.resolve(model.logitLens(this.text, { k: 3 })).catch((e) => {
+      refused = e?.name === 'TypeError';
+      throw e;
+    }));
     if (seq !== this._seq) return;
+    // A model the logit lens refuses (post-norm, or no causal head) is refused by attribute and
+    // patch for the same reason: their sections then show their own Error.
+    this._refused = refused;
     if (!r) {
       this.shown.lens = null;
       this._lensBox.replaceChildren();
@@ -462,8 +469,13 @@ export class HeadsPanel {
   async _runAttribute(seq) {
     const model = this.model;
     const s = this.shown.next;
-    if (!model || !s || s.base.length < 2) {
-      if (s === null) this.shown.attribution = null;
+    if (!model) return;
+    if (this._refused || !s || s.base.length < 2) {
+      this.shown.attribution = null;
+      this._attrMap.el.hidden = true;
+      this._attrSum.textContent = '';
+      this._baseLine.textContent = '';
+      if (this._refused) await this._guard(this._attr, seq, () => model.attribute(this.text, { target: 0 }));
       return;
     }
     const target = this._target ?? s.base[0].id;
@@ -514,6 +526,14 @@ export class HeadsPanel {
     const key = `${clean}\u0000${corrupted}`;
     if (this._patchKey === key && this.shown.patch) return;
     const t = this.t;
+    if (this._refused) {
+      this.shown.patch = null;
+      this._patchKey = null;
+      this._patchMap.el.hidden = true;
+      this._patchLine.textContent = '';
+      await this._guard(this._patch, seq, () => model.patch({ clean, corrupted: corrupted || clean, target: 0, baseline: 0, over: 'heads' }));
+      return;
+    }
     if (!corrupted) {
       const n = (await model.encode(clean)).length;
       if (seq !== this._seq) return;
