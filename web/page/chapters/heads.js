@@ -94,10 +94,15 @@ export default {
         if (seq !== local.seq) return;
         status.textContent = ctx.t('heads.running');
         const t0 = performance.now();
-        await panel.update(model, text, { byteLevel: false });
-        if (seq !== local.seq) return;
+        // One token per character: the text cut to the model's positions.
         const c = model.config;
-        status.textContent = ctx.t('heads.ready', { model: ctx.t(`heads.model.${lang}`), N: c.numLayers, H: c.numHeads, ms: (performance.now() - t0).toFixed(0) });
+        const chars = [...text];
+        const fitted = chars.slice(0, c.maxPositions).join('');
+        await panel.update(model, fitted, { byteLevel: false });
+        if (seq !== local.seq) return;
+        const cut = chars.length - [...fitted].length;
+        status.textContent = ctx.t('heads.ready', { model: ctx.t(`heads.model.${lang}`), N: c.numLayers, H: c.numHeads, ms: (performance.now() - t0).toFixed(0) })
+          + (cut > 0 ? ` ${ctx.t('heads.cut', { n: cut, P: c.maxPositions })}` : '');
         section.dataset.heads = 'ready';
         section.dataset.headsLang = lang;
         section.dataset.headsText = text;
