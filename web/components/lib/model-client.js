@@ -3,7 +3,8 @@
 // alone (nothing else is read), then loaded and run in a
 // Web Worker (web/model-worker.js). WorkerModel has the calls of the library's
 // Model that the views use (forward, nextTokens, fillMask, headRoles,
-// generate, encode, tokens, dispose), as Promises, so <attention-lab-model-view>
+// headScores, logitLens, attribute, patch, generate, encode, tokens, dispose),
+// as Promises, so <attention-lab-model-view>
 // draws a Model of this page's thread and one in the worker alike.
 import { splitFolder, openWeights, readJson } from '../../lib/model/files.js';
 import { architectureOf } from '../../lib/model/architectures.js';
@@ -112,9 +113,7 @@ export class WorkerModel {
    * signal cancels (the worker is ended if it does not stop at once).
    */
   static async load(files, { onProgress, signal, backend } = {}) {
-    if (typeof Worker !== 'function') throw new Error('this browser has no Web Worker');
-    const w = new Worker(new URL('../../model-worker.js', import.meta.url), { type: 'module' });
-    const m = new WorkerModel(w);
+    const { w, m } = WorkerModel._start();
     m._onProgress = onProgress ?? null;
     const onAbort = () => {
       w.postMessage({ type: 'abort' });
@@ -145,6 +144,29 @@ export class WorkerModel {
     } finally {
       signal?.removeEventListener('abort', onAbort);
       m._onProgress = null;
+    }
+  }
+
+  static _start() {
+    if (typeof Worker !== 'function') throw new Error('this browser has no Web Worker');
+    const w = new Worker(new URL('../../model-worker.js', import.meta.url), { type: 'module' });
+    return { w, m: new WorkerModel(w) };
+  }
+
+  /** lab.pretrained(name) ('en' | 'zh', the package's shipped models) in a new worker. */
+  static async pretrained(name, { backend } = {}) {
+    const { w, m } = WorkerModel._start();
+    try {
+      const info = await m._call({ type: 'pretrained', name, backend });
+      m.config = Object.freeze(info.config);
+      m.byteLevel = info.byteLevel;
+      m.hasHeadRoles = info.hasHeadRoles;
+      m.loadMs = info.loadMs;
+      return m;
+    } catch (e) {
+      w.terminate();
+      m.disposed = true;
+      throw e;
     }
   }
 
@@ -194,6 +216,28 @@ export class WorkerModel {
 
   headRoles(input, options) {
     return this._method('headRoles', input, options);
+  }
+
+  /**
+   * model.headScores(input) in the worker, with headScores.repeated({ length, seed }) as on a
+   * Model (docs/interpretability.md).
+   */
+  get headScores() {
+    const f = (input, options) => this._method('headScores', input, options);
+    f.repeated = (options) => this._method('headScoresRepeated', options);
+    return f;
+  }
+
+  logitLens(input, options) {
+    return this._method('logitLens', input, options);
+  }
+
+  attribute(input, options) {
+    return this._method('attribute', input, options);
+  }
+
+  patch(options) {
+    return this._method('patch', options);
   }
 
   encode(text) {
