@@ -32,6 +32,9 @@ const metaNum = (v) => (typeof v === 'bigint' ? Number(v) : v);
  * These converter classes keep the Hugging Face row order of q/k (llama.cpp
  * runs them with NEOX RoPE, as the block graph does): nothing is permuted.
  * `applied` and `derive` are the family's own (families/gguf.js).
+ * @param {string} arch
+ * @param {{ sandwich?: boolean, config?: Record<string, string>, applied?: string[], rotaryKey?: string | null,
+ *   derive?: (meta: (key: string) => any, names: Set<string>, sizes: { D: any, E: any, H: any }) => Record<string, any> }} [options]
  */
 export function decoderGguf(arch, { sandwich = false, config = {}, derive = () => ({}), applied = [], rotaryKey = null } = {}) {
   const L = DECODER_LAYER;
