@@ -50,13 +50,14 @@ export const gemma3Text = {
     applied: ['add-one'],
     config: { final_logit_softcapping: 'final_logit_softcapping', sliding_window: 'attention.sliding_window' },
     derive(meta, names, { D, E, H }) {
-      const n = meta('block_count');
+      const n = Number(meta('block_count'));
       const out = {
         query_pre_attn_scalar: gemmaQueryScalar(meta, D, E, H, 62), sliding_window_pattern: 6, rope_local_base_freq: 10000,
         attn_logit_softcapping: null, final_logit_softcapping: meta('final_logit_softcapping') ?? null,
       };
       if (meta('rope.freq_base') === undefined) out.rope_theta = 10000;
-      if (meta('attention.sliding_window') === undefined && Number.isSafeInteger(Number(n))) out.layer_types = Array.from({ length: Number(n) }, () => 'full_attention');
+      // (a block_count outside 1…256 is left to config()'s own refusal)
+      if (meta('attention.sliding_window') === undefined && Number.isSafeInteger(n) && n >= 1 && n <= 256) out.layer_types = Array.from({ length: n }, () => 'full_attention');
       return out;
     },
   }),
