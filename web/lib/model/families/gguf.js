@@ -10,7 +10,7 @@
 //     convert_hf_to_gguf.py rearranged (Conv1D weights transposed to
 //     [out, in]; llama's Q/K rows permuted for its interleaved RoPE).
 //
-// The section (see llama.js, qwen2.js, gpt2.js):
+// The section (see llama.js, qwen2.js, gpt2.js, gpt-neox.js, decoder-gguf.js):
 //   architectures  general.architecture values the table reads
 //   config         { config.json key: metadata key under `${arch}.` }
 //   derive(meta, names)  more config.json keys from the metadata (meta(key)
