@@ -433,6 +433,11 @@ describe('bad GGUF input: a clear Error, the heap back at its baseline', () => {
     await expectLoadError(edited, RangeError, /GGUF metadata: qwen2\.attention\.head_count_kv \(3\) must divide qwen2\.attention\.head_count \(4\)/);
   });
 
+  test('RoPE scalings of the new families are refused by name: Phi-3.5\'s longrope factors, Gemma 3\'s linear scaling', async () => {
+    await expectLoadError(gguf('bad-phi3-longrope.gguf'), RangeError, /rope_scaling type "longrope" is not supported for phi3/);
+    await expectLoadError(gguf('bad-gemma3-rope-linear.gguf'), RangeError, /rope_scaling type "linear" is not supported for gemma3_text/);
+  });
+
   test('wrong ways to pass a GGUF file', async () => {
     const bytes = gguf('qwen2-f32.gguf');
     await expectLoadError({ weights: bytes, config: goldenJson('qwen2', 'config.json') }, TypeError, /config was given with a GGUF file, whose config is its metadata/);

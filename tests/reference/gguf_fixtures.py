@@ -629,6 +629,16 @@ def model_fixtures():
                        'family': family, 'architecture': ARCH[family], 'type': outtype,
                        'reading': {k: v for k, v in gguf_reading(family, cfg).items() if cfg.get(k) != v}, 'cases': cases},
                       open(os.path.join(OUT_MODELS, f'{stem}.expected.json'), 'w'))
+        if family == 'phi3':
+            # Phi3MiniModel.generate_extra_tensors for longrope: rope_factors_long/short [rope_dims / 2]
+            half = int(cfg.get('partial_rotary_factor', 1.0) * cfg['hidden_size']) // cfg['num_attention_heads'] // 2
+            extra = [(n, [half], 'F32', np.ones(half, f32).tobytes()) for n in ('rope_factors_long.weight', 'rope_factors_short.weight')]
+            open(os.path.join(OUT_MODELS, 'bad-phi3-longrope.gguf'), 'wb').write(gguf(3, meta(model_meta(family, cfg, 'F32')), extra + items))
+        if family == 'gemma3':
+            # TextModel.set_gguf_parameters for rope_scaling {rope_type: linear, factor: 8} (gemma-3-4b and larger)
+            scaled = model_meta(family, cfg, 'F32') + [(f'{ARCH[family]}.rope.scaling.type', strv('linear')),
+                                                        (f'{ARCH[family]}.rope.scaling.factor', f32v(8.0))]
+            open(os.path.join(OUT_MODELS, 'bad-gemma3-rope-linear.gguf'), 'wb').write(gguf(3, meta(scaled), items))
     # Model-level refusals, from the small qwen2 Q8_0 file.
     items, cfg, tok = made[('qwen2', 'Q8_0')]
     base = meta(model_meta('qwen2', cfg, 'Q8_0'))
