@@ -862,7 +862,8 @@ export type ModelFileSource = Blob | ArrayBuffer | ArrayBufferView;
 
 /**
  * A GGUF file (llama.cpp's format, v2 or v3) with loadModel's options: its
- * config is its metadata (general.architecture llama, qwen2 or gpt2), so no
+ * config is its metadata (general.architecture llama, qwen2, qwen3, gemma,
+ * gemma2, gemma3, phi3, gptneox or gpt2; Mistral is written as llama), so no
  * `config`; its tokenizer comes from tokenizer.ggml.* unless `tokenizer`
  * is given (null: none). F32/F16/BF16 tensors are kept as safetensors' are;
  * Q8_0, Q4_0, Q4_K and Q6_K are dequantised to float32 at load.

@@ -82,7 +82,7 @@ async function checkModel(bytes) {
 /** runFuzz for loadModel's GGUF path: mutations inside the headers of the model fixtures. */
 export async function runModelFuzz({ iterations = 300, seed = 1 } = {}) {
   const r = rng(seed);
-  const seeds = readdirSync(MODEL_SEEDS).filter((f) => /^(llama|gpt2|qwen2)-q8_0\.gguf$/.test(f))
+  const seeds = readdirSync(MODEL_SEEDS).filter((f) => /^(llama|gpt2|qwen2|qwen3|gemma|gemma2|gemma3|phi3|gpt_neox|mistral)-q8_0\.gguf$/.test(f))
     .map((f) => new Uint8Array(readFileSync(path.join(MODEL_SEEDS, f))));
   const failures = [];
   for (let i = 0; i < iterations; i++) {

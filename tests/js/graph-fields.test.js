@@ -129,6 +129,37 @@ describe('the webgpu model path refuses the graph fields it does not run', () =>
   });
 });
 
+test('one rule (webgpu-graph-fields.js): loadModel\'s checkGpuRuns and modelCreate refuse the same fields, and pass the same values', async () => {
+  const { GPU_UNSUPPORTED_FIELDS } = await import('../../web/lib/webgpu-graph-fields.js');
+  const { checkGpuRuns } = await import('../../web/lib/model/gpu.js');
+  const { createGpuModels } = await import('../../web/lib/webgpu-model.js');
+  const gpu = createGpuModels({}, { state: {}, run: null, loadWasm: null }).methods;
+  // E 8, H 2: D 4. One value per field that the GPU path cannot run, and values it computes anyway.
+  const uses = {
+    headDim: 8, qkNorm: true, attnScale: 0.25, attnSoftcap: 50, finalSoftcap: 30, slidingWindow: 4, layerKinds: 'lg', ropeLocalTheta: 10,
+    rotaryDim: 2, parallelResidual: true, sandwichNorm: true, embedScale: 2, activation: 'geglu',
+  };
+  expect(Object.keys(uses)).toEqual(GPU_UNSUPPORTED_FIELDS.map((f) => f.field));
+  const passes = [{ headDim: 4 }, { attnScale: 0.5 }, { rotaryDim: 4 }, { ropeLocalTheta: 1e4 }, { layerKinds: 'gg' }, { embedScale: 1 }, { activation: 'gelu' }];
+  const both = async (fields) => {
+    const spec = { modelType: 'x', embedDim: 8, numHeads: 2, maxLength: 4, core: { positional: 'learned', activation: 'gelu', ropeTheta: 1e4, ...fields } };
+    let a = null;
+    try {
+      checkGpuRuns(spec);
+    } catch (err) {
+      a = err;
+    }
+    const b = await gpu.modelCreate(spec).then(() => null, (err) => err);
+    return [a, b];
+  };
+  for (const { field, label } of GPU_UNSUPPORTED_FIELDS) {
+    const [a, b] = await both({ [field]: uses[field] });
+    expect([field, a?.message.includes(label)]).toEqual([field, true]);
+    expect([field, b?.message.includes(`${field} ${JSON.stringify(uses[field])}`)]).toEqual([field, true]);
+  }
+  for (const fields of passes) expect(await both(fields)).toEqual([null, null]);
+});
+
 test("save() of an architecture 'gpt2' model refuses the fields GPT-2's files cannot hold", async () => {
   const lab = await init({ backend: 'wasm' });
   const model = lab.transformer({ architecture: 'gpt2', vocabSize: 7, maxLength: 6, embedDim: 8, numHeads: 2, attnScale: 1, embedScale: 2 });

@@ -74,15 +74,40 @@ describe.each(BACKENDS)('new decoder families, float64 references — %s', (back
   });
 });
 
+// Qwen2Config's window (configuration_qwen2.py): with use_sliding_window,
+// layer_types is "sliding_attention" from max_window_layers on. The qwen2
+// golden with use_sliding_window true, sliding_window 3, max_window_layers 1
+// (layer 1 sliding over a 12-token text): tests/reference/hf_families.py
+// forward, both formulations agreeing to 1e-10 (window.expected.json).
+describe.each(BACKENDS)('qwen2 with use_sliding_window — %s', (backend) => {
+  test('layers ≥ max_window_layers attend to the last sliding_window tokens: logits, attentions and hidden states within 1e-4', async () => {
+    const f = folder('qwen2');
+    const ref = JSON.parse(f.read('window.expected.json'));
+    const model = await labs[backend].loadModel({ config: { ...f.config, ...ref.config_patch }, weights: f.read(f.expected.dtype_files[0]), tokenizer: null });
+    for (const c of ref.cases) {
+      const r = model.forwardSync(c.ids, { attentions: true, hiddenStates: true });
+      expect(maxRel(r.logits.data, c.logits)).toBeLessThan(1e-4);
+      r.attentions.forEach((a, l) => expect(maxRel(a.data, c.attentions[l])).toBeLessThan(1e-4));
+      expect(maxRel(r.hiddenStates.data, c.hidden_states)).toBeLessThan(1e-4);
+      // Layer 1 is windowed: query 11 gives keys 0..8 no weight; layer 0 is full.
+      const L = c.ids.length;
+      const row = (l, q) => Array.from(r.attentions[l].data.subarray(q * L, (q + 1) * L));
+      expect(row(1, L - 1).slice(0, L - 3).every((p) => p === 0)).toBe(true);
+      expect(row(0, L - 1).every((p) => p > 0)).toBe(true);
+    }
+    model.dispose();
+  });
+});
+
 describe('bad input of the new families', () => {
-  test('qwen2: a sliding window, an unknown layer type and attention_bias are refused by name', async () => {
+  test('qwen2: an unknown layer type, sliding layers without use_sliding_window and attention_bias are refused by name', async () => {
     const lab = labs[BACKENDS[0]];
     const f = folder('qwen2');
     const weights = f.read(f.expected.dtype_files[0]);
-    await expect(lab.loadModel({ config: { ...f.config, use_sliding_window: true }, weights }))
-      .rejects.toThrow(/use_sliding_window: true is not supported for qwen2/);
     await expect(lab.loadModel({ config: { ...f.config, layer_types: ['full_attention', 'chunked_attention'] }, weights }))
-      .rejects.toThrow(/layer_types entry "chunked_attention" is not supported for qwen2/);
+      .rejects.toThrow(/layer_types entry "chunked_attention" \(layer 1\) is not supported for qwen2/);
+    await expect(lab.loadModel({ config: { ...f.config, layer_types: ['full_attention', 'sliding_attention'] }, weights }))
+      .rejects.toThrow(/layer_types has "sliding_attention" layers but use_sliding_window is false, which sets sliding_window to None for qwen2/);
     await expect(lab.loadModel({ config: { ...f.config, attention_bias: true }, weights }))
       .rejects.toThrow(/attention_bias is not a qwen2 key/);
     await expect(lab.loadModel({ config: { ...f.config, hidden_act: 'gelu' }, weights }))

@@ -15,6 +15,14 @@
 //   - the Q/K unpermutation: the weights read back equal the Hugging Face
 //     checkpoint's bit for bit, and a file without the permutation does not;
 //   - bad input, each with its Error, the heap back at its baseline.
+// The decoders of issue 32 (qwen3, gemma, gemma2, gemma3, phi3, gptneox and
+// Mistral, which the converter writes as llama), from their goldens without
+// a tokenizer, in F32, F16, Q8_0 and Q4_0: the float64 reference
+// (tests/reference/hf_families.py) on each file's dequantised weights under
+// llama.cpp's reading of the file (<family>-<type>.expected.json; where the
+// file does not hold a config key, llama.cpp's fixed value: Gemma 2's query
+// scale, Gemma 3's five-in-six sliding layers, no window for Mistral), and
+// the goldens' own expected.json where that reading is the checkpoint's.
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -42,6 +50,13 @@ beforeAll(async () => {
 });
 
 const FAMILIES = ['llama', 'qwen2', 'gpt2'];
+/** The golden folders of issue 32's decoders → the model_type their GGUF file loads as. */
+const DECODERS = {
+  qwen3: 'qwen3', gemma: 'gemma', gemma2: 'gemma2', gemma3: 'gemma3_text', phi3: 'phi3',
+  gpt_neox: 'gpt_neox', 'gpt_neox-sequential': 'gpt_neox', mistral: 'llama',
+};
+/** Those whose GGUF file llama.cpp reads as the checkpoint's own config (Gemma's embedding scale is float32 in llama.cpp, bf16 in the golden). */
+const SAME_AS_GOLDEN = ['qwen3', 'phi3', 'gpt_neox', 'gpt_neox-sequential'];
 
 function checkCases(model, cases, { attentions = true } = {}) {
   for (const c of cases) {
@@ -87,6 +102,77 @@ describe.each(BACKENDS)('GGUF against the float64 references — %s', (backend) 
       expect(maxRel(model.forwardSync(c.ids).logits.data, c.logits)).toBeLessThan(1e-4);
     }
     model.dispose();
+  });
+});
+
+describe.each(BACKENDS)('GGUF of the issue-32 decoders against the float64 reference — %s', (backend) => {
+  test.each(Object.keys(DECODERS).flatMap((f) => ['f32', 'f16', 'q8_0', 'q4_0'].map((t) => [f, t])))('%s %s', async (folder, type) => {
+    const ref = JSON.parse(fs.readFileSync(path.join(GGUF, `${folder}-${type}.expected.json`), 'utf8'));
+    const expected = goldenJson(folder, 'expected.json');
+    const model = await labs[backend].loadModel({ weights: gguf(`${folder}-${type}.gguf`), tokenizer: null });
+    expect(model.config.modelType).toBe(DECODERS[folder]);
+    expect(model.config.parameters).toBe(expected.parameters);
+    expect(model.config.weightsDtype).toBe(type === 'f16' ? 'float16' : 'float32');
+    for (const c of ref.cases) {
+      if (type === 'q8_0' || type === 'q4_0') expect(c.max_rel_to_golden).toBeGreaterThan(1e-2); // the quantized weights, not the F32 ones
+      expect(maxRel(model.forwardSync(c.ids).logits.data, c.logits)).toBeLessThan(1e-4);
+    }
+    if (type === 'f32' && SAME_AS_GOLDEN.includes(folder)) checkCases(model, expected.cases);
+    model.dispose();
+  });
+});
+
+describe('GGUF of the issue-32 decoders: what the metadata says', () => {
+  const lab = () => labs.wasm;
+  const core = async (folder) => {
+    const g = await openGgufModel(gguf(`${folder}-f32.gguf`));
+    return { type: g.type, arch: g.arch, c: g.table.config(g.hfConfig, new Set(g.weights.tensors.keys())) };
+  };
+
+  test('each file reads as its family with the block graph fields of its checkpoint (where the file holds them)', async () => {
+    let r = await core('qwen3');
+    expect(r).toMatchObject({ type: 'qwen3', arch: 'qwen3', c: { headDim: 12, core: { qkNorm: true, headDim: 12, tieEmbeddings: true, ropeTheta: 1e6 } } });
+    r = await core('gemma2');
+    // query_pre_attn_scalar is not in the file: llama.cpp's head_dim^-0.5 (the golden's config said 16).
+    expect(r.c.core).toMatchObject({ attnScale: 8 ** -0.5, attnSoftcap: 5, finalSoftcap: 3, sandwichNorm: true, slidingWindow: 4, layerKinds: 'lg', embedScale: Math.fround(Math.sqrt(32)) });
+    r = await core('gemma3');
+    // llama.cpp's set_swa_pattern(6): all three layers sliding (the golden's layer_types said l, l, g).
+    expect(r).toMatchObject({ type: 'gemma3_text', arch: 'gemma3' });
+    expect(r.c.core).toMatchObject({ qkNorm: true, sandwichNorm: true, slidingWindow: 4, ropeTheta: 1e6, ropeLocalTheta: 10000, attnScale: 16 ** -0.5 });
+    expect(r.c.core.layerKinds).toBeUndefined();
+    r = await core('phi3');
+    expect(r.c.core).toMatchObject({ rotaryDim: 4, tieEmbeddings: false });
+    expect(r.c.core.slidingWindow).toBeUndefined(); // attention.sliding_window 0: none
+    r = await core('gpt_neox');
+    expect(r).toMatchObject({ type: 'gpt_neox', arch: 'gptneox', c: { core: { rotaryDim: 2, parallelResidual: true, qkvBias: true, tieEmbeddings: false, activation: 'gelu' } } });
+    expect((await core('gpt_neox-sequential')).c.core.parallelResidual).toBeUndefined();
+    r = await core('mistral');
+    // MistralForCausalLM converts as llama (LlamaModel): no window in the file, full attention as llama.cpp runs it.
+    expect(r).toMatchObject({ type: 'llama', arch: 'llama' });
+    expect(r.c.core.slidingWindow).toBeUndefined();
+  });
+
+  test('Gemma: the file holds 1 + w; the norms read back are the checkpoint\'s w (add-one not applied twice)', async () => {
+    for (const folder of ['gemma', 'gemma3']) {
+      const { tensors: hf } = lab().readSafetensors(golden(folder, 'model.safetensors'));
+      const model = await lab().loadModel({ weights: gguf(`${folder}-f32.gguf`), tokenizer: null });
+      const { tensors: back } = lab().readSafetensors(model.save()['model.safetensors']);
+      model.dispose();
+      for (const [name, t] of Object.entries(hf).filter(([n]) => /norm\.weight$/.test(n))) {
+        // (1 + w) − 1 in float32 is w exactly here: |w| < 1 with a bf16 mantissa.
+        expect(Array.from(back[name].data)).toEqual(Array.from(t.data));
+      }
+    }
+  });
+
+  test('GPT-NeoX: the regrouped attn_qkv gives the checkpoint\'s interleaved query_key_value back, bit for bit', async () => {
+    const { tensors: hf } = lab().readSafetensors(golden('gpt_neox', 'model.safetensors'));
+    const model = await lab().loadModel({ weights: gguf('gpt_neox-f32.gguf'), tokenizer: null });
+    const { tensors: back } = lab().readSafetensors(model.save()['model.safetensors']);
+    model.dispose();
+    for (const name of Object.keys(hf).filter((n) => /query_key_value/.test(n))) {
+      expect(Array.from(back[name].data)).toEqual(Array.from(hf[name].data));
+    }
   });
 });
 
@@ -243,7 +329,7 @@ describe('GGUF inputs, tokenizer and layout', () => {
   // ops' GPU faces; without a GPU here, check that the GGUF file's tensors
   // (rope-unpermute, split-heads for GPT-2's attn_qkv, copy for its
   // transposed Conv1D) become exactly the GPU tensors of the safetensors file.
-  test.each(['llama', 'gpt2'])('%s: the GPU tensors from the F32 GGUF equal those from model.safetensors', async (family) => {
+  test.each(['llama', 'gpt2', 'qwen3', 'gemma', 'gemma2', 'gemma3', 'phi3', 'gpt_neox', 'mistral'])('%s: the GPU tensors from the F32 GGUF equal those from model.safetensors', async (family) => {
     const g = await openGgufModel(gguf(`${family}-f32.gguf`));
     const gc = { modelType: g.type, ...g.table.config(g.hfConfig, new Set(g.weights.tensors.keys())) };
     const hfConfig = goldenJson(family, 'config.json');
@@ -323,8 +409,9 @@ describe('bad GGUF input: a clear Error, the heap back at its baseline', () => {
   }
 
   test('an unknown or missing architecture names the supported ones', async () => {
-    await expectLoadError(gguf('bad-arch.gguf'), RangeError, /general\.architecture "mamba" is not supported; supported: gpt2, llama, qwen2/);
-    await expectLoadError(gguf('bad-no-arch.gguf'), RangeError, /has no general\.architecture; supported: gpt2, llama, qwen2/);
+    const supported = 'gpt2, llama, qwen2, qwen3, gemma, gemma2, gemma3, phi3, gptneox';
+    await expectLoadError(gguf('bad-arch.gguf'), RangeError, new RegExp(`general\\.architecture "mamba" is not supported; supported: ${supported}$`));
+    await expectLoadError(gguf('bad-no-arch.gguf'), RangeError, new RegExp(`has no general\\.architecture; supported: ${supported}$`));
   });
 
   test('a missing tensor, a wrong shape, a truncated file, an unread ggml type', async () => {
@@ -344,6 +431,11 @@ describe('bad GGUF input: a clear Error, the heap back at its baseline', () => {
     const edited = bytes.slice();
     new DataView(edited.buffer).setUint32(at + key.length + 4, 3, true);
     await expectLoadError(edited, RangeError, /GGUF metadata: qwen2\.attention\.head_count_kv \(3\) must divide qwen2\.attention\.head_count \(4\)/);
+  });
+
+  test('RoPE scalings of the new families are refused by name: Phi-3.5\'s longrope factors, Gemma 3\'s linear scaling', async () => {
+    await expectLoadError(gguf('bad-phi3-longrope.gguf'), RangeError, /rope_scaling type "longrope" is not supported for phi3/);
+    await expectLoadError(gguf('bad-gemma3-rope-linear.gguf'), RangeError, /rope_scaling type "linear" is not supported for gemma3_text/);
   });
 
   test('wrong ways to pass a GGUF file', async () => {

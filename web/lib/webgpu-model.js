@@ -23,6 +23,7 @@
 // D head dim, F MLP width, V vocabulary.
 import * as ops from './webgpu-ops.js';
 import { recordMha } from './webgpu-attention.js';
+import { gpuUnsupportedFields } from './webgpu-graph-fields.js';
 
 /**
  * What a whole model's out-of-memory error says: the model (its type when the spec names it,
@@ -161,19 +162,13 @@ export function createGpuModels(rt, dl) {
   }
 
   // The block graph's fields (src/train/train.h) that have no GPU path here
-  // yet, at their defaults: a model that sets one is refused (it runs on a
-  // wasm lab).
-  const GRAPH_FIELD_DEFAULTS = {
-    headDim: 0, qkNorm: false, attnScale: 0, attnSoftcap: 0, finalSoftcap: 0, slidingWindow: 0, layerKinds: '',
-    ropeLocalTheta: 0, rotaryDim: 0, parallelResidual: false, sandwichNorm: false, embedScale: 1,
-  };
+  // yet (webgpu-graph-fields.js, the rule loadModel asks first): a model that
+  // uses one is refused (it runs on a wasm lab).
   function refuseGraphFields(spec) {
     const core = spec.core ?? {};
-    const off = Object.keys(GRAPH_FIELD_DEFAULTS).filter((k) => core[k] !== undefined && core[k] !== GRAPH_FIELD_DEFAULTS[k] &&
-      !(k === 'headDim' && core[k] === spec.embedDim / spec.numHeads));
-    if (core.activation === 'geglu' || core.activation === 'geglu_tanh') off.push('activation');
+    const off = gpuUnsupportedFields(spec);
     if (off.length) {
-      const list = off.map((k) => `${k} ${JSON.stringify(core[k])}`).join(', ');
+      const list = off.map(({ field }) => `${field} ${JSON.stringify(core[field])}`).join(', ');
       throw new Error(`loadModel: the webgpu backend does not run ${list} yet; load this model on a wasm lab (init({ backend: 'wasm' }))`);
     }
   }

@@ -13,41 +13,18 @@
 import { rangeError } from '../errors.js';
 import { decode } from '../io/dtypes.js';
 import { layoutOp } from './families/index.js';
+import { gpuUnsupportedFields } from '../webgpu-graph-fields.js';
 
 const WHERE = 'loadModel';
 
 /**
- * The block graph's fields (the families' c.core) that the GPU model path
- * (web/lib/webgpu-model.js) does not run, each as [name, test(core, c)]:
- * true when the config uses it.
- * @type {Array<[string, (k: Record<string, any>, c: any) => boolean]>}
- */
-const GPU_UNSUPPORTED = [
-  ['headDim ≠ hidden/heads', (k, c) => Boolean(k.headDim) && k.headDim !== c.embedDim / c.numHeads],
-  ['qkNorm (q/k norms)', (k) => Boolean(k.qkNorm)],
-  ['attnScale (a score scale other than 1/√D)', (k, c) => Boolean(k.attnScale) && Math.fround(k.attnScale) !== Math.fround(1 / Math.sqrt(headDimOf(c)))],
-  ['attnSoftcap', (k) => k.attnSoftcap > 0],
-  ['finalSoftcap', (k) => k.finalSoftcap > 0],
-  ['slidingWindow (local attention)', (k) => k.slidingWindow > 0],
-  ['ropeLocalTheta', (k) => Boolean(k.ropeLocalTheta) && k.ropeLocalTheta !== k.ropeTheta],
-  ['rotaryDim (partial rotary)', (k, c) => Boolean(k.rotaryDim) && k.rotaryDim !== headDimOf(c)],
-  ['parallelResidual', (k) => Boolean(k.parallelResidual)],
-  ['sandwichNorm (post-attention and post-MLP norms)', (k) => Boolean(k.sandwichNorm)],
-  ['embedScale', (k) => k.embedScale !== undefined && k.embedScale !== 1],
-  ['activation geglu / geglu_tanh', (k) => k.activation === 'geglu' || k.activation === 'geglu_tanh'],
-];
-
-function headDimOf(c) {
-  return c.core.headDim || c.embedDim / c.numHeads;
-}
-
-/**
  * Refuses, before any tensor is read, a model whose block graph uses a field
- * the GPU path does not run.
+ * the GPU path does not run (webgpu-graph-fields.js, the rule modelCreate
+ * also asks).
  * @param {{ modelType: string, embedDim: number, numHeads: number, core: Record<string, any> }} c
  */
 export function checkGpuRuns(c) {
-  const used = GPU_UNSUPPORTED.filter(([, test]) => test(c.core, c)).map(([name]) => name);
+  const used = gpuUnsupportedFields(c).map((f) => f.label);
   if (used.length) {
     throw rangeError(WHERE, `the webgpu backend's model path does not run ${used.join(', ')}, which model_type ${JSON.stringify(c.modelType)} uses here; load it on backend 'wasm' (init({ backend: 'wasm' }))`);
   }

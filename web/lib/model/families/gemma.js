@@ -15,6 +15,7 @@ import {
   DECODER_TABLE, DECODER_KEYS, decoderSizes, decoderCore, decoderTensors, ropeBase, activationOf, tiedOf, flagOf,
   refuseBidirectional, gemmaEmbedScale, roundToDtype,
 } from './decoder.js';
+import { decoderGguf } from './decoder-gguf.js';
 
 const FAMILY = 'gemma';
 /** Gemma's GeGLU activations → the block graph's. */
@@ -35,5 +36,12 @@ export const gemma = {
     return c;
   },
   withFileDtypes: gemmaEmbedScale,
+  // GGUF: convert_hf_to_gguf.py's GemmaModel writes TextModel's sizes with
+  // key_length = head_dim and no rope.freq_base (llama.cpp's default 10000,
+  // as this table's), drops lm_head (tied), and adds 1 to every *norm.weight
+  // in float32 (modify_tensors: data_torch + 1): the file holds 1 + w, so
+  // add-one is already applied. llama.cpp scales the embeddings by
+  // sqrtf(n_embd) in float32 (families/gguf.js keeps that value).
+  gguf: decoderGguf('gemma', { applied: ['add-one'] }),
   tensors: (c) => decoderTensors(c, { normOp: 'add-one' }),
 };

@@ -16,6 +16,7 @@ import {
   DECODER_TABLE, DECODER_KEYS, decoderSizes, decoderCore, decoderTensors, ropeBase, activationOf, tiedOf, flagOf,
   refuseBidirectional, gemmaEmbedScale, roundToDtype, optionalPositive, layerKindsOf, windowFields, windowOf,
 } from './decoder.js';
+import { decoderGguf, gemmaQueryScalar } from './decoder-gguf.js';
 import { GEGLU } from './gemma.js';
 
 /**
@@ -56,5 +57,18 @@ export const gemma2 = {
     return gemma2Like(hf, FAMILY, { softcaps: [50, 30], pattern: 2, ropeFallback: 10000 }).c;
   },
   withFileDtypes: gemmaEmbedScale,
+  // GGUF: convert_hf_to_gguf.py's Gemma2Model writes Gemma's keys (gemma.js)
+  // and attn_logit_softcapping, final_logit_softcapping and
+  // attention.sliding_window; the norms hold 1 + w. llama.cpp's gemma2 reads
+  // the layers as alternating (set_swa_pattern(2): layer 0 sliding, as
+  // layer_types' default) and the window 4096 when absent; the file has no
+  // query_pre_attn_scalar, which llama.cpp takes as head_dim (or E/H for the
+  // 46-layer 27B: gemmaQueryScalar).
+  gguf: decoderGguf('gemma2', {
+    sandwich: true,
+    applied: ['add-one'],
+    config: { attn_logit_softcapping: 'attn_logit_softcapping', final_logit_softcapping: 'final_logit_softcapping', sliding_window: 'attention.sliding_window' },
+    derive: (meta, names, { D, E, H }) => ({ query_pre_attn_scalar: gemmaQueryScalar(meta, D, E, H, 46) }),
+  }),
   tensors: (c) => decoderTensors(c, { normOp: 'add-one' }),
 };

@@ -10,7 +10,7 @@
 //     convert_hf_to_gguf.py rearranged (Conv1D weights transposed to
 //     [out, in]; llama's Q/K rows permuted for its interleaved RoPE).
 //
-// The section (see llama.js, qwen2.js, gpt2.js):
+// The section (see llama.js, qwen2.js, gpt2.js, gpt-neox.js, decoder-gguf.js):
 //   architectures  general.architecture values the table reads
 //   config         { config.json key: metadata key under `${arch}.` }
 //   derive(meta, names)  more config.json keys from the metadata (meta(key)
@@ -22,6 +22,12 @@
 //                  (GPT2Model.modify_tensors: Conv1D [in, out] → [out, in])
 //   permuted       { HF stem: 'numHeads' | 'numKvHeads' }: rows permuted by
 //                  LlamaModel.permute with that head count
+//   applied        layout ops the converter already applied to the values
+//                  (Gemma's norms: GemmaModel.modify_tensors writes 1 + w,
+//                  so an 'add-one' entry reads the file as it is: copy)
+//   qkvBlocks      HF stems of a fused q/k/v interleaved per head (split-heads)
+//                  that the converter regrouped into q | k | v row blocks
+//                  (GPTNeoXModel.modify_tensors): split-rows of three thirds
 //   ignore         GGUF names a file may hold that the model does not use
 // A stem is a name without its `.weight`/`.bias` suffix.
 import { rangeError, describe } from '../../errors.js';
@@ -110,9 +116,15 @@ function inGgufTerms(err, g, arch) {
 function ggufTable(family, g, arch) {
   const transposed = new Set(g.transposed ?? []);
   const permuted = g.permuted ?? {};
+  const applied = new Set(g.applied ?? []);
+  const qkvBlocks = new Set(g.qkvBlocks ?? []);
   return {
     ...family,
     configSource: 'GGUF metadata',
+    // llama.cpp scales Gemma's embeddings by sqrtf(n_embd) in float32 whatever
+    // the tensor's type (llm_build_gemma*: ggml_scale(inpL, sqrtf(n_embd))),
+    // so the float32 value config() sets stays.
+    withFileDtypes: undefined,
     config(hf, names) {
       try {
         return family.config(hf, names);
@@ -134,6 +146,13 @@ function ggufTable(family, g, arch) {
           if (t.op === 'split') Object.assign(out, { op: 'split-heads', heads: 1 });
           else if (Object.hasOwn(TRANSPOSED_OP, t.op)) out.op = TRANSPOSED_OP[t.op];
           else throw new Error(`internal: layout op ${t.op} of ${t.file} has no transposed form`);
+        }
+        if (applied.has(t.op)) out.op = 'copy';
+        if (qkvBlocks.has(n.stem)) {
+          if (t.op !== 'split-heads') throw new Error(`internal: ${t.file} is in qkvBlocks but its op is ${t.op}`);
+          const third = t.shape[0] / 3;
+          Object.assign(out, { op: 'split-rows', sizes: [third, third, third] });
+          delete out.heads;
         }
         if (Object.hasOwn(permuted, n.stem)) {
           if (t.op !== 'copy') throw new Error(`internal: ${t.file} is permuted but its op is ${t.op}`);

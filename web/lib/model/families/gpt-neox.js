@@ -27,6 +27,49 @@ const LAYER = {
   norm2: 'post_attention_layernorm', up: 'mlp.dense_h_to_4h', down: 'mlp.dense_4h_to_h',
 };
 const layerPrefix = (l) => `layers.${l}.`;
+/**
+ * GGUF (families/gguf.js; general.architecture gptneox): convert_hf_to_gguf.py's
+ * GPTNeoXModel writes context_length, embedding_length, block_count,
+ * feed_forward_length, rope.dimension_count = int(rotary_pct · D),
+ * attention.head_count, use_parallel_residual and
+ * attention.layer_norm_epsilon (no rope.freq_base: llama.cpp's 10000, as
+ * rotary_emb_base's default), and regroups query_key_value from per-head
+ * [H][q|k|v][D] rows into q | k | v row blocks (weight and bias), which
+ * llama.cpp's gptneox then views as three thirds. The file has no hidden_act:
+ * the MLP runs GPTNeoXConfig's default "gelu" (erf), as transformers runs
+ * Pythia; llama.cpp's LLM_FFN_GELU is the tanh approximation.
+ */
+const GGUF = {
+  architectures: ['gptneox'],
+  config: {
+    num_hidden_layers: 'block_count', hidden_size: 'embedding_length', intermediate_size: 'feed_forward_length',
+    num_attention_heads: 'attention.head_count', max_position_embeddings: 'context_length',
+    layer_norm_eps: 'attention.layer_norm_epsilon', use_parallel_residual: 'use_parallel_residual',
+    rotary_emb_base: 'rope.freq_base', vocab_size: 'vocab_size',
+  },
+  derive(meta, names) {
+    const out = { tie_word_embeddings: !names.has('output.weight'), attention_bias: names.has('blk.0.attn_qkv.bias') };
+    const H = Number(meta('attention.head_count')), E = Number(meta('embedding_length')), rot = meta('rope.dimension_count');
+    if (rot !== undefined && Number.isSafeInteger(H) && H > 0 && E % H === 0) {
+      const D = E / H;
+      let f = Number(rot) / D;
+      if (Math.floor(D * f) !== Number(rot)) f = (Number(rot) + 1e-9) / D; // int(D · rotary_pct) gives rot back
+      out.rotary_pct = f;
+    }
+    const scaling = meta('rope.scaling.type');
+    if (scaling !== undefined && scaling !== 'none') out.rope_scaling = { rope_type: scaling };
+    return out;
+  },
+  names: { embed_in: 'token_embd', final_layer_norm: 'output_norm', embed_out: 'output' },
+  layer: {
+    prefix: 'layers.',
+    names: {
+      [LAYER.norm1]: 'attn_norm', [LAYER.qkv]: 'attn_qkv', [LAYER.out]: 'attn_output', [LAYER.norm2]: 'ffn_norm',
+      [LAYER.up]: 'ffn_up', [LAYER.down]: 'ffn_down',
+    },
+  },
+  qkvBlocks: [LAYER.qkv],
+};
 /** GPT-NeoX's MLP activations → the block graph's. */
 const ACTIVATIONS = { gelu: 'gelu', gelu_new: 'gelu_new', gelu_pytorch_tanh: 'gelu_new', gelu_fast: 'gelu_new' };
 
@@ -37,6 +80,7 @@ export const gptNeox = {
   },
   prefixes: ['gpt_neox.', ''],
   savePrefix: 'gpt_neox.',
+  gguf: GGUF,
   ignore: [/^(gpt_neox\.)?layers\.\d+\.attention\.(bias|masked_bias|rotary_emb\.inv_freq)$/],
   extraIgnore(c) {
     return c.core.tieEmbeddings ? [/^embed_out\.weight$/] : [];

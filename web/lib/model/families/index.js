@@ -2,7 +2,8 @@
 // getNormalizedConfig), one file each: gpt2.js, llama.js, qwen2.js, bert.js,
 // and the decoders of issue 32: qwen3.js, mistral.js, gemma.js, gemma2.js,
 // gemma3-text.js, phi3.js (over decoder.js, Llama's names with head_dim,
-// q/k norms, four norms and fused projections), gpt-neox.js, gpt-neo.js. Each maps
+// q/k norms, four norms and fused projections; decoder-gguf.js their GGUF
+// names), gpt-neox.js, gpt-neo.js. Each maps
 // its Hugging Face config.json keys and tensor names onto the one block graph
 // of the core (src/train/transformer_graph.cpp, TransformerConfig in
 // src/train/train.h). A new family costs one file and one line below.

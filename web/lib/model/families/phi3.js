@@ -14,6 +14,7 @@ import {
   DECODER_TABLE, DECODER_KEYS, decoderSizes, decoderCore, decoderTensors, ropeBase, activationOf, tiedOf,
   rotaryFactor, rotaryDimOf, windowFields, windowOf,
 } from './decoder.js';
+import { decoderGguf } from './decoder-gguf.js';
 
 const FAMILY = 'phi3';
 
@@ -32,5 +33,22 @@ export const phi3 = {
     };
     return c;
   },
+  // GGUF: convert_hf_to_gguf.py's Phi3MiniModel writes the sizes,
+  // rope.dimension_count = int(partial_rotary_factor · E) // H, rope.freq_base
+  // and attention.sliding_window (0 for null); qkv_proj (attn_qkv) and
+  // gate_up_proj (ffn_up) stay fused in the HF layout. The window is applied
+  // as Phi3Model applies it, although llama.cpp's phi3 switches it off ("Phi
+  // SWA is currently disabled - results might be suboptimal", PR 13676).
+  // rope_factors_long/short (longrope, the 128k models) are refused by name.
+  gguf: decoderGguf('phi3', {
+    config: { sliding_window: 'attention.sliding_window' },
+    rotaryKey: 'partial_rotary_factor',
+    derive(meta, names) {
+      const out = {};
+      if (meta('attention.sliding_window') === 0) out.sliding_window = null;
+      if (names.has('rope_factors_long.weight') || names.has('rope_factors_short.weight')) out.rope_scaling = { rope_type: 'longrope' };
+      return out;
+    },
+  }),
   tensors: (c) => decoderTensors(c, { fused: true }),
 };

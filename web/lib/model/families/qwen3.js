@@ -12,6 +12,7 @@ import {
   DECODER_TABLE, DECODER_KEYS, decoderSizes, decoderCore, decoderTensors, ropeBase, activationOf, tiedOf, flagOf,
   layerKindsOf, windowFields, windowOf,
 } from './decoder.js';
+import { decoderGguf } from './decoder-gguf.js';
 
 const FAMILY = 'qwen3';
 
@@ -48,5 +49,11 @@ export const qwen3 = {
     };
     return c;
   },
+  // GGUF: convert_hf_to_gguf.py's Qwen3Model (a Qwen2Model: TextModel's keys,
+  // attention.key_length from head_dim, HF row order of q/k for NEOX RoPE;
+  // q_norm/k_norm → attn_q_norm/attn_k_norm). It writes no sliding window and
+  // llama.cpp's qwen3 runs none, so every layer is full (use_sliding_window
+  // stays false).
+  gguf: decoderGguf('qwen3'),
   tensors: (c) => decoderTensors(c),
 };
