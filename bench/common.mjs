@@ -157,6 +157,13 @@ export const CASES = [
   { id: 'gemm-128x512x512', kind: 'gemm', M: 128, K: 512, N: 512, label: 'GEMM M128 K512 N512' },
   { id: 'gemm-128x512x1536', kind: 'gemm', M: 128, K: 512, N: 1536, label: 'GEMM M128 K512 N1536' },
   { id: 'gemm-512x768x768', kind: 'gemm', M: 512, K: 768, N: 768, label: 'GEMM M512 K768 N768' },
+  // The decoding GEMV of a loaded model's projection (benchGemv: the weight
+  // store's F32/F16 panels or GGML blocks, through the models' linear driver):
+  // GPT-2 small's MLP up-projection and its LM head, one token.
+  ...['F32', 'F16', 'Q8_0', 'Q4_0'].flatMap((weights) => [[768, 3072], [768, 50257]].map(([K, N]) => ({
+    id: `gemv-1x${K}x${N}-${weights.toLowerCase()}`, kind: 'gemv', M: 1, K, N, weights,
+    label: `GEMV decode 1×${K} · [${N},${K}]ᵀ ${weights} (${(gemvWeightBytes(weights, N, K) / 2 ** 20).toFixed(1)} MiB of weights a call)`,
+  }))),
   { id: 'layernorm-128x512', kind: 'layernorm', rows: 128, dim: 512, label: 'LayerNorm [128,512]' },
   { id: 'pe-512x512', kind: 'pe', L: 512, D: 512, label: 'PosEnc [512,512]' },
   { id: 'ceiling', kind: 'ceiling', label: 'ceiling f32x4 mul+add' },
@@ -165,6 +172,11 @@ export const CASES = [
     long: true, label: 'MHA [1,16384,512,H8] causal',
   },
 ];
+
+/** Bytes of W [N, K] as benchGemv holds it (the bytes a decoding step reads). */
+export function gemvWeightBytes(weights, N, K) {
+  return N * K * { F32: 4, F16: 2, Q8_0: 34 / 32, Q4_0: 18 / 32 }[weights];
+}
 
 export const caseById = (id) => {
   const c = CASES.find((x) => x.id === id);
@@ -194,6 +206,7 @@ export function caseFlops(c) {
       return 2 * 2 * c.B * c.H * pairs * c.D;
     }
     case 'gemm':
+    case 'gemv':
       return 2 * c.M * c.N * c.K;
     case 'layernorm':
       return 8 * c.rows * c.dim;
@@ -263,6 +276,8 @@ function implsFor1(c, { browser }) {
     case 'layernorm':
     case 'pe':
       return [...ours, 'ort-ops', 'tfjs'];
+    case 'gemv':
+      return ['ours-simd'];
     case 'ceiling':
       return ['ceiling'];
     default:

@@ -1,7 +1,7 @@
 // Ours: attention-lab on wasm SIMD ('ours-simd'), wasm scalar ('ours-scalar')
 // and, in the browser, WebGPU ('ours-webgpu', skipped while that backend does
 // not exist). Node child: node bench/impl-ours.mjs '<spec json>' (see node-env.mjs).
-import { caseInputs, caseFlops, mhaWeights, LN_EPS, maxAbsDiff, baseImpl, threadsOf } from './common.mjs';
+import { caseInputs, caseFlops, gemvWeightBytes, mhaWeights, LN_EPS, maxAbsDiff, baseImpl, threadsOf } from './common.mjs';
 
 // 'ours-simd-base': ours wasm SIMD built from an earlier revision (bench.mjs
 // --baseline; the driver points ATTNLAB_BENCH_WEB at that build's web/). The
@@ -115,6 +115,26 @@ export async function prepare(c, impl, env) {
       call: () => settle(lab.scaledDotProductAttention(q, k, v, opts), (r) => { last = r; }),
       outputs: () => ({ output: last.output.data }),
       info,
+    };
+  }
+
+  if (c.kind === 'gemv') {
+    // benchGemv (bindings/bench/): W held by the weight store as F32 or F16
+    // panels or GGML blocks, the models' linear driver timed alone.
+    const variant = { wasm: 'simd', 'wasm-scalar': 'scalar' }[lab.backend];
+    const bench = variant ? await env.loadBenchModule(variant) : null;
+    if (!bench || typeof bench.benchGemv !== 'function') {
+      throw skip(variant ? `no benchGemv in the bench module for ${variant} (scripts/bench.sh builds build/wasm-${variant}/attention_lab_bench_${variant})` : 'no bench module for this backend');
+    }
+    const code = { F32: 0, F16: 1, Q8_0: 8, Q4_0: 2 }[c.weights];
+    const once = bench.benchGemv(code, c.M, c.N, c.K, 1);
+    if (once < 0) throw new Error(`benchGemv: could not hold W [${c.N},${c.K}] as ${c.weights}`);
+    const iterations = Math.max(1, Math.round(20 / Math.max(once, 0.01)));
+    return {
+      flops: caseFlops(c),
+      sample: () => bench.benchGemv(code, c.M, c.N, c.K, iterations),
+      outputs: () => ({}),
+      info: { ...info, iterations, note: `internal kernel timing; ${(gemvWeightBytes(c.weights, c.N, c.K) / 2 ** 20).toFixed(1)} MiB of weights read a call` },
     };
   }
 

@@ -22,7 +22,7 @@ using attnlab_bind::TrainReport;
 
 // The bag of attnlab::TransformerConfig, expanded from its field list
 // (ATTNLAB_TRANSFORMER_CONFIG_FIELDS): JS numbers arrive as doubles (int64_t
-// would need BigInt), the enums as their ids.
+// would need BigInt), the enums as their ids, strings as strings.
 template <typename T>
 struct JsOf {
   using type = double;
@@ -30,6 +30,10 @@ struct JsOf {
 template <>
 struct JsOf<bool> {
   using type = bool;
+};
+template <>
+struct JsOf<std::string> {
+  using type = std::string;
 };
 template <typename T>
 typename JsOf<T>::type ToJs(T v) {
@@ -119,6 +123,18 @@ int TransformerWriteParam(uintptr_t h, const WriteParamJs& j) {
     return TrainReport(T(h)->WriteParamHalf(index, first, rows, Ptr<const uint16_t>(j.src), ld, j.transposed, j.half));
   }
   return TrainReport(T(h)->WriteParam(index, first, rows, Ptr<const float>(j.src), ld, j.transposed));
+}
+// Rows of a checkpoint tensor as GGML blocks (GGUF Q8_0 / Q4_0 data; kind
+// the ggml type id, 8 or 2): `bytes` bytes at src, whole rows of blocks.
+struct WriteParamQuantJs {
+  double index = 0, first = 0, rows = 0, bytes = 0;
+  int kind = 0;
+  uintptr_t src = 0;
+};
+int TransformerWriteParamQuant(uintptr_t h, const WriteParamQuantJs& j) {
+  return TrainReport(T(h)->WriteParamQuant(static_cast<int64_t>(j.index), static_cast<int64_t>(j.first),
+                                           static_cast<int64_t>(j.rows), j.kind, Ptr<const uint8_t>(j.src),
+                                           static_cast<int64_t>(j.bytes)));
 }
 void TransformerGetGradients(uintptr_t h, uintptr_t out) {
   const auto* t = T(h);
@@ -229,6 +245,13 @@ EMSCRIPTEN_BINDINGS(attention_lab_transformer) {
       .field("src", &WriteParamJs::src)
       .field("transposed", &WriteParamJs::transposed)
       .field("half", &WriteParamJs::half);
+  value_object<WriteParamQuantJs>("WriteParamQuantArgs")
+      .field("index", &WriteParamQuantJs::index)
+      .field("first", &WriteParamQuantJs::first)
+      .field("rows", &WriteParamQuantJs::rows)
+      .field("kind", &WriteParamQuantJs::kind)
+      .field("src", &WriteParamQuantJs::src)
+      .field("bytes", &WriteParamQuantJs::bytes);
   value_object<ModelRunJs>("ModelRunArgs")
       .field("batch", &ModelRunJs::batch)
       .field("length", &ModelRunJs::length)
@@ -276,6 +299,7 @@ EMSCRIPTEN_BINDINGS(attention_lab_transformer) {
   function("transformerSetHeadEnabled", &TransformerSetHeadEnabled);
   function("transformerCheckParams", &TransformerCheckParams);
   function("transformerWriteParam", &TransformerWriteParam);
+  function("transformerWriteParamQuant", &TransformerWriteParamQuant);
   function("transformerCached", &TransformerCached);
   function("transformerRun", &TransformerRun);
   function("transformerConfigureOptimizer", &TransformerConfigureOptimizer);

@@ -99,6 +99,10 @@ bool LinearDriver(int64_t rows, int64_t in, int64_t out, const float* x,
 void LinearPackedDriver(int64_t rows, int64_t in, int64_t out, const float* x,
                         const kernels::PackedB& w, const float* b, float* y);
 
+// The same over GGML blocks (LinearPackedDriver's path for a quantized B).
+void LinearQuantDriver(int64_t rows, int64_t in, int64_t out, const float* x,
+                       const kernels::QuantMatrix& w, const float* b, float* y);
+
 // rotaryDim even in [2, D]; base > 1 and finite.
 Status CheckRotaryDim(int64_t rotary_dim, int64_t head_dim);
 Status CheckRopeBase(double base);

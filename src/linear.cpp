@@ -4,6 +4,7 @@
 //   R <= kGemvRows, torch layout: the GEMV over W as it is (decoding; packing
 //              W would cost more than the product)
 //   otherwise: W packed into GEMM panels once per call, then the GEMM
+#include <algorithm>
 #include <sstream>
 
 #include "internal.h"
@@ -34,9 +35,38 @@ bool LinearDriver(int64_t rows, int64_t in, int64_t out, const float* x,
   kernels::Gemm(rows, out, in, x, in, pb, b, y, out);
   return true;
 }
+// GGML blocks (kernels::QuantMatrix): the GEMV for a few rows, else the
+// GEMM over dequantized chunks. Scratch comes from the heap a call (the
+// permuted x of the GEMV: rows·in floats; the GEMM's chunk: about 1 MB);
+// without room for it the plain loops run (the scalar GEMV needs none),
+// slower but with the same results, so a projection never fails.
+void LinearQuantDriver(int64_t rows, int64_t in, int64_t out, const float* x,
+                       const kernels::QuantMatrix& w, const float* b, float* y) {
+  AlignedBuffer scratch;
+  if (rows > kGemvRows && scratch.Reserve(kernels::QuantGemmScratchFloats(in, out))) {
+    kernels::GemmQuant(rows, out, in, x, in, w, b, y, out, scratch.data());
+    return;
+  }
+  for (int64_t r0 = 0; r0 < rows; r0 += kGemvRows) {
+    const int64_t m = std::min(kGemvRows, rows - r0);
+    const int64_t need = kernels::QuantGemvScratchFloats(m, in);
+    float* s = need > 0 && scratch.Reserve(need) ? scratch.data() : nullptr;
+    kernels::GemvQuant(m, out, in, x + r0 * in, in, w, b, y + r0 * out, out, s);
+  }
+}
 void LinearPackedDriver(int64_t rows, int64_t in, int64_t out, const float* x,
                         const kernels::PackedB& w, const float* b, float* y) {
   if (rows <= 0 || out <= 0) return;
+  if (w.quant.data != nullptr) {
+    LinearQuantDriver(rows, in, out, x, w.quant, b, y);
+    return;
+  }
+  if (w.data == nullptr && w.half == nullptr) {  // never written: zero weights
+    for (int64_t i = 0; i < rows; ++i) {
+      for (int64_t j = 0; j < out; ++j) y[i * out + j] = b ? b[j] : 0.0f;
+    }
+    return;
+  }
   if (rows <= kGemvRows) {
     kernels::GemvPacked(rows, out, in, x, in, w, b, y, out);
     return;

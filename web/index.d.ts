@@ -434,6 +434,61 @@ export declare const writeNpy: WeightFileFunctions['writeNpy'];
 export declare const readNpz: WeightFileFunctions['readNpz'];
 export declare const writeNpz: WeightFileFunctions['writeNpz'];
 
+// ---- GGUF files (web/lib/io/gguf.js; llama.cpp's format, docs/models.md) ----
+
+export type GgmlTypeName = 'F32' | 'F16' | 'BF16' | 'Q8_0' | 'Q4_0' | 'Q4_K' | 'Q6_K' | string;
+export interface GgufTensorInfo {
+  name: string;
+  /** ggml type name, e.g. 'Q4_K' (dtype is the same string). */
+  ggmlType: GgmlTypeName;
+  dtype: GgmlTypeName;
+  /** torch order: ggml's ne reversed. */
+  shape: number[];
+  /** ggml order (ne[0] is the innermost, contiguous dimension). */
+  ne: number[];
+  count: number;
+  /** absolute byte range in the file: [begin, end). */
+  begin: number;
+  end: number;
+}
+export interface GgufHeader {
+  version: 2 | 3;
+  /** values: number, bigint (64-bit beyond 2^53), boolean, string or (nested) arrays. */
+  metadata: Map<string, unknown>;
+  /** 'UINT8' … 'FLOAT64', 'STRING', 'ARRAY' per key. */
+  metadataTypes: Map<string, string>;
+  alignment: number;
+  dataOffset: number;
+  tensors: GgufTensorInfo[];
+}
+export interface GgufFile extends GgufHeader {
+  bytes(name: string): Uint8Array;
+  tensor(name: string): Float32Array;
+}
+export interface GgufLazyFile extends GgufHeader {
+  bytes(name: string): Promise<Uint8Array>;
+  tensor(name: string): Promise<Float32Array>;
+}
+
+export interface GgufFunctions {
+  /** Parses a GGUF v2/v3 header from the file's first bytes (fileSize: the whole file's, for the data checks); reads no tensor data. */
+  parseGgufHeader(bytes: Uint8Array, fileSize?: number, where?: string): GgufHeader;
+  /** Reads a whole GGUF file held in memory; tensor(name) dequantizes (F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q6_K). */
+  readGguf(source: Uint8Array | ArrayBuffer | ArrayBufferView): GgufFile;
+  /** Opens a GGUF Blob/File lazily: only the header, then one tensor per call. */
+  openGguf(source: Blob | Uint8Array | ArrayBuffer): Promise<GgufLazyFile | GgufFile>;
+  /** Writes a GGUF v3 file of F32, F16, Q8_0 or Q4_0 tensors (quantized as ggml-quants.c's reference quantizers). */
+  writeGguf(
+    tensors: Record<string, { data: Float32Array; shape: number[]; type?: 'F32' | 'F16' | 'Q8_0' | 'Q4_0' }>,
+    metadata?: Record<string, string | number | boolean | bigint | Array<string | number | boolean | bigint>>,
+  ): Uint8Array;
+}
+
+export declare const parseGgufHeader: GgufFunctions['parseGgufHeader'];
+export declare const readGguf: GgufFunctions['readGguf'];
+export declare const openGguf: GgufFunctions['openGguf'];
+export declare const writeGguf: GgufFunctions['writeGguf'];
+
 // ---- State dicts of other frameworks (web/lib/io/state-dict.js; docs/weights.md) ----
 
 export type StateDictFormat = 'torch' | 'hf-bert' | 'hf-gpt2' | 'hf-llama' | 'keras';
@@ -665,7 +720,7 @@ export interface TransformerConfig {
   maxLength: number;
   /** E (default 64) */
   embedDim?: number;
-  /** H, divides E (default 4) */
+  /** H, divides E unless headDim is given (default 4) */
   numHeads?: number;
   /** N blocks (default 1) */
   numLayers?: number;
@@ -693,12 +748,40 @@ export interface TransformerConfig {
   architecture?: 'default' | 'gpt2';
   /** Pre-norm blocks and a final norm (default false; 'gpt2': true). */
   prenorm?: boolean;
-  /** MLP activation (default 'gelu', erf; 'gpt2': 'gelu_new', the tanh form). */
-  activation?: 'gelu' | 'gelu_new' | 'swiglu';
+  /**
+   * MLP activation (default 'gelu', erf; 'gpt2': 'gelu_new', the tanh form).
+   * 'swiglu', 'geglu' (exact GELU) and 'geglu_tanh' (tanh GELU) are gated:
+   * W2·(act(Wg·x) ⊙ W1·x), with the gate ffn.wg.
+   */
+  activation?: 'gelu' | 'gelu_new' | 'swiglu' | 'geglu' | 'geglu_tanh';
   /** The head is the token embedding (default false; 'gpt2': true). */
   tieEmbeddings?: boolean;
   /** A bias on the logits (default true; 'gpt2': false). */
   headBias?: boolean;
+  /** D of every head (default 0: embedDim / numHeads); with it, numHeads need not divide embedDim. Wq [H·D, E], Wo [E, H·D]. */
+  headDim?: number;
+  /** RMSNorm (eps) over D of each head's q and k, before RoPE (default false; weights attn.q_norm / attn.k_norm [D], init 1). */
+  qkNorm?: boolean;
+  /** The attention score scale (default 0: 1/√D). */
+  attnScale?: number;
+  /** > 0: attention scores c·tanh(s/c) after the scale, before the mask (default 0: none). */
+  attnSoftcap?: number;
+  /** > 0: logits c·tanh(z/c) (default 0: none). */
+  finalSoftcap?: number;
+  /** > 0 (causal only): on local layers query i sees keys i − window < j ≤ i, with the KV cache too (default 0). */
+  slidingWindow?: number;
+  /** '' (default: every layer local when slidingWindow > 0), or numLayers chars 'g' (global) / 'l' (local). */
+  layerKinds?: string;
+  /** The RoPE base of local layers (default 0: the RoPE base). */
+  ropeLocalTheta?: number;
+  /** R, even, ≤ D: RoPE on the first R dims of each head (default 0: all D). */
+  rotaryDim?: number;
+  /** Pre-norm only: x + Attn(Norm1(x)) + MLP(Norm2(x)) (default false). */
+  parallelResidual?: boolean;
+  /** Pre-norm only: post-attention and post-FFN norms, h = x + PostAttnNorm(Attn(Norm1(x))), x' = h + PostFfnNorm(MLP(Norm2(h))) (default false). */
+  sandwichNorm?: boolean;
+  /** The token embedding is multiplied by it, before positions are added (default 1). */
+  embedScale?: number;
 }
 
 export interface TrainerOptions {
@@ -756,6 +839,13 @@ export interface Transformer {
   getGradients(): WeightMap;
   setWeights(weights: Partial<WeightMap>): void;
   setHeadEnabled(layer: number, head: number, enabled: boolean): void;
+  /**
+   * Writes a weight (or rows [first, …) of it) from GGML blocks as a GGUF file
+   * holds a Q8_0 or Q4_0 tensor [R rows of C]: C / 32 blocks a row, 34 (Q8_0)
+   * or 18 (Q4_0) bytes each. The weight takes their dequantized values d·q
+   * (ggml's dequantize_row_*); C must be a multiple of 32.
+   */
+  writeParamQuant(weight: string | number, kind: 'Q8_0' | 'Q4_0' | 8 | 2, data: Uint8Array, options?: { first?: number }): void;
   heldBytes(): number;
   /**
    * The Hugging Face files of a model with architecture 'gpt2' (GPT2LMHeadModel
@@ -770,10 +860,32 @@ export interface Transformer {
 /** A Blob/File, bytes in memory, or (config and tokenizer) a parsed object, JSON text or a URL string. */
 export type ModelFileSource = Blob | ArrayBuffer | ArrayBufferView;
 
+/**
+ * A GGUF file (llama.cpp's format, v2 or v3) with loadModel's options: its
+ * config is its metadata (general.architecture llama, qwen2, qwen3, gemma,
+ * gemma2, gemma3, phi3, gptneox or gpt2; Mistral is written as llama), so no
+ * `config`; its tokenizer comes from tokenizer.ggml.* unless `tokenizer`
+ * is given (null: none). F32/F16/BF16 tensors are kept as safetensors' are;
+ * Q8_0, Q4_0, Q4_K and Q6_K are dequantised to float32 at load.
+ */
+export interface GgufLoadModelArgs {
+  /** The .gguf file (its first bytes are 'GGUF'). */
+  weights: ModelFileSource;
+  tokenizer?: object | string | ModelFileSource | null;
+  dtype?: 'auto' | 'float32';
+  signal?: AbortSignal;
+  onProgress?: (progress: { loaded: number; total: number }) => void;
+}
+
 export interface LoadModelArgs {
   /** The parsed config.json, its text or bytes, a Blob/File, or a URL string (fetched). */
   config: object | string | ModelFileSource;
-  /** model.safetensors, or its shards plus model.safetensors.index.json (a File or the parsed object); F32, F16, BF16. */
+  /**
+   * model.safetensors, or its shards plus model.safetensors.index.json (a File or the parsed object); F32, F16, BF16.
+   * Also PyTorch's pytorch_model.bin (torch.save's zip format, and the legacy format of torch < 1.6; read by a
+   * restricted unpickler that runs nothing), or its shards plus pytorch_model.bin.index.json: told apart by the
+   * file's first bytes.
+   */
   weights: ModelFileSource | Array<ModelFileSource | object>;
   /** tokenizer.json (parsed, text, bytes, Blob/File or URL string); without it the model takes ids only. */
   tokenizer?: object | string | ModelFileSource | null;
@@ -797,7 +909,8 @@ export interface ModelFiles {
 }
 
 export interface ModelConfig {
-  modelType: 'gpt2' | 'llama' | 'qwen2' | 'bert';
+  modelType: 'gpt2' | 'llama' | 'qwen2' | 'qwen3' | 'mistral' | 'gemma' | 'gemma2' | 'gemma3_text' | 'phi3' | 'gpt_neox' | 'gpt_neo' | 'bert'
+    | 'distilbert' | 'roberta' | 'xlm-roberta';
   numLayers: number;
   numHeads: number;
   numKvHeads: number;
@@ -805,7 +918,12 @@ export interface ModelConfig {
   /** The MLP's inner width F (n_inner / intermediate_size). */
   ffnDim: number;
   vocabSize: number;
+  /** The longest input (RoBERTa's: max_position_embeddings - pad_token_id - 1). */
   maxPositions: number;
+  /** False for the encoders (bert, distilbert, roberta, xlm-roberta): fillMask, no nextTokens or generate. */
+  causal: boolean;
+  /** The token fillMask predicts at: '[MASK]' (bert, distilbert), '<mask>' (roberta, xlm-roberta); null for the causal models. */
+  maskToken: string | null;
   /** As transformers' num_parameters(): tied weights once. */
   parameters: number;
   /** Bytes of weights held in wasm memory (float32, the projections of a 16-bit checkpoint in 16 bits, plus the 16-bit copy of its tied LM head). */
@@ -823,7 +941,7 @@ export interface ModelOutput {
   /** One [1, H, L, L] per layer; null with attentions: false. */
   attentions: Tensor[] | null;
   /**
-   * The last hidden state [1, L, E] (after the final norm); always for bert. With hiddenStates: 'all',
+   * The last hidden state [1, L, E] (after the final norm); always for the encoders. With hiddenStates: 'all',
    * transformers' output_hidden_states: numLayers + 1 of them (the embeddings, every block's input,
    * then the last hidden state).
    */
@@ -877,7 +995,7 @@ export interface Model {
   forwardSync(input: string | ArrayLike<number>, options?: ForwardOptions): ModelOutput;
   /** The k most likely next tokens (causal models); with `ablate`, of the ablated model. */
   nextTokens(input: string | ArrayLike<number>, options?: { k?: number; temperature?: number; ablate?: HeadAblation[] }): Promise<TokenProbability[]>;
-  /** A masked LM's top predictions at each [MASK] (bert with its MLM head). */
+  /** A masked LM's top predictions at each mask token ([MASK]; <mask> for roberta and xlm-roberta), for the encoders with their MLM head. */
   fillMask(input: string | ArrayLike<number>, options?: { k?: number }): Promise<Array<{ position: number; predictions: TokenProbability[] }>>;
   /** Generated tokens, one at a time, over the key/value cache (causal models). */
   generate(prompt: string | ArrayLike<number>, options?: GenerateOptions): AsyncIterableIterator<GeneratedToken>;
@@ -1037,13 +1155,14 @@ export interface HeadRoles {
 
 export interface AttentionLab<M extends LabMode = 'either'> {
   /**
-   * A Hugging Face checkpoint (model_type gpt2, llama or bert), from its files:
+   * A Hugging Face checkpoint (model_type gpt2, llama, qwen2 or bert), from its files:
    * { config, weights, tokenizer } or a FileList / array of Files named as the
-   * folder names them. Nothing is fetched unless a URL string is passed. Runs on
+   * folder names them; or a GGUF file (llama.cpp's format: bytes, a Blob/File,
+   * { weights: file, … }, or a file list holding one .gguf and no other weights). Nothing is fetched unless a URL string is passed. Runs on
    * every backend; on 'webgpu' the weights are also uploaded to the GPU, where
    * model.forward runs (the other calls run on the model's wasm copy; docs/models.md).
    */
-  loadModel(source: LoadModelArgs | FileList | File[]): Promise<Model>;
+  loadModel(source: LoadModelArgs | GgufLoadModelArgs | ModelFileSource | FileList | File[]): Promise<Model>;
   /** The package's character-level GPT-2 (English prose, or Tang poems), read lazily from its own files (docs/models.md). */
   pretrained(name: 'en' | 'zh'): Promise<Model>;
 }

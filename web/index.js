@@ -85,4 +85,4 @@ export { DisposedError } from './lib/errors.js';
 export { TrainingStoppedError } from './lib/train/trainer.js';
 
 export { simdSupported, threadsSupported };
-export { readSafetensors, writeSafetensors, openSafetensors, readNpy, writeNpy, readNpz, writeNpz, listAttentionLayers, fromStateDict, toStateDict, layerTensorNames } from './lib/io/index.js';
+export { readSafetensors, writeSafetensors, openSafetensors, readNpy, writeNpy, readNpz, writeNpz, listAttentionLayers, fromStateDict, toStateDict, layerTensorNames, parseGgufHeader, readGguf, openGguf, writeGguf } from './lib/io/index.js';

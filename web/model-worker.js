@@ -6,9 +6,13 @@
 // Messages in (each with an id; the answer is { id, ok, value | error, ms }):
 //   { type: 'load', files: { config, weights, tokenizer } }  (Files; progress:
 //       { type: 'progress', loaded, total } while the tensors stream in)
+//   { type: 'pretrained', name }            lab.pretrained(name) ('en' | 'zh'),
+//       the package's shipped models (answers as 'load')
 //   { type: 'abort' }                      aborts the load in flight (no answer)
 //   { type: 'call', method, args }         forward | nextTokens | fillMask |
-//       headRoles | encode | decode | tokens on the loaded model
+//       headRoles | headScores | headScoresRepeated | logitLens | attribute |
+//       patch | encode | decode | tokens on the loaded model (nextTokens'
+//       `ablate` option passes through; docs/interpretability.md)
 //   { type: 'gen-start', args } → gid; { type: 'gen-next', gid } → { done,
 //       value }; { type: 'gen-return', gid }: model.generate pulled one token
 //       at a time by the page (the page asks for the next token once it has
@@ -89,6 +93,15 @@ async function handle(m) {
         loadMs,
       };
     }
+    case 'pretrained': {
+      const l = await lab(m.backend);
+      model?.dispose();
+      model = null;
+      const t0 = performance.now();
+      model = await l.pretrained(m.name);
+      // The shipped models' tokenizer is character-level (no byte-level symbols).
+      return { config: { ...model.config }, byteLevel: false, hasHeadRoles: true, hasTokenizer: true, loadMs: performance.now() - t0 };
+    }
     case 'call': {
       const md = needModel();
       const args = m.args ?? [];
@@ -101,7 +114,8 @@ async function handle(m) {
         if (typeof md.headRoles !== 'function') throw new TypeError('model.headRoles is not available in this version of the library');
         return md.headRoles(...args);
       }
-      if (!['nextTokens', 'fillMask', 'encode', 'decode', 'tokens'].includes(m.method)) throw new TypeError(`unknown method ${JSON.stringify(m.method)}`);
+      if (m.method === 'headScoresRepeated') return md.headScores.repeated(...args);
+      if (!['nextTokens', 'fillMask', 'headScores', 'logitLens', 'attribute', 'patch', 'encode', 'decode', 'tokens'].includes(m.method)) throw new TypeError(`unknown method ${JSON.stringify(m.method)}`);
       return await md[m.method](...args);
     }
     case 'gen-start': {

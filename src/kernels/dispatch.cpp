@@ -58,6 +58,22 @@ void GemvPacked(int64_t m, int64_t n, int64_t k, const float* x, int64_t ldx,
                 const PackedB& b, const float* bias, float* y, int64_t ldy) {
   ATTNLAB_DISPATCH(GemvPacked(m, n, k, x, ldx, b, bias, y, ldy));
 }
+int64_t QuantGemvScratchFloats(int64_t m, int64_t k) {
+  return ATTNLAB_DISPATCH(QuantGemvScratchFloats(m, k));
+}
+void GemvQuant(int64_t m, int64_t n, int64_t k, const float* x, int64_t ldx,
+               const QuantMatrix& w, const float* bias, float* y, int64_t ldy,
+               float* scratch) {
+  ATTNLAB_DISPATCH(GemvQuant(m, n, k, x, ldx, w, bias, y, ldy, scratch));
+}
+int64_t QuantGemmScratchFloats(int64_t k, int64_t n) {
+  return ATTNLAB_DISPATCH(QuantGemmScratchFloats(k, n));
+}
+void GemmQuant(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
+               const QuantMatrix& w, const float* bias, float* c, int64_t ldc,
+               float* scratch) {
+  ATTNLAB_DISPATCH(GemmQuant(m, n, k, a, lda, w, bias, c, ldc, scratch));
+}
 void GeluTanh(int64_t n, const float* x, float* y) { ATTNLAB_DISPATCH(GeluTanh(n, x, y)); }
 void Gelu(int64_t n, const float* x, float* y) { ATTNLAB_DISPATCH(Gelu(n, x, y)); }
 void SwiGlu(int64_t n, const float* gate, const float* up, float* y) {

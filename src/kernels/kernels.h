@@ -24,6 +24,45 @@ namespace kernels {
 // The 16-bit float formats a packed B may hold (PackedB::half).
 enum class HalfKind : int32_t { kNone = 0, kF16 = 1, kBF16 = 2 };
 
+// GGML's block quantizations (ggml-common.h block_q8_0 / block_q4_0; the
+// ids are ggml_type's, as a GGUF tensor info names them). A block holds 32
+// consecutive values of a row: an F16 scale d, then
+//   Q8_0: 32 int8 q,                    value i = d·q[i]          (34 bytes)
+//   Q4_0: 16 bytes of nibbles qs,       value i = d·((qs[i] & 15) − 8),
+//         value i + 16 = d·((qs[i] >> 4) − 8), i < 16            (18 bytes)
+// (ggml-quants.c dequantize_row_q8_0 / dequantize_row_q4_0). Each product is
+// exact in float32 (11 + 8 significant bits), so "the dequantized weight" is
+// one float32 value, whatever order a kernel multiplies in.
+enum class QuantKind : int32_t { kNone = 0, kQ4_0 = 2, kQ8_0 = 8 };
+constexpr int64_t kQuantBlock = 32;  // values a block
+
+// Bytes of one block; 0 for kNone or an unknown id.
+inline int64_t QuantBlockBytes(QuantKind kind) {
+  return kind == QuantKind::kQ8_0 ? 34 : kind == QuantKind::kQ4_0 ? 18 : 0;
+}
+inline bool IsQuantKind(int32_t id) {
+  return id == static_cast<int32_t>(QuantKind::kQ8_0) || id == static_cast<int32_t>(QuantKind::kQ4_0);
+}
+inline const char* QuantKindName(QuantKind kind) {
+  return kind == QuantKind::kQ8_0 ? "Q8_0" : kind == QuantKind::kQ4_0 ? "Q4_0" : "none";
+}
+
+// W [N, K] as rows of GGML blocks, the GGUF layout of a 2-D tensor: row n
+// (K / 32 blocks) at data + n·ld bytes. K % 32 == 0. No alignment needed.
+struct QuantMatrix {
+  const uint8_t* data = nullptr;
+  int64_t ld = 0;  // bytes between rows (K / 32 · QuantBlockBytes(kind) when dense)
+  QuantKind kind = QuantKind::kNone;
+};
+
+// One row of K values (K % 32 == 0) dequantized to float, exactly as ggml's
+// dequantize_row_*: out[i] = d·q as above. Plain code shared by both sets.
+void DequantizeRow(QuantKind kind, const uint8_t* row, int64_t k, float* out);
+// The F16 scale of a block (its first two bytes, little-endian).
+inline uint16_t QuantScaleBits(const uint8_t* block) {
+  return static_cast<uint16_t>(block[0] | (block[1] << 8));
+}
+
 // A GEMM right-hand side B [K, N], packed in panels of `nr` columns:
 //   B(k, n) = data[(n / nr) * panel_stride + k * nr + n % nr]
 // Columns past N in the last panel are zero. The K-prefix and the N-prefix of
@@ -40,6 +79,10 @@ struct PackedB {
   // product over the same values converted to float32 first, bit for bit.
   const uint16_t* half = nullptr;
   HalfKind kind = HalfKind::kNone;
+  // GGML blocks instead (QuantMatrix below: a loaded model's Q8_0 or Q4_0
+  // projection, kept as the file holds it). Then data and half are null,
+  // nr and panel_stride 0, and the linear driver runs GemvQuant/GemmQuant.
+  QuantMatrix quant{};
 };
 
 // Where column c (0 <= c < nr) of a panel row sits in a 16-bit panel: with
@@ -100,6 +143,11 @@ inline bool IsHalfFinite(uint16_t h, HalfKind kind) {
 // starts a panel (col % nr == 0); false when it does not (e.g. the scalar
 // kernels' single panel of width n). No copy: the panels are shared.
 inline bool PackedColumns(const PackedB& b, int64_t col, PackedB* out) {
+  if (b.quant.data != nullptr) {  // columns of B are rows of W
+    *out = b;
+    out->quant.data = b.quant.data + col * b.quant.ld;
+    return true;
+  }
   if ((b.data == nullptr && b.half == nullptr) || b.nr <= 0 || col % b.nr != 0) return false;
   const int64_t skip = (col / b.nr) * b.panel_stride;
   *out = PackedB{b.data ? b.data + skip : nullptr, b.nr, b.panel_stride,
@@ -194,6 +242,22 @@ void CopyTraceWeights(const AttentionView& view, const float* weights, float* ou
   void GemvPacked(int64_t m, int64_t n, int64_t k, const float* x,            \
                   int64_t ldx, const PackedB& b, const float* bias, float* y, \
                   int64_t ldy);                                               \
+  /* y[M, N] = x[M, K]·Wᵀ + bias over GGML blocks (quant.cpp): the GEMV */  \
+  /* of decoding (small M), reading each block once. scratch: */              \
+  /* QuantGemvScratchFloats(m, k) floats, 64-byte aligned (null: a plain */   \
+  /* loop); results equal a float GEMV over the dequantized W up to the */    \
+  /* summation order. */                                                      \
+  int64_t QuantGemvScratchFloats(int64_t m, int64_t k);                       \
+  void GemvQuant(int64_t m, int64_t n, int64_t k, const float* x,             \
+                 int64_t ldx, const QuantMatrix& w, const float* bias,        \
+                 float* y, int64_t ldy, float* scratch);                      \
+  /* The same for many rows (prefill): column chunks of W dequantized */      \
+  /* into scratch (QuantGemmScratchFloats(k, n) floats, 64-byte aligned), */  \
+  /* packed (PackB) and run through Gemm. */                                  \
+  int64_t QuantGemmScratchFloats(int64_t k, int64_t n);                       \
+  void GemmQuant(int64_t m, int64_t n, int64_t k, const float* a,             \
+                 int64_t lda, const QuantMatrix& w, const float* bias,        \
+                 float* c, int64_t ldc, float* scratch);                      \
   /* The MLP activations (activation.cpp): gelu_new, erf GELU, SwiGLU. */     \
   void GeluTanh(int64_t n, const float* x, float* y);                         \
   void Gelu(int64_t n, const float* x, float* y);                             \
@@ -235,6 +299,14 @@ void GemvTHalf(int64_t m, int64_t n, int64_t k, const float* x, int64_t ldx,
                const HalfMatrix& w, const float* bias, float* y, int64_t ldy);
 void GemvPacked(int64_t m, int64_t n, int64_t k, const float* x, int64_t ldx,
                 const PackedB& b, const float* bias, float* y, int64_t ldy);
+int64_t QuantGemvScratchFloats(int64_t m, int64_t k);
+void GemvQuant(int64_t m, int64_t n, int64_t k, const float* x, int64_t ldx,
+               const QuantMatrix& w, const float* bias, float* y, int64_t ldy,
+               float* scratch);
+int64_t QuantGemmScratchFloats(int64_t k, int64_t n);
+void GemmQuant(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
+               const QuantMatrix& w, const float* bias, float* c, int64_t ldc,
+               float* scratch);
 void GeluTanh(int64_t n, const float* x, float* y);
 void Gelu(int64_t n, const float* x, float* y);
 void SwiGlu(int64_t n, const float* gate, const float* up, float* y);

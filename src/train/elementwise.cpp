@@ -3,7 +3,8 @@
 //              (the backward's erf to 1.5e-7 absolute, see NormalCdfPdf)
 //   dropout    the core's inverted dropout (attention_lab.h); it is linear,
 //              so the backward applies the same mask and 1/(1-p) to dy
-//   gelu_new   GPT-2's tanh form; SwiGLU  y = SiLU(gate)·up (Llama's MLP)
+//   gelu_new   GPT-2's tanh form; SwiGLU  y = SiLU(gate)·up (Llama's MLP);
+//   GeGLU      y = GELU(gate)·up, erf or tanh form (Gemma's MLP)
 //   embedding  out[r] = table[token[r]] + pos[r mod L];
 //              dtable[token[r]] += dy[r], dpos[r mod L] += dy[r]
 #include <cmath>
@@ -75,6 +76,38 @@ void SwiGluBackward(int64_t n, const float* gate, const float* up,
     const float dg = d * u * sg * (1.0f + g * (1.0f - sg));
     dup[i] = d * g * sg;
     dgate[i] = dg;
+  }
+}
+
+void GeGluForward(int64_t n, const float* gate, const float* up, bool tanh_form, float* y) {
+  if (tanh_form) {
+    kernels::GeluTanh(n, gate, y);
+  } else {
+    kernels::Gelu(n, gate, y);
+  }
+  for (int64_t i = 0; i < n; ++i) y[i] *= up[i];
+}
+
+// dgate = dy·up·GELU'(g), dup = dy·GELU(g) (GELU recomputed as in the
+// backwards above).
+void GeGluBackward(int64_t n, const float* gate, const float* up, bool tanh_form,
+                   const float* dy, float* dgate, float* dup) {
+  for (int64_t i = 0; i < n; ++i) {
+    const float g = gate[i], u = up[i], d = dy[i];
+    float act, slope;
+    if (tanh_form) {
+      const float t = std::tanh(kSqrt2OverPi * (g + kGeluCubic * g * g * g));
+      const float du = kSqrt2OverPi * (1.0f + 3.0f * kGeluCubic * g * g);
+      act = 0.5f * g * (1.0f + t);
+      slope = 0.5f * (1.0f + t) + 0.5f * g * (1.0f - t * t) * du;
+    } else {
+      float cdf, pdf;
+      NormalCdfPdf(g, &cdf, &pdf);
+      act = g * cdf;
+      slope = cdf + g * pdf;
+    }
+    dup[i] = d * act;
+    dgate[i] = d * u * slope;
   }
 }
 

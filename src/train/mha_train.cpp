@@ -1,7 +1,9 @@
 // Multi-head attention for training, forward and backward over the same
 // activations (torch layout weights, heads split by strides, no copies):
-//   forward   Q = query·Wqᵀ + bq   [B, Lq, E]     K = key·Wkᵀ + bk  [B, Lk, E]
-//             V = value·Wvᵀ + bv   [B, Lk, E]   (GQA: K, V [B, Lk, Hkv·D])
+//   forward   Q = query·Wqᵀ + bq   [B, Lq, H·D]   K = key·Wkᵀ + bk  [B, Lk, H·D]
+//             V = value·Wvᵀ + bv   [B, Lk, H·D] (GQA: K, V [B, Lk, Hkv·D];
+//             D = head_dim or E/H)
+//             (qk_norm: Q, K ← RMSNorm over D of each head)
 //             (rope: Q, K ← RoPE(Q), RoPE(K) per head, in place)
 //             ctx = attention per head (view [B, H, L, D] of the [B, L, E]
 //                   buffers)                      [B, Lq, E]
@@ -9,6 +11,7 @@
 //   backward  dctx = dOut·Wo, dWo += dOutᵀ·ctx, dbo += Σ dOut
 //             dQ, dK, dV = AttentionBackward(dctx)
 //             (rope: dQ, dK ← inverse rotation of dQ, dK)
+//             (qk_norm: dQ, dK ← the RMSNorm backward, dw += its weight grads)
 //             dquery = dQ·Wq, dWq += dQᵀ·query, dbq += Σ dQ (same for K, V)
 #include <cmath>
 #include <cstring>
@@ -20,12 +23,14 @@ namespace train {
 
 namespace {
 int64_t KvHeads(const MhaShape& s) { return s.kv_heads > 0 ? s.kv_heads : s.heads; }
-int64_t KvWidth(const MhaShape& s) { return KvHeads(s) * (s.e / s.heads); }
+int64_t HeadDim(const MhaShape& s) { return s.head_dim > 0 ? s.head_dim : s.e / s.heads; }
+int64_t QWidth(const MhaShape& s) { return s.heads * HeadDim(s); }
+int64_t KvWidth(const MhaShape& s) { return KvHeads(s) * HeadDim(s); }
 
 kernels::AttentionView HeadView(const MhaShape& s,
                                 const kernels::AttentionView& mask_view,
                                 const MhaActivations& act, float* ctx) {
-  const int64_t e = s.e, d = s.e / s.heads, ekv = KvWidth(s);
+  const int64_t e = QWidth(s), d = HeadDim(s), ekv = KvWidth(s);
   kernels::AttentionView v = mask_view;  // mask fields
   v.batch = s.batch;
   v.heads = s.heads;
@@ -41,7 +46,8 @@ kernels::AttentionView HeadView(const MhaShape& s,
   v.v_sb = s.lk * ekv, v.v_sh = d, v.v_sl = ekv;
   v.out = ctx;
   v.o_sb = s.lq * e, v.o_sh = d, v.o_sl = e;
-  v.scale = 1.0f / std::sqrt(static_cast<float>(d));
+  v.scale = s.scale > 0.0f ? s.scale : 1.0f / std::sqrt(static_cast<float>(d));
+  v.softcap = s.softcap;
   v.weights = nullptr;
   v.average_weights = false;
   return v;
@@ -50,7 +56,7 @@ kernels::AttentionView HeadView(const MhaShape& s,
 // Rotates the `heads` heads of x [B, len, heads·D] by position (pos0 + row;
 // inverse: the backward).
 void RotateHeads(const MhaShape& s, float* x, int64_t len, int64_t heads, bool inverse) {
-  const int64_t d = s.e / s.heads;
+  const int64_t d = HeadDim(s);
   const int64_t half = (s.rope->rotary_dim > 0 ? s.rope->rotary_dim : d) / 2;
   internal::RotateSpec r;
   r.batch = 1;  // per-token tables are read at token l of each batch row
@@ -71,11 +77,11 @@ void RotateHeads(const MhaShape& s, float* x, int64_t len, int64_t heads, bool i
 void ZeroDisabledHeads(const MhaShape& s, const uint8_t* head_enabled,
                        float* x) {
   if (head_enabled == nullptr) return;
-  const int64_t d = s.e / s.heads;
+  const int64_t d = HeadDim(s), qw = QWidth(s);
   for (int64_t h = 0; h < s.heads; ++h) {
     if (head_enabled[h]) continue;
     for (int64_t r = 0; r < s.batch * s.lq; ++r) {
-      std::memset(x + r * s.e + h * d, 0, static_cast<size_t>(d) * sizeof(float));
+      std::memset(x + r * qw + h * d, 0, static_cast<size_t>(d) * sizeof(float));
     }
   }
 }
@@ -86,7 +92,7 @@ bool MhaForward(const MhaShape& s, const MhaParams& p, const float* query,
                 const kernels::AttentionView& mask_view,
                 const uint8_t* head_enabled, float* output, float* weights,
                 MhaActivations* act, Workspace* ws) {
-  const int64_t e = s.e, ekv = KvWidth(s);
+  const int64_t e = s.e, qw = QWidth(s), ekv = KvWidth(s), d = HeadDim(s);
   const bool cached = s.k_cache != nullptr;
   // The queried rows: the last q_last of the new ones (sq: their shape).
   MhaShape sq = s;
@@ -97,10 +103,12 @@ bool MhaForward(const MhaShape& s, const MhaParams& p, const float* query,
   const float* q_in = query + (s.lq - sq.lq) * s.e;
   // With a cache only the new rows' K and V are projected.
   const int64_t rq = s.batch * sq.lq, rk = cached ? s.batch * s.lq : s.batch * s.lk;
-  if (!act->q.Reserve(rq * e) || !act->k.Reserve(rk * ekv) ||
-      !act->v.Reserve(rk * ekv) || !act->ctx.Reserve(rq * e)) {
+  if (!act->q.Reserve(rq * qw) || !act->k.Reserve(rk * ekv) ||
+      !act->v.Reserve(rk * ekv) || !act->ctx.Reserve(rq * qw)) {
     return false;
   }
+  const bool qk_norm = s.q_norm != nullptr;
+  if (qk_norm && (!act->q_pre.Reserve(rq * qw) || !act->k_pre.Reserve(rk * ekv))) return false;
   using W = WeightId;
   auto w = [&](W id) { return p.w[static_cast<int>(id)]; };
   // A projection through the packed weight when there is one.
@@ -112,10 +120,16 @@ bool MhaForward(const MhaShape& s, const MhaParams& p, const float* query,
     }
     return LinearForward(rows, in, out, x, w(wid), w(bid), y, ws);
   };
-  if (!proj(rq, e, e, q_in, W::kWq, W::kBq, act->q.data()) ||
-      !proj(rk, s.kdim, ekv, key, W::kWk, W::kBk, act->k.data()) ||
+  float* q_out = qk_norm ? act->q_pre.data() : act->q.data();
+  float* k_out = qk_norm ? act->k_pre.data() : act->k.data();
+  if (!proj(rq, e, qw, q_in, W::kWq, W::kBq, q_out) ||
+      !proj(rk, s.kdim, ekv, key, W::kWk, W::kBk, k_out) ||
       !proj(rk, s.vdim, ekv, value, W::kWv, W::kBv, act->v.data())) {
     return false;
+  }
+  if (qk_norm) {  // per head: rows of D
+    RmsNormForward(rq * s.heads, d, q_out, s.q_norm, s.norm_eps, act->q.data());
+    RmsNormForward(rk * KvHeads(s), d, k_out, s.k_norm, s.norm_eps, act->k.data());
   }
   if (s.rope != nullptr) {
     RotateHeads(sq, act->q.data(), sq.lq, s.heads, false);
@@ -134,7 +148,7 @@ bool MhaForward(const MhaShape& s, const MhaParams& p, const float* query,
   kernels::AttentionCore(v, ws->tile.data());
   ZeroDisabledHeads(sq, head_enabled, act->ctx.data());
   if (s.z_edit != nullptr) ApplyZEdit(*s.z_edit, sq, act->ctx.data());
-  return proj(rq, e, e, act->ctx.data(), W::kWo, W::kBo, output);
+  return proj(rq, qw, e, act->ctx.data(), W::kWo, W::kBo, output);
 }
 
 bool MhaBackward(const MhaShape& s, const MhaParams& p, const float* query,
@@ -143,17 +157,19 @@ bool MhaBackward(const MhaShape& s, const MhaParams& p, const float* query,
                  const uint8_t* head_enabled, const MhaActivations& act,
                  const float* d_output, float* d_query, float* d_key,
                  float* d_value, const MhaGrads& g, Workspace* ws) {
-  const int64_t e = s.e, ekv = KvWidth(s);
+  const int64_t e = s.e, qw = QWidth(s), ekv = KvWidth(s), d = HeadDim(s);
   const int64_t rq = s.batch * s.lq, rk = s.batch * s.lk;
-  if (!ws->g_ctx.Reserve(rq * e) || !ws->g_q.Reserve(rq * e) ||
+  if (!ws->g_ctx.Reserve(rq * qw) || !ws->g_q.Reserve(rq * qw) ||
       !ws->g_k.Reserve(rk * ekv) || !ws->g_v.Reserve(rk * ekv)) {
     return false;
   }
+  const bool qk_norm = s.q_norm != nullptr;
+  if (qk_norm && (!ws->g_qn.Reserve(rq * qw) || !ws->g_kn.Reserve(rk * ekv))) return false;
   using W = WeightId;
   auto w = [&](W id) { return p.w[static_cast<int>(id)]; };
   auto gw = [&](W id) { return g.w[static_cast<int>(id)]; };
   float* dctx = ws->g_ctx.data();
-  if (!LinearBackward(rq, e, e, act.ctx.data(), w(W::kWo), d_output, dctx,
+  if (!LinearBackward(rq, qw, e, act.ctx.data(), w(W::kWo), d_output, dctx,
                       false, gw(W::kWo), gw(W::kBo), ws)) {
     return false;
   }
@@ -166,12 +182,20 @@ bool MhaBackward(const MhaShape& s, const MhaParams& p, const float* query,
     RotateHeads(s, ws->g_q.data(), s.lq, s.heads, true);
     RotateHeads(s, ws->g_k.data(), s.lk, KvHeads(s), true);
   }
-  if (!LinearBackward(rq, e, e, query, w(W::kWq), ws->g_q.data(), d_query,
+  float* gq = ws->g_q.data();
+  float* gk = ws->g_k.data();
+  if (qk_norm) {  // through the per-head RMSNorms, to q and k before them
+    RmsNormBackward(rq * s.heads, d, act.q_pre.data(), s.q_norm, s.norm_eps, gq, ws->g_qn.data(), s.dq_norm);
+    RmsNormBackward(rk * KvHeads(s), d, act.k_pre.data(), s.k_norm, s.norm_eps, gk, ws->g_kn.data(), s.dk_norm);
+    gq = ws->g_qn.data();
+    gk = ws->g_kn.data();
+  }
+  if (!LinearBackward(rq, e, qw, query, w(W::kWq), gq, d_query,
                       false, gw(W::kWq), gw(W::kBq), ws)) {
     return false;
   }
   const bool k_acc = d_key == d_query;
-  if (!LinearBackward(rk, s.kdim, ekv, key, w(W::kWk), ws->g_k.data(), d_key,
+  if (!LinearBackward(rk, s.kdim, ekv, key, w(W::kWk), gk, d_key,
                       k_acc, gw(W::kWk), gw(W::kBk), ws)) {
     return false;
   }

@@ -23,6 +23,7 @@ namespace train {
 struct Workspace {
   internal::AlignedBuffer pack, pack2, trans, tile;
   internal::AlignedBuffer g_ctx, g_q, g_k, g_v;  // MHA backward
+  internal::AlignedBuffer g_qn, g_kn;            // MHA backward with qk_norm
 };
 
 // ---- matmul.cpp ------------------------------------------------------------
@@ -63,7 +64,8 @@ bool AttentionBackward(const kernels::AttentionView& view, const float* dout,
 // ---- mha_train.cpp -----------------------------------------------------------
 // Activations of one MHA forward, kept for the backward.
 struct MhaActivations {
-  internal::AlignedBuffer q, k, v, ctx;  // [B, Lq|Lk, E] projections, context
+  internal::AlignedBuffer q, k, v, ctx;  // [B, Lq|Lk, H·D | Hkv·D] projections, context
+  internal::AlignedBuffer q_pre, k_pre;  // qk_norm: q and k before their norm
 };
 // Rotary position embedding on Q and K inside the attention (the library's
 // rotation, internal::RotateRows, over tables from RotaryCache): cos/sin
@@ -76,8 +78,8 @@ struct RopeTables {
   int64_t rotary_dim = 0;  // R, even, <= D; 0 means D
   bool interleaved = false;
 };
-// kv_heads: GQA/MQA, K and V have Hkv heads of D = E/H dims (Wk, Wv project
-// to Hkv·D); 0 means H.
+// kv_heads: GQA/MQA, K and V have Hkv heads of D dims (D = head_dim, or
+// E/H; Wk, Wv project to Hkv·D); 0 means H.
 // Key/value cache (inference, batch 1, self-attention): the lq new rows sit
 // at positions pos0..pos0+lq−1 (RoPE angles and the causal frontier follow);
 // their K and V rows are written into k_cache / v_cache [maxL, Hkv·D] at row
@@ -96,6 +98,17 @@ struct MhaShape {
   // Inference: the projection weights packed once, by WeightId (null
   // entries, or a null array: MhaParams' torch-layout weights).
   const kernels::PackedB* const* packed = nullptr;
+  // The block graph's attention options (defaults: the plain MHA above).
+  int64_t head_dim = 0;   // D; 0 is e / heads (q and ctx [.., H·D], Wo [e, H·D])
+  float scale = 0.0f;     // the score scale; 0 is 1/√D
+  float softcap = 0.0f;   // > 0: scores c·tanh(s/c)
+  // qk_norm: RMSNorm over D of each head's q and k (weights [D], eps) after
+  // the projections, before RoPE; null: none. Grads (backward) accumulate.
+  const float* q_norm = nullptr;
+  const float* k_norm = nullptr;
+  float norm_eps = 1e-6f;
+  float* dq_norm = nullptr;
+  float* dk_norm = nullptr;
   // Interpretability: an edit of the heads' z before o_proj (null: none).
   const struct ZEdit* z_edit = nullptr;
 };
@@ -157,6 +170,11 @@ void GeluTanhBackward(int64_t n, const float* x, const float* dy, float* dx);
 void SwiGluForward(int64_t n, const float* gate, const float* up, float* y);
 void SwiGluBackward(int64_t n, const float* gate, const float* up,
                     const float* dy, float* dgate, float* dup);
+// GeGLU: y = GELU(gate)·up, the exact (erf) GELU or (tanh_form) GPT-2's tanh
+// form. The backward writes dgate and dup (either may alias dy).
+void GeGluForward(int64_t n, const float* gate, const float* up, bool tanh_form, float* y);
+void GeGluBackward(int64_t n, const float* gate, const float* up, bool tanh_form,
+                   const float* dy, float* dgate, float* dup);
 // Inverted dropout is linear: the backward applies the same mask to dy.
 void DropoutForward(int64_t n, float p, uint32_t seed, float* x);
 void DropoutBackward(int64_t n, float p, uint32_t seed, float* dy);

@@ -108,7 +108,8 @@ Status SelfAttentionLayerBackward(const LayerBackwardArgs& args);
 // The block graph (Transformer)
 
 // kRope: rotary embedding of Q and K in every block's attention (RoFormer,
-// halves pairing, all D dims, base 10000, positions 0..L−1; D = E/H even);
+// halves pairing, all D dims or the first rotary_dim, base rope_theta (local
+// layers: rope_local_theta), positions 0..L−1; the rotated dims even);
 // nothing is added to the token embedding.
 enum class Positional : int { kNone = 0, kSinusoidal = 1, kLearned = 2, kRope = 3 };
 
@@ -116,7 +117,10 @@ enum class NormKind : int { kLayerNorm = 0, kRmsNorm = 1 };
 // kGelu: x·Φ(x) (erf, torch's default, BERT's "gelu"); kGeluTanh: GPT-2's
 // "gelu_new", 0.5x(1 + tanh(√(2/π)(x + 0.044715x³))); kSwiGlu: Llama's MLP,
 // W2·(SiLU(Wg·x) ⊙ W1·x).
-enum class Activation : int { kGelu = 0, kGeluTanh = 1, kSwiGlu = 2 };
+// kGeGlu / kGeGluTanh: W2·(GELU(Wg·x) ⊙ W1·x) with the exact (erf) or the
+// tanh GELU of the gate (Gemma's gelu_pytorch_tanh); like kSwiGlu they use
+// ffn.wg (the gate) and ffn.w1 (up).
+enum class Activation : int { kGelu = 0, kGeluTanh = 1, kSwiGlu = 2, kGeGlu = 3, kGeGluTanh = 4 };
 
 // One block graph for every model the library runs or trains (the
 // architecture tables of web/lib/model/ map GPT-2, Llama and BERT onto it):
@@ -149,7 +153,7 @@ enum class Activation : int { kGelu = 0, kGeluTanh = 1, kSwiGlu = 2 };
   X(int64_t, vocab_size, vocabSize, 0, "V")                                     \
   X(int64_t, max_length, maxLength, 0, "longest sequence L")                    \
   X(int64_t, embed_dim, embedDim, 0, "E")                                       \
-  X(int64_t, num_heads, numHeads, 0, "H, divides E")                            \
+  X(int64_t, num_heads, numHeads, 0, "H, divides E (unless head_dim)")         \
   X(int64_t, num_layers, numLayers, 1, "N")                                     \
   X(int64_t, ffn_dim, ffnDim, 0, "F")                                           \
   X(bool, causal, causal, false, "causal self-attention")                       \
@@ -174,7 +178,19 @@ enum class Activation : int { kGelu = 0, kGeluTanh = 1, kSwiGlu = 2 };
   X(float, init_std, initStd, 0.0f, "GPT-2's init std (see above)")             \
   X(bool, init_weights, initWeights, true, "false: zero weights (see above)")   \
   X(bool, packed_weights, packedWeights, false, "inference only (see above)")   \
-  X(int32_t, packed_half, packedHalf, 0, "0, 1 (F16) or 2 (BF16) (see above)")
+  X(int32_t, packed_half, packedHalf, 0, "0, 1 (F16) or 2 (BF16) (see above)")   \
+  X(int64_t, head_dim, headDim, 0, "D; 0 is E/H (see above)")                   \
+  X(bool, qk_norm, qkNorm, false, "RMSNorm of each head's q and k")             \
+  X(float, attn_scale, attnScale, 0.0f, "score scale; 0 is 1/sqrt(D)")          \
+  X(float, attn_softcap, attnSoftcap, 0.0f, "> 0: scores c·tanh(s/c)")          \
+  X(float, final_softcap, finalSoftcap, 0.0f, "> 0: logits c·tanh(z/c)")        \
+  X(int64_t, sliding_window, slidingWindow, 0, "> 0: local layers' window")     \
+  X(std::string, layer_kinds, layerKinds, "", "'g'/'l' a layer (see above)")    \
+  X(double, rope_local_theta, ropeLocalTheta, 0.0, "local layers' RoPE base; 0 is ropeTheta") \
+  X(int64_t, rotary_dim, rotaryDim, 0, "R: RoPE on the first R dims; 0 is D")   \
+  X(bool, parallel_residual, parallelResidual, false, "x + MHA(N1(x)) + MLP(N2(x))") \
+  X(bool, sandwich_norm, sandwichNorm, false, "post-attention and post-FFN norms") \
+  X(float, embed_scale, embedScale, 1.0f, "x0 = Emb[tokens]·embedScale")
 
 struct TransformerConfig {
 #define ATTNLAB_CONFIG_MEMBER(type, field, js, def, doc) type field = def;
@@ -216,9 +232,12 @@ struct ParamInfo {
 // The block graph of TransformerConfig, trained (Step) or run (Forward,
 // Extend). Parameter names (params()): embed.weight [V, E], pos.weight
 // [maxL, E], type.weight [T, E], embed_norm.{weight,bias}, per block
-// blocks.N.attn.{wq,bq,wk,bk,wv,bv,wo,bo} (wk, wv [Hkv·D, E]),
-// blocks.N.norm1.{weight,bias}, blocks.N.ffn.{w1,b1,wg,w2,b2} (wg: the
-// SwiGLU gate), blocks.N.norm2.{weight,bias}, final_norm.{weight,bias},
+// blocks.N.attn.{wq,bq,wk,bk,wv,bv,wo,bo} (wq [H·D, E], wk, wv [Hkv·D, E],
+// wo [E, H·D]), blocks.N.norm1.{weight,bias}, blocks.N.ffn.{w1,b1,wg,w2,b2}
+// (wg: the SwiGLU / GeGLU gate), blocks.N.norm2.{weight,bias},
+// blocks.N.attn.{q_norm,k_norm}.weight [D] (qk_norm),
+// blocks.N.{post_attn_norm,post_ffn_norm}.{weight,bias} (sandwich_norm),
+// final_norm.{weight,bias},
 // mlm.dense.{weight,bias}, mlm.norm.{weight,bias}, head.weight [V, E],
 // head.bias [V]; each only when the config has it (RMSNorm has no bias).
 // Tokens are int32 in [0, V), targets likewise; a loss mask (float, >= 0)
@@ -255,6 +274,14 @@ class Transformer {
   // to float32 (exactly) everywhere else. Inf or NaN is refused.
   Status WriteParamHalf(int64_t index, int64_t first, int64_t rows, const uint16_t* src,
                         int64_t ld, bool transposed, int32_t kind);
+  // The same from GGML blocks (kind: the ggml type id, 8 Q8_0 or 2 Q4_0):
+  // rows [first, first + rows) of [R, C] as a GGUF file holds them, C / 32
+  // blocks a row, `bytes` = rows · C / 32 · (34 or 18). A packed projection
+  // of a packed_weights model keeps them as they are (GEMV and GEMM read the
+  // blocks; every row of one kind); any other parameter is dequantized into
+  // its floats (ggml's dequantize_row_*). Non-finite scales are refused.
+  Status WriteParamQuant(int64_t index, int64_t first, int64_t rows, int32_t kind,
+                         const uint8_t* src, int64_t bytes);
 
   // Heads switched off (ablated) contribute zeros to their layer's context.
   Status SetHeadEnabled(int64_t layer, int64_t head, bool enabled);
@@ -310,7 +337,9 @@ class Transformer {
   // logit_attrs, plus `constant`). out [N·H + 2N + 3]: embed, heads
   // [N, H] (each head's z·W_Oᵀ for its columns, no bias), attn_bias [N],
   // mlps [N], constant (the final norm's bias and the head's bias), then LD
-  // itself from the logits. The parts sum to LD. baseline −1: logit[target].
+  // itself from the logits (before a final softcap, which is not linear).
+  // The parts sum to LD. baseline −1: logit[target]. Refused with sandwich
+  // norms (each output is normalised before the residual: not a sum).
   Status Attribute(int64_t length, const int32_t* tokens, int64_t position, int32_t target,
                    int32_t baseline, float* out);
   // Activation patching from the clean run into the corrupted one (equal

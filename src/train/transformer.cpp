@@ -27,11 +27,18 @@ Status CheckConfig(const TransformerConfig& c) {
   if (!(s = internal::CheckDim("numHeads", c.num_heads, 1)).ok()) return s;
   if (!(s = internal::CheckDim("numLayers", c.num_layers, 1)).ok()) return s;
   if (!(s = internal::CheckDim("ffnDim", c.ffn_dim, 1)).ok()) return s;
-  if (c.embed_dim % c.num_heads != 0) {
+  if (c.head_dim < 0 || c.head_dim > 65536) {
     std::ostringstream os;
-    os << "embedDim (" << c.embed_dim << ") must be divisible by numHeads (" << c.num_heads << ")";
+    os << "headDim must be an integer in [1, 65536], or 0 for embedDim / numHeads (got " << c.head_dim << ")";
     return Invalid(w, os.str());
   }
+  if (c.head_dim == 0 && c.embed_dim % c.num_heads != 0) {
+    std::ostringstream os;
+    os << "embedDim (" << c.embed_dim << ") must be divisible by numHeads (" << c.num_heads
+       << "), or headDim must be given";
+    return Invalid(w, os.str());
+  }
+  const int64_t d = c.head_dim > 0 ? c.head_dim : c.embed_dim / c.num_heads;
   if (c.num_kv_heads < 0 || (c.num_kv_heads > 0 && c.num_heads % c.num_kv_heads != 0)) {
     std::ostringstream os;
     os << "numKvHeads (" << c.num_kv_heads << ") must divide numHeads (" << c.num_heads << ")";
@@ -45,18 +52,78 @@ Status CheckConfig(const TransformerConfig& c) {
   if (!(c.eps > 0.0f) || !std::isfinite(c.eps)) return Invalid(w, "eps must be a finite number > 0");
   const int pos = static_cast<int>(c.positional);
   if (pos < 0 || pos > 3) return Invalid(w, "positional must be 'none', 'sinusoidal', 'learned' or 'rope'");
-  if (c.positional == Positional::kRope && (c.embed_dim / c.num_heads) % 2 != 0) {
+  if (c.rotary_dim != 0) {
+    if (c.positional != Positional::kRope) return Invalid(w, "rotaryDim needs positional 'rope'");
+    if (c.rotary_dim < 0 || c.rotary_dim % 2 != 0 || c.rotary_dim > d) {
+      std::ostringstream os;
+      os << "rotaryDim must be an even integer in [2, " << d << "] (the head dim), or 0 for all of it (got "
+         << c.rotary_dim << ")";
+      return Invalid(w, os.str());
+    }
+  }
+  if (c.positional == Positional::kRope && c.rotary_dim == 0 && d % 2 != 0) {
     std::ostringstream os;
-    os << "positional 'rope' needs an even head dim embedDim / numHeads (got " << c.embed_dim
-       << " / " << c.num_heads << " = " << c.embed_dim / c.num_heads << ")";
+    if (c.head_dim > 0) {
+      os << "positional 'rope' needs an even headDim (got " << d << ")";
+    } else {
+      os << "positional 'rope' needs an even head dim embedDim / numHeads (got " << c.embed_dim
+         << " / " << c.num_heads << " = " << d << ")";
+    }
     return Invalid(w, os.str());
   }
   if (c.positional == Positional::kRope && !(s = internal::CheckRopeBase(c.rope_theta)).ok()) {
     return Invalid(w, "ropeTheta: " + s.message);
   }
+  if (c.rope_local_theta != 0.0) {
+    if (c.positional != Positional::kRope) return Invalid(w, "ropeLocalTheta needs positional 'rope'");
+    if (!(s = internal::CheckRopeBase(c.rope_local_theta)).ok()) {
+      return Invalid(w, "ropeLocalTheta (0: ropeTheta): " + s.message);
+    }
+  }
+  auto finite_min = [&](const char* name, double v, const char* allowed) {
+    if (std::isfinite(v) && v >= 0.0) return Status::Ok();
+    std::ostringstream os;
+    os << name << " must be " << allowed << " (got " << v << ")";
+    return Invalid(w, os.str());
+  };
+  if (!(s = finite_min("attnScale", c.attn_scale, "a finite number >= 0 (0: 1/sqrt(headDim))")).ok()) return s;
+  if (!(s = finite_min("attnSoftcap", c.attn_softcap, "a finite number >= 0 (0: no cap)")).ok()) return s;
+  if (!(s = finite_min("finalSoftcap", c.final_softcap, "a finite number >= 0 (0: no cap)")).ok()) return s;
+  if (!(std::isfinite(c.embed_scale) && c.embed_scale > 0.0f)) {
+    std::ostringstream os;
+    os << "embedScale must be a finite number > 0 (got " << c.embed_scale << ")";
+    return Invalid(w, os.str());
+  }
+  if (c.sliding_window < 0 || c.sliding_window > 1 << 30) {
+    std::ostringstream os;
+    os << "slidingWindow must be an integer >= 0 (0: no window; got " << c.sliding_window << ")";
+    return Invalid(w, os.str());
+  }
+  if (c.sliding_window > 0 && !c.causal) return Invalid(w, "slidingWindow needs causal attention");
+  if (!c.layer_kinds.empty()) {
+    bool local = false;
+    for (char k : c.layer_kinds) {
+      if (k != 'g' && k != 'l') {
+        return Invalid(w, "layerKinds must hold only 'g' (global) and 'l' (local) per layer, got '" + c.layer_kinds + "'");
+      }
+      local = local || k == 'l';
+    }
+    if (static_cast<int64_t>(c.layer_kinds.size()) != c.num_layers) {
+      std::ostringstream os;
+      os << "layerKinds must have numLayers (" << c.num_layers << ") chars, or be empty; got "
+         << c.layer_kinds.size() << " ('" << c.layer_kinds << "')";
+      return Invalid(w, os.str());
+    }
+    if (local && c.sliding_window <= 0) return Invalid(w, "layerKinds with local ('l') layers needs slidingWindow > 0");
+  }
+  if (c.parallel_residual && !c.prenorm) return Invalid(w, "parallelResidual needs prenorm blocks");
+  if (c.sandwich_norm && !c.prenorm) return Invalid(w, "sandwichNorm needs prenorm blocks");
+  if (c.parallel_residual && c.sandwich_norm) return Invalid(w, "parallelResidual and sandwichNorm cannot both be set");
   const int norm = static_cast<int>(c.norm), act = static_cast<int>(c.activation);
   if (norm < 0 || norm > 1) return Invalid(w, "norm must be 'layernorm' or 'rmsnorm'");
-  if (act < 0 || act > 2) return Invalid(w, "activation must be 'gelu', 'gelu_new' or 'swiglu'");
+  if (act < 0 || act > 4) {
+    return Invalid(w, "activation must be 'gelu', 'gelu_new', 'swiglu', 'geglu' or 'geglu_tanh'");
+  }
   if (c.norm == NormKind::kRmsNorm && !c.prenorm) return Invalid(w, "norm 'rmsnorm' needs prenorm blocks");
   if (c.mlm_head && !c.has_head) return Invalid(w, "mlmHead needs a head");
   if (c.type_vocab < 0) return Invalid(w, "typeVocab must be >= 0");
@@ -67,6 +134,7 @@ Status CheckConfig(const TransformerConfig& c) {
   if (!(s = internal::TensorElements("the embedding [vocabSize, embedDim]", {c.vocab_size, c.embed_dim}, &n)).ok()) return s;
   if (!(s = internal::TensorElements("the feed-forward weights [ffnDim, embedDim]", {c.ffn_dim, c.embed_dim}, &n)).ok()) return s;
   if (!(s = internal::TensorElements("the positions [maxLength, embedDim]", {c.max_length, c.embed_dim}, &n)).ok()) return s;
+  if (!(s = internal::TensorElements("the query projection [numHeads·headDim, embedDim]", {c.num_heads, d, c.embed_dim}, &n)).ok()) return s;
   if (c.num_layers > 256) return Invalid(w, "numLayers must be at most 256");
   return Status::Ok();
 }
@@ -169,6 +237,13 @@ Status Transformer::WriteParamHalf(int64_t index, int64_t first, int64_t rows, c
   return s;
 }
 
+Status Transformer::WriteParamQuant(int64_t index, int64_t first, int64_t rows, int32_t kind,
+                                    const uint8_t* src, int64_t bytes) {
+  Status s = impl_->store.WriteQuant(index, first, rows, kind, src, bytes);
+  if (s.ok()) impl_->cached = 0;
+  return s;
+}
+
 Status Transformer::WriteParam(int64_t index, int64_t first, int64_t rows, const float* src,
                                int64_t ld, bool transposed) {
   Status s = impl_->store.Write(index, first, rows, src, ld, transposed);
@@ -187,6 +262,9 @@ Status Transformer::SetParams(const float* data) {
       os << "setWeights: weights must be finite (element " << i << " is " << data[i] << ")";
       return Status::Invalid(os.str());
     }
+  }
+  if (impl_->store.HasQuant()) {
+    return Status::Invalid("setWeights: this model keeps projections as GGML blocks (Q8_0/Q4_0), as its file holds them; load it again to change them");
   }
   if (impl_->config.packed_half != 0) {
     return Status::Invalid("setWeights: this model keeps its projections in 16 bits, as its file holds them; load it again to change them");

@@ -35,11 +35,22 @@ bool IsProjection(const std::string& name) {
   }
   return false;
 }
+// The mask of a local layer: `causal` (its alignment too) and the window
+// i − window < j <= i, query i at its absolute position (bottom-right with
+// the cache, as the causal frontier).
+void LocalMaskView(MaskSpec mask, int64_t batch, int64_t heads, int64_t lq, int64_t lk, int64_t window,
+                   kernels::AttentionView* view) {
+  mask.window = true;
+  mask.window_left = window - 1;
+  mask.window_right = 0;
+  mask.window_align = mask.causal_align;
+  internal::ResolveMask(mask, batch, heads, lq, lk, view);
+}
 }  // namespace
 
 void Transformer::Impl::Build() {
   const int64_t e = config.embed_dim, f = config.ffn_dim, vocab = config.vocab_size;
-  const int64_t nl = config.num_layers, ekv = KvWidth();
+  const int64_t nl = config.num_layers, ekv = KvWidth(), d = HeadDim(), eq = config.num_heads * d;
   const bool layer_norm = config.norm == NormKind::kLayerNorm;
   auto Add = [&](const std::string& name, std::vector<int64_t> shape, bool dec) {
     return store.Add(name, std::move(shape), dec, config.packed_weights && IsProjection(name));
@@ -62,18 +73,30 @@ void Transformer::Impl::Build() {
       const bool bias = i % 2 == 1;
       if (bias && !(i == 7 ? config.out_bias : config.qkv_bias)) continue;  // bo : bq, bk, bv
       const bool kv = i >= 2 && i < 6;  // wk, bk, wv, bv
-      const int64_t rows = kv ? ekv : e;
-      b.attn_id[i] = Add(p + "attn." + kAttn[i], bias ? std::vector<int64_t>{rows} : std::vector<int64_t>{rows, e}, !bias);
+      const int64_t rows = kv ? ekv : i < 2 ? eq : e;  // wo [E, H·D]
+      const int64_t cols = i == 6 ? eq : e;
+      b.attn_id[i] = Add(p + "attn." + kAttn[i], bias ? std::vector<int64_t>{rows} : std::vector<int64_t>{rows, cols}, !bias);
     }
     b.norm1_w = Add(p + "norm1.weight", {e}, false);
     if (layer_norm) b.norm1_b = Add(p + "norm1.bias", {e}, false);
     b.w1 = Add(p + "ffn.w1", {f, e}, true);
     if (config.ffn_bias) b.b1 = Add(p + "ffn.b1", {f}, false);
-    if (config.activation == Activation::kSwiGlu) b.wg = Add(p + "ffn.wg", {f, e}, true);
+    if (Gated()) b.wg = Add(p + "ffn.wg", {f, e}, true);
     b.w2 = Add(p + "ffn.w2", {e, f}, true);
     if (config.ffn_bias) b.b2 = Add(p + "ffn.b2", {e}, false);
     b.norm2_w = Add(p + "norm2.weight", {e}, false);
     if (layer_norm) b.norm2_b = Add(p + "norm2.bias", {e}, false);
+    // The options' tensors, after the default ones.
+    if (config.qk_norm) {
+      b.q_norm = Add(p + "attn.q_norm.weight", {d}, false);
+      b.k_norm = Add(p + "attn.k_norm.weight", {d}, false);
+    }
+    if (config.sandwich_norm) {
+      b.post_attn_w = Add(p + "post_attn_norm.weight", {e}, false);
+      if (layer_norm) b.post_attn_b = Add(p + "post_attn_norm.bias", {e}, false);
+      b.post_ffn_w = Add(p + "post_ffn_norm.weight", {e}, false);
+      if (layer_norm) b.post_ffn_b = Add(p + "post_ffn_norm.bias", {e}, false);
+    }
   }
   if (config.prenorm) {
     final_norm_w = Add("final_norm.weight", {e}, false);
@@ -102,14 +125,26 @@ void Transformer::Impl::Bind() {
     PositionalEncoding(config.max_length, e, 10000.0, sinusoid.data());
   }
   if (config.positional == Positional::kRope) {
-    const int64_t half = e / config.num_heads / 2;
+    // R = rotary_dim (or D) dims rotated, frequencies over R.
+    const int64_t rdim = config.rotary_dim > 0 ? config.rotary_dim : HeadDim();
+    const int64_t half = rdim / 2;
     const size_t n = static_cast<size_t>(config.max_length * half);
-    rope_cos.resize(n);
-    rope_sin.resize(n);
-    rope_neg_sin.resize(n);
-    RotaryCache(config.max_length, 2 * half, config.rope_theta, rope_cos.data(), rope_sin.data());
-    for (size_t i = 0; i < n; ++i) rope_neg_sin[i] = -rope_sin[i];
-    rope = {rope_cos.data(), rope_sin.data(), rope_neg_sin.data()};
+    auto tables = [&](double theta, std::vector<float>* c, std::vector<float>* sn, std::vector<float>* ns,
+                      train::RopeTables* t) {
+      c->resize(n);
+      sn->resize(n);
+      ns->resize(n);
+      RotaryCache(config.max_length, 2 * half, theta, c->data(), sn->data());
+      for (size_t i = 0; i < n; ++i) (*ns)[i] = -(*sn)[i];
+      *t = {c->data(), sn->data(), ns->data()};
+      t->rotary_dim = config.rotary_dim;
+    };
+    tables(config.rope_theta, &rope_cos, &rope_sin, &rope_neg_sin, &rope);
+    bool any_local = false;
+    for (int64_t l = 0; l < nl; ++l) any_local = any_local || IsLocal(l);
+    if (config.rope_local_theta > 0.0 && any_local) {
+      tables(config.rope_local_theta, &rope_local_cos, &rope_local_sin, &rope_local_neg_sin, &rope_local);
+    }
   }
   head_enabled.assign(static_cast<size_t>(nl * config.num_heads), 1);
   x.reset(new AlignedBuffer[static_cast<size_t>(nl + 1)]);
@@ -155,7 +190,7 @@ bool Transformer::Impl::Reserve(int64_t rows, bool training) {
   for (int64_t l = 0; l <= c.num_layers; ++l) {
     if (!x[l].Reserve(r * e)) return false;
   }
-  const bool swiglu = c.activation == Activation::kSwiGlu;
+  const bool swiglu = Gated();
   for (int64_t l = 0; l < c.num_layers; ++l) {
     BlockActs& a = acts[l];
     if (!a.a.Reserve(r * e) || !a.h.Reserve(r * e) || !a.f1.Reserve(r * f) ||
@@ -164,6 +199,7 @@ bool Transformer::Impl::Reserve(int64_t rows, bool training) {
     }
     if (c.prenorm && (!a.n1.Reserve(r * e) || !a.n2.Reserve(r * e))) return false;
     if (swiglu && !a.fg.Reserve(r * f)) return false;
+    if (c.sandwich_norm && !a.pn.Reserve(r * e)) return false;
   }
   if (c.embed_norm && !e0.Reserve(r * e)) return false;
   if (c.prenorm && !xf.Reserve(r * e)) return false;
@@ -210,6 +246,12 @@ bool Transformer::Impl::Mlp(int64_t rows, const BlockParams& bp, BlockActs& a, c
       if (!Lin(rows, e, f, in, bp.wg, -1, a.fg.data())) return false;
       train::SwiGluForward(rows * f, a.fg.data(), a.f1.data(), a.g.data());
       break;
+    case Activation::kGeGlu:
+    case Activation::kGeGluTanh:
+      if (!Lin(rows, e, f, in, bp.wg, -1, a.fg.data())) return false;
+      train::GeGluForward(rows * f, a.fg.data(), a.f1.data(), config.activation == Activation::kGeGluTanh,
+                          a.g.data());
+      break;
   }
   return Lin(rows, f, e, a.g.data(), bp.w2, bp.b2, a.f2.data());
 }
@@ -225,8 +267,15 @@ bool Transformer::Impl::MlpBackward(int64_t rows, BlockParams& bp, BlockActs& a,
     case Activation::kGelu: train::GeluBackward(rows * f, a.f1.data(), dg.data(), dg.data()); break;
     case Activation::kGeluTanh: train::GeluTanhBackward(rows * f, a.f1.data(), dg.data(), dg.data()); break;
     case Activation::kSwiGlu:
+    case Activation::kGeGlu:
+    case Activation::kGeGluTanh:
       // dg2 ← ∂/∂gate, dg ← ∂/∂up.
-      train::SwiGluBackward(rows * f, a.fg.data(), a.f1.data(), dg.data(), dg2.data(), dg.data());
+      if (config.activation == Activation::kSwiGlu) {
+        train::SwiGluBackward(rows * f, a.fg.data(), a.f1.data(), dg.data(), dg2.data(), dg.data());
+      } else {
+        train::GeGluBackward(rows * f, a.fg.data(), a.f1.data(), config.activation == Activation::kGeGluTanh,
+                             dg.data(), dg2.data(), dg.data());
+      }
       if (!train::LinearBackward(rows, e, f, in, P(bp.wg), dg2.data(), din, false, G(bp.wg),
                                  nullptr, &ws)) {
         return false;
@@ -240,6 +289,15 @@ bool Transformer::Impl::MlpBackward(int64_t rows, BlockParams& bp, BlockActs& a,
 
 
 bool Transformer::Impl::Logits(int64_t first, int64_t rows, float* out) {
+  if (!RawLogits(first, rows, out)) return false;
+  const float cap = config.final_softcap;
+  if (cap > 0.0f) {
+    for (int64_t i = 0; i < rows * config.vocab_size; ++i) out[i] = cap * std::tanh(out[i] / cap);
+  }
+  return true;
+}
+
+bool Transformer::Impl::RawLogits(int64_t first, int64_t rows, float* out) {
   const int64_t e = config.embed_dim;
   if (!config.tie_embeddings) return Lin(rows, e, config.vocab_size, HeadInput() + first * e, head_w, head_b, out);
   if (rows <= internal::kGemvRows && store.HeadCopyReady()) {  // what LinearForward's GEMV gives
@@ -249,6 +307,24 @@ bool Transformer::Impl::Logits(int64_t first, int64_t rows, float* out) {
   }
   return train::LinearForward(rows, e, config.vocab_size, HeadInput() + first * e, HeadWeight(),
                               P(head_b), out, &ws);
+}
+
+void Transformer::Impl::LayerAttention(int64_t l, bool grads, train::MhaShape* shape) {
+  const TransformerConfig& c = config;
+  const BlockParams& bp = blocks[static_cast<size_t>(l)];
+  shape->head_dim = c.head_dim;
+  shape->scale = c.attn_scale;
+  shape->softcap = c.attn_softcap;
+  if (c.positional == Positional::kRope) {
+    shape->rope = IsLocal(l) && rope_local.cos != nullptr ? &rope_local : &rope;
+  }
+  if (c.qk_norm) {
+    shape->q_norm = P(bp.q_norm);
+    shape->k_norm = P(bp.k_norm);
+    shape->norm_eps = c.eps;
+    shape->dq_norm = grads ? G(bp.q_norm) : nullptr;
+    shape->dk_norm = grads ? G(bp.k_norm) : nullptr;
+  }
 }
 
 bool Transformer::Impl::Forward(int64_t batch, int64_t length,
@@ -262,7 +338,19 @@ bool Transformer::Impl::Forward(int64_t batch, int64_t length,
                      : c.positional == Positional::kSinusoidal ? sinusoid.data()
                                                                : nullptr;
   float* emb = c.embed_norm ? e0.data() : x[0].data();
-  train::EmbeddingForward(rows, length, e, P(embed_id), pos ? pos + pos0 * e : nullptr, tokens, emb);
+  if (c.embed_scale != 1.0f) {
+    // Emb[tokens]·embed_scale, then the positions.
+    train::EmbeddingForward(rows, length, e, P(embed_id), nullptr, tokens, emb);
+    for (int64_t i = 0; i < rows * e; ++i) emb[i] *= c.embed_scale;
+    if (pos) {
+      for (int64_t r = 0; r < rows; ++r) {
+        const float* pr = pos + (pos0 + r % length) * e;
+        for (int64_t j = 0; j < e; ++j) emb[r * e + j] += pr[j];
+      }
+    }
+  } else {
+    train::EmbeddingForward(rows, length, e, P(embed_id), pos ? pos + pos0 * e : nullptr, tokens, emb);
+  }
   if (type_id >= 0) {
     const float* t = P(type_id);  // token type 0 for every position
     for (int64_t r = 0; r < rows; ++r) {
@@ -277,11 +365,9 @@ bool Transformer::Impl::Forward(int64_t batch, int64_t length,
   MaskSpec mask;
   mask.causal = c.causal;
   if (use_cache) mask.causal_align = Align::kBottomRight;
-  kernels::AttentionView mask_view;
+  kernels::AttentionView mask_view, local_view;
   internal::ResolveMask(mask, batch, c.num_heads, length, lk, &mask_view);
-  train::MhaShape shape{batch, length, use_cache ? lk : length, e, c.num_heads, e, e,
-                        c.positional == Positional::kRope ? &rope : nullptr, c.num_kv_heads};
-  shape.pos0 = pos0;
+  if (c.sliding_window > 0) LocalMaskView(mask, batch, c.num_heads, length, lk, c.sliding_window, &local_view);
   const bool drop = training && c.dropout > 0.0f;
   // The rows of x[N] written: from f0 = the last one with last_row (the
   // last block runs on rows r0 = f0.. after its attention's K and V).
@@ -293,6 +379,10 @@ bool Transformer::Impl::Forward(int64_t batch, int64_t length,
     BlockActs& a = acts[l];
     if (l == start_layer) PatchResidual(l);
     const float* xin = x[l].data();
+    train::MhaShape shape{batch, length, use_cache ? lk : length, e, c.num_heads, e, e,
+                          c.positional == Positional::kRope ? &rope : nullptr, c.num_kv_heads};
+    shape.pos0 = pos0;
+    LayerAttention(l, false, &shape);
     if (use_cache) {
       shape.k_cache = cache[l].k.data();
       shape.v_cache = cache[l].v.data();
@@ -308,7 +398,7 @@ bool Transformer::Impl::Forward(int64_t batch, int64_t length,
       attn_in = a.n1.data();
     }
     // The attention's output rows r0.. (all of them but with last_row).
-    if (!train::MhaForward(shape, bp.attn, attn_in, attn_in, attn_in, mask_view,
+    if (!train::MhaForward(shape, bp.attn, attn_in, attn_in, attn_in, IsLocal(l) ? local_view : mask_view,
                            &head_enabled[static_cast<size_t>(l * c.num_heads)],
                            a.a.data() + o, weights, &a.mha, &ws)) {
       return false;
@@ -317,12 +407,21 @@ bool Transformer::Impl::Forward(int64_t batch, int64_t length,
     if (c.prenorm) {
       float* h = a.h.data();
       const float* at = a.a.data();
+      if (c.sandwich_norm) {  // h = x + PostAttnNorm(a)
+        Norm(n, at + o, nullptr, bp.post_attn_w, bp.post_attn_b, a.pn.data() + o);
+        at = a.pn.data();
+      }
       for (int64_t i = o; i < rows * e; ++i) h[i] = xin[i] + at[i];
-      Norm(n, h + o, nullptr, bp.norm2_w, bp.norm2_b, a.n2.data() + o);
+      // parallel_residual: the MLP reads Norm2(x), not Norm2(h).
+      Norm(n, (c.parallel_residual ? xin : h) + o, nullptr, bp.norm2_w, bp.norm2_b, a.n2.data() + o);
       if (!Mlp(n, bp, a, a.n2.data() + o)) return false;  // f2's rows 0..n−1
       if (drop) train::DropoutForward(rows * e, c.dropout, DropoutSeed(2 * dropout_calls + 1), a.f2.data());
       float* out = x[l + 1].data() + o;
       const float* f2 = a.f2.data();
+      if (c.sandwich_norm) {  // x' = h + PostFfnNorm(f2)
+        Norm(n, f2, nullptr, bp.post_ffn_w, bp.post_ffn_b, a.pn.data());
+        f2 = a.pn.data();
+      }
       for (int64_t i = 0; i < n * e; ++i) out[i] = h[o + i] + f2[i];
     } else {
       Norm(n, xin + o, a.a.data() + o, bp.norm1_w, bp.norm1_b, a.h.data() + o);
@@ -349,6 +448,15 @@ bool Transformer::Impl::Backward(int64_t batch, int64_t length,
   const TransformerConfig& c = config;
   const int64_t e = c.embed_dim, rows = batch * length;
   std::fill(grads.data(), grads.data() + store.count(), 0.0f);
+  if (c.final_softcap > 0.0f) {
+    // logits (capped) = c·tanh(z/c): ∂/∂z = 1 − (logits/c)².
+    float* dl = dlogits.data();
+    const float* lg = logits.data();
+    for (int64_t i = 0; i < rows * c.vocab_size; ++i) {
+      const float t = lg[i] / c.final_softcap;
+      dl[i] *= 1.0f - t * t;
+    }
+  }
   // dx: gradient of the current block output.
   float* dhead_in = c.mlm_head ? dn.data() : (c.prenorm ? dh.data() : dx.data());
   if (!train::LinearBackward(rows, e, c.vocab_size, HeadInput(), HeadWeight(), dlogits.data(),
@@ -368,10 +476,9 @@ bool Transformer::Impl::Backward(int64_t batch, int64_t length,
   if (c.prenorm) NormBackward(rows, x[c.num_layers].data(), nullptr, final_norm_w, final_norm_b, dh.data(), dx.data());
   MaskSpec mask;
   mask.causal = c.causal;
-  kernels::AttentionView mask_view;
-  internal::ResolveMask(mask, batch, c.num_heads, length, length, &mask_view);
-  const train::MhaShape shape{batch, length, length, e, c.num_heads, e, e,
-                              c.positional == Positional::kRope ? &rope : nullptr, c.num_kv_heads};
+  kernels::AttentionView global_view, local_view;
+  internal::ResolveMask(mask, batch, c.num_heads, length, length, &global_view);
+  if (c.sliding_window > 0) LocalMaskView(mask, batch, c.num_heads, length, length, c.sliding_window, &local_view);
   const bool drop = c.dropout > 0.0f;
   // Dropout seeds were drawn in forward order; walk them back.
   uint64_t call = dropout_calls;
@@ -380,17 +487,34 @@ bool Transformer::Impl::Backward(int64_t batch, int64_t length,
     BlockActs& a = acts[l];
     const float* xin = x[l].data();
     if (drop) --call;
+    train::MhaShape shape{batch, length, length, e, c.num_heads, e, e,
+                          c.positional == Positional::kRope ? &rope : nullptr, c.num_kv_heads};
+    LayerAttention(l, true, &shape);
+    const kernels::AttentionView& mask_view = IsLocal(l) ? local_view : global_view;
     if (c.prenorm) {
       // x' = h + f2, f2 = MLP(n2), n2 = Norm2(h): dh = dx + Norm2ᵀ(MLPᵀ(dx)).
-      std::memcpy(dtmp.data(), dx.data(), static_cast<size_t>(rows * e) * sizeof(float));
+      // (sandwich_norm: f2 → PostFfnNorm(f2); parallel_residual: n2 =
+      // Norm2(x), so dh = dx and Norm2ᵀ(MLPᵀ(dx)) goes to x.)
+      if (c.sandwich_norm) {
+        NormBackward(rows, a.f2.data(), nullptr, bp.post_ffn_w, bp.post_ffn_b, dx.data(), dtmp.data());
+      } else {
+        std::memcpy(dtmp.data(), dx.data(), static_cast<size_t>(rows * e) * sizeof(float));
+      }
       if (drop) train::DropoutBackward(rows * e, c.dropout, DropoutSeed(2 * call + 1), dtmp.data());
       if (!MlpBackward(rows, bp, a, a.n2.data(), dtmp.data(), dn.data())) return false;
-      NormBackward(rows, a.h.data(), nullptr, bp.norm2_w, bp.norm2_b, dn.data(), dh.data());
+      NormBackward(rows, c.parallel_residual ? xin : a.h.data(), nullptr, bp.norm2_w, bp.norm2_b, dn.data(),
+                   dh.data());
       float* dhp = dh.data();
       const float* dxp = dx.data();
       for (int64_t i = 0; i < rows * e; ++i) dhp[i] += dxp[i];
+      // ∂h: dh, or (parallel) dx while dh holds dx + Norm2ᵀ(..) for x.
+      const float* dhh = c.parallel_residual ? dxp : dhp;
       // h = x + a, a = MHA(n1), n1 = Norm1(x): dx = dh + Norm1ᵀ(MHAᵀ(dh)).
-      std::memcpy(dtmp.data(), dhp, static_cast<size_t>(rows * e) * sizeof(float));
+      if (c.sandwich_norm) {
+        NormBackward(rows, a.a.data(), nullptr, bp.post_attn_w, bp.post_attn_b, dhh, dtmp.data());
+      } else {
+        std::memcpy(dtmp.data(), dhh, static_cast<size_t>(rows * e) * sizeof(float));
+      }
       if (drop) train::DropoutBackward(rows * e, c.dropout, DropoutSeed(2 * call), dtmp.data());
       float* dmha = dn.data();
       if (!train::MhaBackward(shape, bp.attn, a.n1.data(), a.n1.data(), a.n1.data(), mask_view,
@@ -436,8 +560,20 @@ bool Transformer::Impl::Backward(int64_t batch, int64_t length,
       for (int64_t j = 0; j < e; ++j) gt[j] += demb[r * e + j];
     }
   }
-  train::EmbeddingBackward(rows, length, e, tokens, demb, G(embed_id),
-                           c.positional == Positional::kLearned ? G(pos_id) : nullptr);
+  if (c.embed_scale != 1.0f) {
+    // x0 = Emb[t]·s + Pos: dPos = demb, dEmb = s·demb.
+    if (c.positional == Positional::kLearned) {
+      float* gp = G(pos_id);
+      for (int64_t r = 0; r < rows; ++r) {
+        for (int64_t j = 0; j < e; ++j) gp[(r % length) * e + j] += demb[r * e + j];
+      }
+    }
+    for (int64_t i = 0; i < rows * e; ++i) demb[i] *= c.embed_scale;
+    train::EmbeddingBackward(rows, length, e, tokens, demb, G(embed_id), nullptr);
+  } else {
+    train::EmbeddingBackward(rows, length, e, tokens, demb, G(embed_id),
+                             c.positional == Positional::kLearned ? G(pos_id) : nullptr);
+  }
   return true;
 }
 
@@ -448,15 +584,17 @@ int64_t Transformer::Impl::ScratchBytes() const {
   for (int64_t l = 0; l < config.num_layers; ++l) {
     const BlockActs& a = acts[l];
     b += a.a.bytes() + a.h.bytes() + a.f1.bytes() + a.g.bytes() + a.f2.bytes() +
-         a.n1.bytes() + a.n2.bytes() + a.fg.bytes() +
-         a.mha.q.bytes() + a.mha.k.bytes() + a.mha.v.bytes() + a.mha.ctx.bytes();
+         a.n1.bytes() + a.n2.bytes() + a.fg.bytes() + a.pn.bytes() +
+         a.mha.q.bytes() + a.mha.k.bytes() + a.mha.v.bytes() + a.mha.ctx.bytes() +
+         a.mha.q_pre.bytes() + a.mha.k_pre.bytes();
     if (cache) b += cache[l].k.bytes() + cache[l].v.bytes();
   }
   b += e0.bytes() + xf.bytes() + t1.bytes() + t2.bytes() + t3.bytes();
   b += logits.bytes() + dlogits.bytes() + dx.bytes() + dh.bytes() +
        dtmp.bytes() + dn.bytes() + dg.bytes() + dg2.bytes();
   b += ws.pack.bytes() + ws.pack2.bytes() + ws.trans.bytes() + ws.tile.bytes() +
-       ws.g_ctx.bytes() + ws.g_q.bytes() + ws.g_k.bytes() + ws.g_v.bytes();
+       ws.g_ctx.bytes() + ws.g_q.bytes() + ws.g_k.bytes() + ws.g_v.bytes() + ws.g_qn.bytes() +
+       ws.g_kn.bytes();
   return b;
 }
 

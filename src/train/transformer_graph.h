@@ -3,7 +3,7 @@
 // activations kept for the backward, the key/value cache) and the graph's
 // forward and backward (transformer_graph.cpp). transformer.cpp holds the
 // public API with its checks. R = rows of one call:
-//   x0 = Emb[tokens] + Pos (+ Type[0]); embed_norm: x0 = LN(e0)      [R, E]
+//   x0 = Emb[tokens]·embed_scale + Pos (+ Type[0]); embed_norm: x0 = LN(e0)  [R, E]
 //   post-norm block (x = x_l):
 //     a  = Dropout(MHA(x, x, x))   (MhaActivations q, k, v, ctx)     [R, E]
 //     h  = Norm1(x + a)                                              [R, E]
@@ -12,8 +12,13 @@
 //   pre-norm block:
 //     n1 = Norm1(x);  a = Dropout(MHA(n1));  h = x + a
 //     n2 = Norm2(h);  f1, g as above from n2;  x_{l+1} = h + Dropout(f2)
+//     parallel_residual: n2 = Norm2(x) (x_{l+1} = x + a + f2)
+//     sandwich_norm: h = x + PostAttnNorm(a);  x_{l+1} = h + PostFfnNorm(f2)
+//   MHA (train/ops.h MhaShape): head_dim, qk_norm, attn_scale, attn_softcap,
+//     the window on local layers, their RoPE table, rotary_dim
 //   xf = FinalNorm(x_N) (pre-norm) or x_N;  MLM: t = LN(GELU(xf·Wtᵀ + bt))
 //   logits = (t or xf)·Whᵀ + bh   (Wh = Emb when tied)                [R, V]
+//   final_softcap: logits = c·tanh(logits/c)
 // The backward walks the same buffers in reverse (train/ops.h), then AdamW
 // updates the flat parameter vector.
 #ifndef ATTNLAB_TRAIN_TRANSFORMER_GRAPH_H_
@@ -35,13 +40,16 @@ struct BlockParams {
   MhaGrads dattn;
   int64_t norm1_w = -1, norm1_b = -1, w1 = -1, b1 = -1, wg = -1, w2 = -1, b2 = -1,
           norm2_w = -1, norm2_b = -1, attn_id[8] = {-1, -1, -1, -1, -1, -1, -1, -1};
+  int64_t q_norm = -1, k_norm = -1;                 // qk_norm
+  int64_t post_attn_w = -1, post_attn_b = -1, post_ffn_w = -1, post_ffn_b = -1;  // sandwich_norm
   const kernels::PackedB* pk[8] = {};  // packed attention projections (inference)
 };
 
 struct BlockActs {
   MhaActivations mha;
   internal::AlignedBuffer a, h, f1, g, f2;
-  internal::AlignedBuffer n1, n2, fg;  // pre-norm inputs of MHA and MLP; the SwiGLU gate
+  internal::AlignedBuffer n1, n2, fg;  // pre-norm inputs of MHA and MLP; the SwiGLU / GeGLU gate
+  internal::AlignedBuffer pn;          // sandwich_norm: a post norm's output (scratch)
 };
 
 // A key/value cache per layer, [maxL, Hkv·D] (Extend, batch 1).
@@ -67,6 +75,8 @@ struct Transformer::Impl {
   std::vector<float> sinusoid;        // [maxL, E] when positional is sinusoidal
   std::vector<float> rope_cos, rope_sin, rope_neg_sin;  // [maxL, D/2] (rope)
   train::RopeTables rope;
+  std::vector<float> rope_local_cos, rope_local_sin, rope_local_neg_sin;  // rope_local_theta
+  train::RopeTables rope_local;
   std::vector<uint8_t> head_enabled;  // [N, H]
   // Activations and gradient scratch.
   std::unique_ptr<AlignedBuffer[]> x;        // N + 1 buffers [R, E]
@@ -96,10 +106,25 @@ struct Transformer::Impl {
   }
   // y = x·Wᵀ + b through the packed weight when there is one.
   bool Lin(int64_t rows, int64_t in, int64_t out, const float* x, int64_t w, int64_t b, float* y);
+  int64_t HeadDim() const {
+    return config.head_dim > 0 ? config.head_dim : config.embed_dim / config.num_heads;
+  }
   int64_t KvWidth() const {
     const int64_t hkv = config.num_kv_heads > 0 ? config.num_kv_heads : config.num_heads;
-    return hkv * (config.embed_dim / config.num_heads);
+    return hkv * HeadDim();
   }
+  // Layer l attends through the sliding window (layer_kinds, sliding_window).
+  bool IsLocal(int64_t l) const {
+    if (config.sliding_window <= 0) return false;
+    return config.layer_kinds.empty() || config.layer_kinds[static_cast<size_t>(l)] == 'l';
+  }
+  bool Gated() const {
+    return config.activation == Activation::kSwiGlu || config.activation == Activation::kGeGlu ||
+           config.activation == Activation::kGeGluTanh;
+  }
+  // The attention's shape and options of layer l (its RoPE table, qk_norm
+  // weights and their grads when training).
+  void LayerAttention(int64_t l, bool grads, train::MhaShape* shape);
   bool EnsureTrainingBuffers();
   bool Reserve(int64_t rows, bool training);
   uint32_t DropoutSeed(uint64_t call) const {
@@ -133,7 +158,9 @@ struct Transformer::Impl {
   const float* Hidden() { return config.prenorm ? xf.data() : x[config.num_layers].data(); }
   const float* HeadWeight() { return config.tie_embeddings ? P(embed_id) : P(head_w); }
   // logits [rows, V] of the head input rows first..first+rows−1.
+  // (with final_softcap the capped ones; RawLogits: before the cap)
   bool Logits(int64_t first, int64_t rows, float* out);
+  bool RawLogits(int64_t first, int64_t rows, float* out);
   // Bytes of the activations, scratch and cache (HeldBytes less the store
   // and the training buffers).
   int64_t ScratchBytes() const;

@@ -19,7 +19,7 @@ namespace attnlab {
 namespace train {
 void ApplyZEdit(const ZEdit& edit, const MhaShape& s, float* ctx) {
   if (edit.mode.empty()) return;
-  const int64_t d = s.e / s.heads, w = s.e, lq = s.lq;  // the context layout ZeroDisabledHeads uses
+  const int64_t d = s.head_dim > 0 ? s.head_dim : s.e / s.heads, w = s.heads * d, lq = s.lq;  // the context layout ZeroDisabledHeads uses
   const bool per_sequence = static_cast<int64_t>(edit.mode.size()) == s.batch * s.heads;
   const size_t bytes = static_cast<size_t>(d) * sizeof(float);
   std::vector<double> mean;
@@ -119,9 +119,11 @@ struct InterpScope {
   }
 };
 
-// The context rows (the heads' z side by side, o_proj's input): H·D wide,
-// D = E / H in this graph. (One place to change if D is set apart from E.)
-int64_t ContextWidth(const TransformerConfig& c) { return c.embed_dim; }
+// The context rows (the heads' z side by side, o_proj's input): H·D wide
+// (D = head_dim, or E / H).
+int64_t ContextWidth(const TransformerConfig& c) {
+  return c.num_heads * (c.head_dim > 0 ? c.head_dim : c.embed_dim / c.num_heads);
+}
 
 Status CheckIds(const char* where, const char* what, const TransformerConfig& c, int64_t length,
                 const int32_t* tokens) {
@@ -239,6 +241,10 @@ Status Transformer::LogitLens(int64_t length, const int32_t* tokens, int64_t k, 
     if (!im.HeadLogits(length, normed, lg)) {
       return Status::OutOfMemory(std::string(where) + ": out of memory for the logits");
     }
+    if (c.final_softcap > 0.0f) {  // as Logits
+      const float cap = c.final_softcap;
+      for (int64_t i = 0; i < length * vocab; ++i) lg[i] = cap * std::tanh(lg[i] / cap);
+    }
     if (logits != nullptr) {
       std::memcpy(logits + r * length * vocab, lg, static_cast<size_t>(length * vocab) * sizeof(float));
     }
@@ -260,6 +266,12 @@ Status Transformer::Attribute(int64_t length, const int32_t* tokens, int64_t pos
   if (!(s = CheckVocab(where, "target", c, target)).ok() ||
       (baseline != -1 && !(s = CheckVocab(where, "baseline", c, baseline)).ok())) {
     return s;
+  }
+  if (c.sandwich_norm) {
+    return Status::Invalid(std::string(where) +
+                           ": this model normalises each attention and MLP output before adding it to the "
+                           "residual (sandwich norms, gemma2/gemma3), so the residual is not a sum of the heads' "
+                           "outputs; the logit lens, ablation and patching work on it");
   }
   if (position < 0 || position >= length) {
     std::ostringstream os;
@@ -325,7 +337,8 @@ Status Transformer::Attribute(int64_t length, const int32_t* tokens, int64_t pos
   mlps[nl] = static_cast<float>(constant);
   // LD from the model's own logits at `position`.
   std::vector<float> lg(static_cast<size_t>(c.vocab_size));
-  if (!im.Logits(position, 1, lg.data())) return Status::OutOfMemory(std::string(where) + ": out of memory");
+  // (RawLogits: before a final softcap, which is not linear; the parts sum to these.)
+  if (!im.RawLogits(position, 1, lg.data())) return Status::OutOfMemory(std::string(where) + ": out of memory");
   mlps[nl + 1] = lg[target] - (baseline >= 0 ? lg[baseline] : 0.0f);
   return Status::Ok();
 }
@@ -354,11 +367,16 @@ Status Transformer::Patch(int64_t length, const int32_t* clean, const int32_t* c
   im.HeadRow(baseline, wb.data(), &bb);
   // LD at row `row` of the last call (the last position of a sequence) from
   // the final norm's row and two head rows.
+  // (With a final softcap, of the capped logits, as the model's.)
+  const double cap = c.final_softcap;
   auto logit_diff = [&](int64_t row) {
     const float* xf = im.xf.data() + row * e;
-    double sum = static_cast<double>(bt) - bb;
-    for (int64_t j = 0; j < e; ++j) sum += static_cast<double>(xf[j]) * (static_cast<double>(wt[j]) - wb[j]);
-    return sum;
+    double zt = bt, zb = bb;
+    for (int64_t j = 0; j < e; ++j) {
+      zt += static_cast<double>(xf[j]) * wt[j];
+      zb += static_cast<double>(xf[j]) * wb[j];
+    }
+    return cap > 0.0 ? cap * (std::tanh(zt / cap) - std::tanh(zb / cap)) : zt - zb;
   };
   // f: the first position where the inputs differ. On a causal model the
   // positions before it compute the same in both runs: a patch there changes

@@ -49,22 +49,40 @@ int64_t WeightStore::Add(const std::string& name, std::vector<int64_t> shape, bo
 }
 
 bool WeightStore::Allocate(int32_t half) {
+  half_ = half;
   for (auto& w : packed_) {
-    const int64_t n = kernels::PackedFloats(w->in, w->out);
     const int64_t nr = kernels::GemmNr(w->out);
-    const int64_t floats = half != 0 ? (n + 1) / 2 : n;
-    if (!w->buf.Reserve(floats)) return false;
-    std::fill(w->buf.data(), w->buf.data() + floats, 0.0f);
-    if (half != 0) {
-      w->pb = kernels::PackedB{nullptr, nr, w->in * nr, reinterpret_cast<const uint16_t*>(w->buf.data()),
-                               static_cast<kernels::HalfKind>(half)};
-    } else {
-      w->pb = kernels::PackedB{w->buf.data(), nr, w->in * nr};
-    }
+    w->pb = kernels::PackedB{nullptr, nr, w->in * nr};  // (no storage until written)
   }
   if (!params_.Reserve(std::max<int64_t>(stored_, 1))) return false;
   std::fill(params_.data(), params_.data() + stored_, 0.0f);
   return true;
+}
+
+Status WeightStore::EnsurePanels(int64_t i, PackedWeight* w) {
+  const kernels::PackedB& b = w->pb;
+  if (b.data != nullptr || b.half != nullptr) return Status::Ok();
+  const std::string& name = infos_[static_cast<size_t>(i)].name;
+  if (b.quant.data != nullptr) {
+    return Status::Invalid("writeParam: " + name + " is held as " + kernels::QuantKindName(b.quant.kind) +
+                           " blocks; write all its rows with writeParamQuant");
+  }
+  const int64_t n = kernels::PackedFloats(w->in, w->out);
+  const int64_t nr = kernels::GemmNr(w->out);
+  const int64_t floats = half_ != 0 ? (n + 1) / 2 : n;
+  if (!w->buf.Reserve(floats)) {
+    std::ostringstream os;
+    os << "writeParam: out of memory for " << name << " (" << floats * 4 << " bytes)";
+    return Status::OutOfMemory(os.str());
+  }
+  std::fill(w->buf.data(), w->buf.data() + floats, 0.0f);
+  if (half_ != 0) {
+    w->pb = kernels::PackedB{nullptr, nr, w->in * nr, reinterpret_cast<const uint16_t*>(w->buf.data()),
+                             static_cast<kernels::HalfKind>(half_)};
+  } else {
+    w->pb = kernels::PackedB{w->buf.data(), nr, w->in * nr};
+  }
+  return Status::Ok();
 }
 
 bool WeightStore::EnableHeadCopy(int64_t embed, int32_t half) {
@@ -118,6 +136,14 @@ void WeightStore::CopyAll(float* out) const {
     }
     const PackedWeight& w = *pw;
     const kernels::PackedB& b = w.pb;
+    if (b.quant.data != nullptr) {
+      for (int64_t o = 0; o < w.out; ++o) kernels::DequantizeRow(b.quant.kind, b.quant.data + o * b.quant.ld, w.in, dst + o * w.in);
+      continue;
+    }
+    if (b.data == nullptr && b.half == nullptr) {  // never written
+      std::fill(dst, dst + w.out * w.in, 0.0f);
+      continue;
+    }
     for (int64_t o = 0; o < w.out; ++o) {
       if (b.half != nullptr) {
         for (int64_t k = 0; k < w.in; ++k) dst[o * w.in + k] = kernels::HalfToFloat(b.half[kernels::HalfOffset(b, k, o)], b.kind);
@@ -171,6 +197,9 @@ Status WeightStore::WriteHalf(int64_t index, int64_t first, int64_t rows, const 
       }
     }
   }
+  if (PackedWeight* pw = PackedOf(index)) {
+    if (!(s = EnsurePanels(index, pw)).ok()) return s;
+  }
   const kernels::PackedB* pb = Packed(index);
   if (pb == nullptr || pb->half == nullptr || pb->kind != hk) {
     // Stored as float32: convert a row at a time through Write.
@@ -213,6 +242,9 @@ Status WeightStore::Write(int64_t index, int64_t first, int64_t rows, const floa
   const ParamInfo& info = infos_[static_cast<size_t>(index)];
   int64_t r = 0, c = 0;
   RowsCols(info, &r, &c);
+  if (PackedWeight* pw = PackedOf(index)) {
+    if (!(st = EnsurePanels(index, pw)).ok()) return st;
+  }
   const kernels::PackedB* pb = Packed(index);
   if (pb != nullptr && pb->half != nullptr) {
     return Status::Invalid("writeParam: " + info.name + " is held in 16 bits (packed_half); write it with writeParamHalf");
@@ -278,7 +310,7 @@ Status WeightStore::CheckFinite() const {
       for (int64_t j = 0, n = Elements(info); j < n && bad < 0; ++j) {
         if (!std::isfinite(p[j])) bad = j, value = p[j];
       }
-    } else if (pw->pb.half == nullptr) {  // (16-bit: checked as written)
+    } else if (pw->pb.data != nullptr) {  // (16-bit and blocks: checked as written)
       const PackedWeight& w = *pw;
       for (int64_t o = 0; o < w.out && bad < 0; ++o) {
         const float* col = w.pb.data + (o / w.pb.nr) * w.pb.panel_stride + o % w.pb.nr;
@@ -297,6 +329,95 @@ Status WeightStore::CheckFinite() const {
     }
   }
   return Status::Ok();
+}
+
+Status WeightStore::WriteQuant(int64_t index, int64_t first, int64_t rows, int32_t kind,
+                               const uint8_t* src, int64_t bytes) {
+  const char* where = "writeParamQuant";
+  if (index < 0 || index >= static_cast<int64_t>(infos_.size())) {
+    return Status::Invalid(std::string(where) + ": no parameter " + std::to_string(index));
+  }
+  const ParamInfo& info = infos_[static_cast<size_t>(index)];
+  if (!kernels::IsQuantKind(kind)) {
+    return Status::Invalid(std::string(where) + ": kind must be 8 (Q8_0) or 2 (Q4_0), the ggml type ids, got " +
+                           std::to_string(kind));
+  }
+  const auto qk = static_cast<kernels::QuantKind>(kind);
+  int64_t r = 0, c = 0;
+  RowsCols(info, &r, &c);
+  std::ostringstream os;
+  os << where << ": ";
+  if (c % kernels::kQuantBlock != 0) {
+    os << info.name << " has rows of " << c << " values, not a multiple of " << kernels::kQuantBlock
+       << " (a " << kernels::QuantKindName(qk) << " block)";
+    return Status::Invalid(os.str());
+  }
+  const int64_t row_bytes = c / kernels::kQuantBlock * kernels::QuantBlockBytes(qk);
+  if (first < 0 || rows < 0 || first + rows > r) {
+    os << "rows [" << first << ", " << first + rows << ") do not fit the " << r << " rows of " << info.name;
+    return Status::Invalid(os.str());
+  }
+  if (bytes != rows * row_bytes || (rows > 0 && src == nullptr)) {
+    os << rows << " rows of " << info.name << " as " << kernels::QuantKindName(qk) << " are " << rows * row_bytes
+       << " bytes (" << c / kernels::kQuantBlock << " blocks of " << kernels::QuantBlockBytes(qk)
+       << " a row), got " << bytes;
+    return Status::Invalid(os.str());
+  }
+  const int64_t bb = kernels::QuantBlockBytes(qk);
+  for (int64_t p = 0; p < bytes; p += bb) {
+    const uint16_t d = kernels::QuantScaleBits(src + p);
+    if (!kernels::IsHalfFinite(d, kernels::HalfKind::kF16)) {
+      os << "weights must be finite: the scale of block " << (first * row_bytes + p) / bb << " of " << info.name
+         << " is " << ((d & 0x3ffu) ? "NaN" : "Inf");
+      return Status::Invalid(os.str());
+    }
+  }
+  PackedWeight* pw = PackedOf(index);
+  if (pw == nullptr) {  // held as floats: dequantized
+    std::vector<float> row(static_cast<size_t>(c));
+    for (int64_t i = 0; i < rows; ++i) {
+      kernels::DequantizeRow(qk, src + i * row_bytes, c, row.data());
+      Status s = Write(index, first + i, 1, row.data(), c, false);
+      if (!s.ok()) return s;
+    }
+    return Status::Ok();
+  }
+  kernels::PackedB& b = pw->pb;
+  if (first == 0 && rows == r && (b.data != nullptr || b.half != nullptr || b.quant.kind != qk)) {
+    // The whole projection: whatever it held before gives way to the blocks.
+    pw->buf.Release();
+    b = kernels::PackedB{};
+  }
+  if (b.data != nullptr || b.half != nullptr) {
+    os << info.name << " already holds rows of " << (b.half ? "16-bit" : "float32")
+       << " values (writeParam/writeParamHalf); all rows of a projection must be of one kind (or write all its rows at once)";
+    return Status::Invalid(os.str());
+  }
+  if (b.quant.data != nullptr && b.quant.kind != qk) {
+    os << info.name << " already holds " << kernels::QuantKindName(b.quant.kind) << " rows, got "
+       << kernels::QuantKindName(qk) << "; all rows of a projection must be of one kind (or write all its rows at once)";
+    return Status::Invalid(os.str());
+  }
+  if (b.quant.data == nullptr) {
+    const int64_t total = r * row_bytes;
+    if (!pw->buf.Reserve((total + 3) / 4)) {
+      os << "out of memory for " << info.name << " (" << total << " bytes of " << kernels::QuantKindName(qk) << ")";
+      return Status::OutOfMemory(os.str());
+    }
+    // Zero blocks (d = 0) for rows not written yet: zero weights, as panels.
+    std::memset(pw->buf.data(), 0, static_cast<size_t>(total));
+    b = kernels::PackedB{};
+    b.quant = kernels::QuantMatrix{reinterpret_cast<const uint8_t*>(pw->buf.data()), row_bytes, qk};
+  }
+  std::memcpy(const_cast<uint8_t*>(b.quant.data) + first * row_bytes, src, static_cast<size_t>(bytes));
+  return Status::Ok();
+}
+
+bool WeightStore::HasQuant() const {
+  for (const auto& w : packed_) {
+    if (w->pb.quant.data != nullptr) return true;
+  }
+  return false;
 }
 
 int64_t WeightStore::Bytes() const {

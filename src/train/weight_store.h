@@ -4,6 +4,10 @@
 //     a model that trains);
 //   - projection weights packed once for the GEMM (an inference model:
 //     packed_weights), in float32 panels or, with packed_half, 16-bit ones;
+//     or, written with WriteQuant, as the GGUF rows of GGML blocks (Q8_0,
+//     Q4_0) they came in. A packed projection's storage is allocated by its
+//     first write (so a quantized one never holds float panels on the way);
+//     one never written holds nothing and acts as zeros;
 //   - optionally, a 16-bit copy of a tied LM head's rows (the embedding) for
 //     the GEMV of decoding, used once every row was written from 16 bits.
 // The flat layout of CopyAll / WriteAll is ParamInfo::offset: every
@@ -28,8 +32,9 @@ class WeightStore {
   // Registers a parameter and returns its index; `packed`: held packed for
   // the GEMM (a 2-D projection [out, in] of an inference model).
   int64_t Add(const std::string& name, std::vector<int64_t> shape, bool decay, bool packed);
-  // Allocates every parameter, zeroed; half: 0 float32 panels, 1 F16, 2
-  // BF16 (kernels::HalfKind). false: out of memory.
+  // Allocates the float parameters, zeroed, and sets the kind of the packed
+  // panels that writes of float or 16-bit rows create (half: 0 float32, 1
+  // F16, 2 BF16, kernels::HalfKind). false: out of memory.
   bool Allocate(int32_t half);
   // A 16-bit copy of the embedding rows (parameter `embed`, [vocab, e]) for
   // a tied head; false (and no copy) when there is no room for it.
@@ -53,26 +58,41 @@ class WeightStore {
   // The same from 16-bit values (kind 1 F16, 2 BF16); finite-checked.
   Status WriteHalf(int64_t i, int64_t first, int64_t rows, const uint16_t* src, int64_t ld,
                    bool transposed, int32_t kind);
-  void CopyAll(float* out) const;     // the flat layout
+  // Rows [first, first + rows) of parameter i from GGML blocks (kind
+  // kernels::QuantKind: 8 Q8_0, 2 Q4_0), each row C / 32 blocks of the
+  // GGUF layout, `bytes` = rows · row bytes. A packed projection keeps them
+  // as they are (all its rows of one kind; a write of all its rows replaces
+  // whatever it held); any other parameter gets their dequantized floats.
+  // Scales must be finite.
+  Status WriteQuant(int64_t i, int64_t first, int64_t rows, int32_t kind, const uint8_t* src,
+                    int64_t bytes);
+  // Whether any projection is held as GGML blocks.
+  bool HasQuant() const;
+  void CopyAll(float* out) const;     // the flat layout (blocks dequantized)
   void WriteAll(const float* data);   // the flat layout (finite, checked by the caller)
   Status CheckFinite() const;         // the float and float32-packed parameters
 
   bool HeadCopyReady() const;
   const kernels::HalfMatrix& head_copy() const { return head16_w_; }
   int64_t HeadCopyBytes() const { return HeadCopyReady() ? head16_.bytes() : 0; }
-  // Bytes held: the float vector, the packed panels and the head copy.
+  // Bytes held: the float vector, the packed panels or blocks and the head
+  // copy.
   int64_t Bytes() const;
 
  private:
   // A projection held packed for the GEMM: W [out, in] as B [in, out] in
   // panels (kernels::PackB), with packed_half the same panels of 16-bit
-  // values (pb.half: buf holds uint16_t).
+  // values (pb.half: buf holds uint16_t), or W's rows of GGML blocks
+  // (pb.quant: buf holds the bytes). buf is empty until the first write.
   struct PackedWeight {
     internal::AlignedBuffer buf;
     kernels::PackedB pb;
     int64_t out = 0, in = 0;
   };
   PackedWeight* PackedOf(int64_t i) const;
+  // The float32 or 16-bit panels of `w` (the kind half_), allocated and
+  // zeroed on the first write; a no-op once they exist.
+  Status EnsurePanels(int64_t i, PackedWeight* w);
   void ForgetHeadRows(int64_t first, int64_t rows);
 
   std::vector<ParamInfo> infos_;
@@ -82,6 +102,7 @@ class WeightStore {
   std::vector<std::unique_ptr<PackedWeight>> packed_;
   internal::AlignedBuffer params_;
   int64_t count_ = 0, stored_ = 0;
+  int32_t half_ = 0;  // the panels' kind (Allocate)
   // The head copy: [V, E] rows as the file holds them (kernels::HalfMatrix).
   int64_t head_param_ = -1;
   internal::AlignedBuffer head16_;

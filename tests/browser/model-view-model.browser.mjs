@@ -1,5 +1,6 @@
 // <attention-lab-model-view> with a whole model (issue 23): `src` naming a
-// same-origin folder URL (gpt2; llama-sharded through its index), loaded in
+// same-origin folder URL (gpt2; llama-sharded through its index; the PyTorch
+// shards of tests/golden/torch/llama-sharded), loaded in
 // a Web Worker, and the `model` property set to a Model loaded on the page's
 // thread with lab.loadModel. The views' values equal the library's calls in
 // Node; PNG, SVG and JSON exports; the language switch; no CSP problem.
@@ -80,6 +81,11 @@ export default function (t) {
       assert.equal(ld.heads, 4);
       assert.ok(ld.lines > 0);
       near(ld.data, lr.attentions.flatMap((a) => Array.from(a.data)), 1e-6, 'llama-sharded (BF16 shards) vs llama F32');
+      // A folder with PyTorch shards only: pytorch_model.bin.index.json and its two .bin files.
+      await ready(page, 'torch', lt);
+      await noError(page, 'torch');
+      const td = await page.evaluate(() => Array.from(document.getElementById('torch').data.data));
+      near(td, lr.attentions.flatMap((a) => Array.from(a.data)), 1e-6, 'llama from pytorch_model-0000N-of-00002.bin vs llama F32 safetensors');
 
       // The model property: a Model loaded on this thread with lab.loadModel.
       await page.evaluate(async () => {
@@ -120,8 +126,9 @@ export default function (t) {
         return { disposed, again: Boolean(v.model && v.model !== first), thumbs: v.shadowRoot.querySelectorAll('.al-mv-thumb').length };
       });
       assert.deepEqual(re, { disposed: true, again: true, thumbs: 8 });
-      // One 404: the sharded folder has no model.safetensors, so the element then reads its index.
-      assert.deepEqual(page.problems(), ['console error: Failed to load resource: the server responded with a status of 404 (Not Found)']);
+      // Four 404s: the sharded folder has no model.safetensors, so the element then reads its index;
+      // the PyTorch folder has no model.safetensors, its index or pytorch_model.bin, so it reads pytorch_model.bin.index.json.
+      assert.deepEqual(page.problems(), Array(4).fill('console error: Failed to load resource: the server responded with a status of 404 (Not Found)'));
     } finally {
       gpt2.dispose();
       llama.dispose();

@@ -9,6 +9,8 @@
 //   llama-sharded  the same weights from two BF16 shards and their index
 //   bert           token-type embeddings + their LayerNorm, post-LN, erf GELU,
 //                  bidirectional, the MLM head
+//   distilbert, roberta, xlm-roberta  the encoders: no token types; positions
+//                  from padding_idx + 1 (the rows-from layout op's GPU face)
 //   pretrained en  the shipped character GPT-2 (E 128, 4 layers), by text
 // Tolerance |Δ| ≤ 1e-3 (the issue's bound) for every output; observed on
 // SwiftShader: see docs/models.md ("On the webgpu backend").
@@ -22,6 +24,10 @@ const GOLDENS = [
   { name: 'llama' },
   { name: 'llama-sharded', shards: ['model-00001-of-00002.safetensors', 'model-00002-of-00002.safetensors'] },
   { name: 'bert' },
+  // the encoders of issue 34 (tests/reference/hf_encoders.py)
+  { name: 'distilbert' },
+  { name: 'roberta' },
+  { name: 'xlm-roberta' },
 ];
 const TEXT = 'The cat sat on the mat.';
 
@@ -30,7 +36,7 @@ function within(label, d) {
 }
 
 export default function (t) {
-  t.test('models on webgpu: gpt2, llama (GQA, RoPE, untied; BF16 shards), bert (MLM) and pretrained en agree with wasm and float64 within 1e-3', async (h) => {
+  t.test('models on webgpu: gpt2, llama (GQA, RoPE, untied; BF16 shards), bert (MLM), distilbert, roberta, xlm-roberta and pretrained en agree with wasm and float64 within 1e-3', async (h) => {
     const page = await h.newPage();
     let result;
     try {

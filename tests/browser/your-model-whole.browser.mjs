@@ -98,7 +98,7 @@ async function checkCausal(h, name, text) {
     assert.equal(listed.kvHeads, String(node.config.numKvHeads));
     assert.equal(listed.parameters, expected.parameters.toLocaleString('en-US'));
     assert.equal(listed.dtype, 'F32');
-    assert.match(listed.bytes, new RegExp(`\\(${fs.statSync(path.join(dir, 'model.safetensors')).size.toLocaleString('en-US')} bytes\\) in 1 safetensors`));
+    assert.match(listed.bytes, new RegExp(`\\(${fs.statSync(path.join(dir, 'model.safetensors')).size.toLocaleString('en-US')} bytes\\) in 1 weight file`));
     assert.ok(Number(await page.getAttribute('#your-model', 'data-list-ms')) < 1000);
     if (name === 'llama') assert.equal(listed.kvHeads, String(config.num_key_value_heads));
     await loadIt(page);
@@ -264,7 +264,7 @@ export default function (t) {
       const listed = await listingOf(page);
       assert.equal(listed.type, 'llama');
       assert.equal(listed.dtype, 'BF16');
-      assert.match(listed.bytes, /in 2 safetensors file\(s\)$/);
+      assert.match(listed.bytes, /in 2 weight file\(s\)$/);
       assert.equal(listed.kvHeads, '2');
       await loadIt(page);
       const text = 'The dog is on the log.';
@@ -280,6 +280,47 @@ export default function (t) {
       node.dispose();
       await page.closeAll();
     }
+  }, { timeout: 180000 });
+
+  t.test('PyTorch folders dropped (DataTransfer): llama pytorch_model.bin (F16) and its two F32 .bin shards + index, listed and run', async (h) => {
+    const TORCH = path.join(REPO_ROOT, 'tests', 'golden', 'torch');
+    const file = (dir, n) => ({ name: n, b64: fs.readFileSync(path.join(dir, n)).toString('base64') });
+    const llama = path.join(MODELS, 'llama');
+    const folders = [
+      { dtype: 'F16', n: 1, files: [file(llama, 'config.json'), file(llama, 'tokenizer.json'), file(path.join(TORCH, 'llama-f16'), 'pytorch_model.bin')] },
+      { dtype: 'F32', n: 2, files: [file(llama, 'config.json'), file(llama, 'tokenizer.json'), ...fs.readdirSync(path.join(TORCH, 'llama-sharded')).map((n) => file(path.join(TORCH, 'llama-sharded'), n))] },
+    ];
+    const node = await nodeModel(llama);
+    const text = 'The dog is on the log.';
+    const ref = node.forwardSync(text, { attentions: true });
+    for (const folder of folders) {
+      const { page, requests } = await openYourModel(h);
+      try {
+        await page.evaluate((list) => {
+          const dt = new DataTransfer();
+          for (const f of list) dt.items.add(new File([Uint8Array.from(atob(f.b64), (c) => c.charCodeAt(0))], f.name));
+          const zone = document.querySelector('#your-model .ym-drop');
+          zone.dispatchEvent(new DragEvent('dragover', { dataTransfer: dt, bubbles: true, cancelable: true }));
+          zone.dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));
+        }, folder.files);
+        await page.waitForFunction(() => ['listed', 'error'].includes(document.getElementById('your-model').dataset.model));
+        const listed = await listingOf(page);
+        assert.equal(listed.type, 'llama');
+        assert.equal(listed.dtype, folder.dtype);
+        assert.match(listed.bytes, new RegExp(`in ${folder.n} weight file\\(s\\)$`));
+        await loadIt(page);
+        await page.waitForFunction(() => document.getElementById('ym-model-view').modelRun);
+        await setSentence(page, text);
+        await ranOn(page, text);
+        const shown = await page.evaluate(() => Array.from(document.getElementById('ym-model-view').data.data));
+        near(shown, ref.attentions.flatMap((a) => Array.from(a.data)), 1e-6, `llama from pytorch_model.bin (${folder.dtype}) vs llama (F32 safetensors) in Node`);
+        assertLocal(requests);
+        assert.deepEqual(page.ownProblems(), []);
+      } finally {
+        await page.closeAll();
+      }
+    }
+    node.dispose();
   }, { timeout: 180000 });
 
   t.test('bert folder: the [MASK] view = model.fillMask, thumbnails and a map = forward', async (h) => {
@@ -321,6 +362,40 @@ export default function (t) {
       assert.match(await page.textContent('#your-model .ym-load'), /加载/);
       assert.match(await page.textContent('#your-model .ym-model-table tr[data-key="layers"] th'), /层数/);
       assert.deepEqual(await unnamedControls(page), [], 'every control has an accessible name (zh)');
+      assertLocal(requests);
+      assert.deepEqual(page.ownProblems(), []);
+    } finally {
+      node.dispose();
+      await page.closeAll();
+    }
+  }, { timeout: 180000 });
+
+  t.test('roberta folder: the <mask> view = model.fillMask, no next tokens (issue 34 encoders)', async (h) => {
+    const dir = path.join(MODELS, 'roberta');
+    const node = await nodeModel(dir);
+    const { page, requests } = await openYourModel(h);
+    try {
+      await chooseFolder(page, dir);
+      const listed = await listingOf(page);
+      assert.equal(listed.type, 'roberta');
+      assert.equal(listed.parameters, node.config.parameters.toLocaleString('en-US'));
+      await loadIt(page);
+      await page.waitForFunction(() => document.getElementById('ym-model-view').modelRun);
+      const text = 'The cat <mask> on the mat.';
+      await setSentence(page, text);
+      await ranOn(page, text);
+      const ref = await node.fillMask(text, { k: 10 });
+      assert.equal(ref.length, 1);
+      const mask = await page.evaluate(() => ({ panel: document.getElementById('ym-model-view').modelRun.panels.mask, rows: [...document.getElementById('ym-model-view').shadowRoot.querySelectorAll('.al-mv-mask-at')].map((d) => ({ position: Number(d.dataset.position), ids: [...d.querySelectorAll('.al-mv-next-row')].map((r) => Number(r.dataset.id)) })), hidden: document.getElementById('ym-model-view').shadowRoot.querySelector('.al-mv-next-panel').hidden }));
+      assert.equal(mask.hidden, true, 'no next-token panel for a masked LM');
+      assert.deepEqual(mask.rows.map((r) => r.position), ref.map((r) => r.position));
+      assert.deepEqual(mask.rows[0].ids, ref[0].predictions.map((p) => p.id));
+      near(mask.panel[0].predictions.map((p) => p.prob), ref[0].predictions.map((p) => p.prob), 1e-7, 'fillMask');
+      const fwd = node.forwardSync(text, { attentions: true });
+      const L = fwd.ids.length;
+      await page.click('#ym-model-view .al-mv-thumb[data-layer="0"][data-head="1"]');
+      const shown = await page.evaluate(() => Array.from(document.getElementById('ym-model-view').enlarged.data));
+      near(shown, Array.from(fwd.attentions[0].data.subarray(L * L, 2 * L * L)), 1e-6, 'roberta layer 0 head 1');
       assertLocal(requests);
       assert.deepEqual(page.ownProblems(), []);
     } finally {

@@ -62,6 +62,37 @@ export default function (t) {
     }
   });
 
+  t.test('a PyTorch state dict (torch.save .bin of the same GPT-2) is listed and runs as its safetensors twin', async (h) => {
+    const { page, requests } = await open(h);
+    try {
+      const run = async (file) => {
+        await page.setInputFiles('#ym-file', file);
+        await page.waitForFunction((n) => document.querySelector('#your-model .ym-info').textContent.startsWith(n), path.basename(file));
+        await page.waitForFunction(() => document.getElementById('your-model').dataset.layers === '2');
+        const prefixes = await page.evaluate(() => [...document.querySelectorAll('#your-model .ym-table tbody tr')].map((tr) => tr.dataset.prefix));
+        await page.fill('#your-model tr[data-prefix="h.1."] .ym-heads', '2');
+        // (the second file's run must not be taken for the first's)
+        await page.evaluate(() => { delete document.getElementById('your-model').dataset.ran; document.getElementById('ym-view').data = null; });
+        await page.click('#your-model tr[data-prefix="h.1."] .ym-run');
+        await page.waitForFunction(() => document.getElementById('your-model').dataset.ran === 'h.1.');
+        await page.evaluate(() => document.getElementById('ym-view').updateComplete);
+        const data = await page.evaluate(() => Array.from(document.getElementById('ym-view').data.data));
+        const info = await page.textContent('#your-model .ym-info');
+        return { prefixes, data, info };
+      };
+      const bin = await run(path.join(REPO_ROOT, 'tests', 'golden', 'torch', 'weights', 'hf_gpt2.bin'));
+      assert.deepEqual(bin.prefixes, ['h.0.', 'h.1.']);
+      assert.match(bin.info, /^hf_gpt2\.bin \(0\.0\d+ MB\): 20 tensors, 2 attention layers, listed in \d+ ms/);
+      const st = await run(W('hf_gpt2.safetensors'));
+      assert.ok(bin.data.length > 0);
+      assert.deepEqual(bin.data, st.data, 'the same weights give the same attention');
+      assert.ok(requests.every((r) => !r.includes('hf_gpt2')));
+      assert.deepEqual(page.problems(), []);
+    } finally {
+      await page.closeAll();
+    }
+  });
+
   t.test('attention arrays from Python are drawn; a refused layer and a bad file say why', async (h) => {
     const { page } = await open(h);
     try {

@@ -19,7 +19,11 @@ import { rng } from './fuzz-io.mjs';
 
 const MODELS = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'golden', 'models');
 
-const VALUES = [null, 0, -1, 1, 2, 3, 1.5, 1e9, 2 ** 53, -(2 ** 31), NaN, Infinity, '', '12', 'gpt2', 'llama', 'bert', 'gelu', 'silu', 'default', 'linear', true, false, [], [1], {}, { type: 'linear' }, { rope_type: 'default' }];
+const VALUES = [null, 0, -1, 1, 2, 3, 1.5, 1e9, 2 ** 53, -(2 ** 31), NaN, Infinity, '', '12', 'gpt2', 'llama', 'bert', 'distilbert', 'roberta', 'xlm-roberta', 'gelu', 'silu', 'default', 'linear', true, false, [], [1], {}, { type: 'linear' }, { rope_type: 'default' },
+  // the keys of the decoders of issue 32: layer types, GPT-Neo's attention types, transformers 5's rope_parameters
+  'gemma3_text', 'gelu_pytorch_tanh', 'sliding_attention', 'full_attention', ['sliding_attention', 'full_attention'], ['full_attention', null], [['global', 'local'], 1],
+  [[['global', 'local'], 1]], [[['local'], 2]], [[['global'], -1]], [[[null], 1]], ['global', 'local'], { rope_type: 'longrope', short_factor: [1] }, { rope_theta: -1 },
+  { full_attention: { rope_type: 'default', rope_theta: 1e6 }, sliding_attention: null }, { partial_rotary_factor: 2 }, 0.25, 0.3, 1e-300];
 
 function mutate(r, obj, keys) {
   const o = JSON.parse(JSON.stringify(obj));
@@ -43,7 +47,9 @@ function clearError(err) {
 
 export async function runModelFuzz({ seconds = 3, seed = 1 } = {}) {
   const r = rng(seed);
-  const configs = ['gpt2', 'llama', 'bert'].map((n) => JSON.parse(readFileSync(path.join(MODELS, n, 'config.json'))));
+  // and the decoders of issue 32 and the encoders of issue 34
+  const configs = ['gpt2', 'llama', 'bert', 'qwen2', 'qwen3', 'mistral', 'gemma', 'gemma2', 'gemma3', 'phi3', 'gpt_neox', 'gpt_neo', 'distilbert', 'roberta', 'xlm-roberta']
+    .map((n) => JSON.parse(readFileSync(path.join(MODELS, n, 'config.json'))));
   const sharded = path.join(MODELS, 'llama-sharded');
   const index = JSON.parse(readFileSync(path.join(sharded, 'model.safetensors.index.json')));
   const shards = ['model-00001-of-00002.safetensors', 'model-00002-of-00002.safetensors'].map((f) => new File([readFileSync(path.join(sharded, f))], f));
@@ -62,6 +68,7 @@ export async function runModelFuzz({ seconds = 3, seed = 1 } = {}) {
         const hf = parseJson(JSON.stringify(input), 'config.json');
         const { arch } = architectureOf(hf);
         const c = arch.config(hf, names);
+        arch.withFileDtypes?.(c, () => ['F32', 'F16', 'BF16', undefined][Math.floor(r() * 4)]);
         arch.tensors(c);
         accepted.config++;
       } catch (err) {

@@ -192,16 +192,31 @@ const NAMED = ['self_attn.q_proj', 'self_attn.k_proj', 'self_attn.v_proj', 'self
 
 async function familyTensorNames() {
   const { FAMILIES } = await import('../../web/lib/model/families/index.js');
+  const small = { num_hidden_layers: 1, num_attention_heads: 1, hidden_size: 2, intermediate_size: 2, vocab_size: 2, max_position_embeddings: 2 };
   const hf = {
     gpt2: { n_layer: 1, n_head: 1, n_embd: 2, vocab_size: 2, n_positions: 2 },
     llama: { num_hidden_layers: 1, num_attention_heads: 1, hidden_size: 2, intermediate_size: 2, vocab_size: 2, max_position_embeddings: 2, attention_bias: true, mlp_bias: true },
     qwen2: { num_hidden_layers: 1, num_attention_heads: 1, hidden_size: 2, intermediate_size: 2, vocab_size: 2, max_position_embeddings: 2 },
     bert: { num_hidden_layers: 1, num_attention_heads: 1, hidden_size: 2, intermediate_size: 2, vocab_size: 2, max_position_embeddings: 2 },
+    distilbert: { n_layers: 1, n_heads: 1, dim: 2, hidden_dim: 2, vocab_size: 2, max_position_embeddings: 2 },
+    roberta: { num_hidden_layers: 1, num_attention_heads: 1, hidden_size: 2, intermediate_size: 2, vocab_size: 2, max_position_embeddings: 3 },
+    'xlm-roberta': { num_hidden_layers: 1, num_attention_heads: 1, hidden_size: 2, intermediate_size: 2, vocab_size: 2, max_position_embeddings: 3 },
+    // the decoders of issue 32, each with every optional tensor it names (biases, untied heads, the four norms)
+    qwen3: { ...small, head_dim: 2, attention_bias: true },
+    mistral: { ...small },
+    gemma: { ...small, head_dim: 2 },
+    gemma2: { ...small, head_dim: 2 },
+    gemma3_text: { ...small, head_dim: 2 },
+    phi3: { ...small },
+    gpt_neox: { ...small, rotary_pct: 1, tie_word_embeddings: false },
+    gpt_neo: { num_layers: 1, num_heads: 1, hidden_size: 2, vocab_size: 2, max_position_embeddings: 2, attention_types: [[['global'], 1]], tie_word_embeddings: false },
   };
   const names = new Set(NAMED);
   for (const [type, table] of Object.entries(FAMILIES)) {
     expect(hf[type]).toBeDefined(); // a new family: add its smallest config.json here
-    const c = { modelType: type, ...table.config(hf[type], new Set(['cls.predictions.transform.dense.weight'])) };
+    // the MLM heads' first tensors (bert, distilbert, roberta), so that the heads' names are counted
+    const heads = new Set(['cls.predictions.transform.dense.weight', 'vocab_transform.weight', 'lm_head.dense.weight']);
+    const c = { modelType: type, ...table.config(hf[type], heads) };
     for (const t of table.tensors(c)) {
       // 'model.layers.0.self_attn.q_proj.weight' → 'self_attn.q_proj'
       const path = t.file.replace(/^(.*?\.)?\d+\./, '').replace(/\.[^.]+$/, '');

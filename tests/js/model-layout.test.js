@@ -97,3 +97,120 @@ describe('layout ops: core, GPU, file and torch faces', () => {
     }
   });
 });
+
+describe('layout op rows-from (RoBERTa\'s positions from padding_idx + 1)', () => {
+  // file [P, E] = [5, E]; the block graph keeps rows 2 … 4
+  const P = 5;
+  const entry = { op: 'rows-from', from: 2, shape: [P, E], to: ['pos.weight'] };
+  const file = seq(P * E, 1);
+  const kept = file.slice(2 * E);
+  test('torch, file, GPU and core faces', () => {
+    const [t] = LAYOUT_OPS['rows-from'].torch(entry.shape, file, entry);
+    expect(t.shape).toEqual([P - 2, E]);
+    expect([...t.data]).toEqual([...kept]);
+    // file: the kept rows back in place, the rows before `from` zero
+    const back = LAYOUT_OPS['rows-from'].file(entry, [kept]);
+    expect(back.shape).toEqual([P, E]);
+    expect([...back.data]).toEqual([...new Float32Array(2 * E), ...kept]);
+    const gpu = LAYOUT_OPS['rows-from'].gpu(entry, entry.shape, file);
+    expect(gpu.map(([name, shape]) => [name, shape])).toEqual([['pos.weight', [E, P - 2]]]);
+    expect([...gpu[0][2]]).toEqual([...tr(kept, P - 2, E)]);
+    // core: chunks of 1, 2 (one straddles row 2), 4 and all rows
+    for (const chunk of [1, 2, 3, 4, 1 << 20]) {
+      const { params } = fakeCore(entry, file, chunk);
+      expect([...params[0].data]).toEqual([...kept]);
+    }
+  });
+});
+
+// split-rows (Phi-3's qkv_proj [H·D | Hkv·D | Hkv·D, E] and gate_up_proj
+// [F | F, E]: consecutive row blocks, modeling_phi3.py) and add-one (Gemma's
+// RMSNorm weight w applied as 1 + w): expected layouts from the definitions.
+/** Rows r of part k are rows offset_k + r of the file. */
+function rowsCase(sizes, width) {
+  const parts = sizes.map((n, k) => seq(n * width, 1000 * (k + 1)));
+  const file = new Float32Array(parts.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const p of parts) {
+    file.set(p, at);
+    at += p.length;
+  }
+  const total = sizes.reduce((a, b) => a + b, 0);
+  return { parts, file, shape: width === 1 ? [total] : [total, width] };
+}
+
+/** The core face over a fake heap, with floats/writeFloats as load.js gives them (float32 staging). */
+function fakeCore2(entry, file, chunkRows, partShapes) {
+  const params = partShapes.map((shape) => ({ data: new Float32Array(shape.reduce((a, b) => a * b, 1)), shape }));
+  const heap = new ArrayBuffer(4 * file.length + 64);
+  const f32 = new Float32Array(heap);
+  const Module = { HEAPU8: new Uint8Array(heap) };
+  const write = (index, first, rows, src, ld, transposed) => {
+    expect(transposed).toBe(false);
+    const p = params[index];
+    const base = src / 4;
+    if (p.shape.length === 1) {
+      for (let j = 0; j < p.shape[0]; j++) p.data[j] = f32[base + j];
+      return;
+    }
+    const inn = p.shape[1];
+    expect(first + rows).toBeLessThanOrEqual(p.shape[0]);
+    for (let i = 0; i < rows; i++) for (let j = 0; j < inn; j++) p.data[(first + i) * inn + j] = f32[base + i * ld + j];
+  };
+  const floats = (count) => f32.slice(0, count);
+  const writeFloats = (index, first, rows, data, ld, transposed) => {
+    f32.set(data, 0);
+    write(index, first, rows, 0, ld, transposed);
+  };
+  const shape = entry.shape;
+  const rows = shape.length === 1 ? 1 : shape[0];
+  const rowElems = shape.length === 1 ? shape[0] : file.length / rows;
+  for (let r0 = 0; r0 < rows; r0 += chunkRows) {
+    const n = Math.min(chunkRows, rows - r0);
+    f32.set(file.subarray(r0 * rowElems, (r0 + n) * rowElems), 0);
+    LAYOUT_OPS[entry.op].core({ write, floats, writeFloats, params: partShapes.map((_, i) => i), r0, n, staging: 0, rowElems, stagedBytes: 4, shape, entry, Module });
+  }
+  return params;
+}
+
+describe('layout ops split-rows and add-one: core, GPU, file and torch faces', () => {
+  test.each([
+    ['qkv_proj [H·D | Hkv·D | Hkv·D, E] (4 | 2 | 2 rows of 3)', [4, 2, 2], 3],
+    ['gate_up_proj [F | F, E] (gate first)', [3, 3], 5],
+    ['a vector [4 | 2 | 2]', [4, 2, 2], 1],
+  ])('split-rows %s', (_, sizes, width) => {
+    const { parts, file, shape } = rowsCase(sizes, width);
+    const entry = { op: 'split-rows', sizes, shape, to: sizes.map((__, k) => `p${k}`) };
+    const partShapes = sizes.map((n) => (width === 1 ? [n] : [n, width]));
+    const torch = LAYOUT_OPS['split-rows'].torch(shape, file, entry);
+    expect(torch.map((p) => [...p.data])).toEqual(parts.map((p) => [...p]));
+    expect(torch.map((p) => p.shape)).toEqual(partShapes);
+    expect([...LAYOUT_OPS['split-rows'].file(entry, parts).data]).toEqual([...file]);
+    const gpu = LAYOUT_OPS['split-rows'].gpu(entry, shape, file);
+    expect(gpu.map(([name]) => name)).toEqual(entry.to);
+    expect(gpu.map(([, s]) => s)).toEqual(partShapes.map((s) => (s.length === 1 ? s : [s[1], s[0]])));
+    expect(gpu.map(([, , d]) => [...d])).toEqual(parts.map((p, k) => [...(width === 1 ? p : tr(p, sizes[k], width))]));
+    for (const chunk of [1, 3, 1 << 20]) {
+      const params = fakeCore2(entry, file, chunk, partShapes);
+      expect(params.map((p) => [...p.data])).toEqual(parts.map((p) => [...p]));
+    }
+  });
+
+  test.each([[[5]], [[2, 3]]])('add-one %j', (shape) => {
+    const n = shape.reduce((a, b) => a * b, 1);
+    // Gemma's norm weights sit near 0 (the scale is 1 + w)
+    const file = Float32Array.from({ length: n }, (_, i) => (i - 2) / 8);
+    const core = Float32Array.from(file, (w) => 1 + w);
+    const entry = { op: 'add-one', shape, to: ['g'] };
+    expect([...LAYOUT_OPS['add-one'].torch(shape, file, entry)[0].data]).toEqual([...core]);
+    expect([...LAYOUT_OPS['add-one'].file(entry, [core]).data]).toEqual([...file]);
+    const [[name, gshape, gdata]] = LAYOUT_OPS['add-one'].gpu(entry, shape, file);
+    expect(name).toBe('g');
+    expect(gshape).toEqual(shape.length === 1 ? shape : [shape[1], shape[0]]);
+    expect([...gdata]).toEqual([...(shape.length === 1 ? core : tr(core, shape[0], shape[1]))]);
+    for (const chunk of [1, 1 << 20]) {
+      const [p] = fakeCore2(entry, file, chunk, [shape]);
+      expect([...p.data]).toEqual([...core]);
+    }
+  });
+});

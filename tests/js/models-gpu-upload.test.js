@@ -62,6 +62,10 @@ describe('loadModel onto a GPU: the uploaded tensors', () => {
     ['llama', null],
     ['llama-sharded', ['model-00001-of-00002.safetensors', 'model-00002-of-00002.safetensors']],
     ['bert', null],
+    // the encoders: distilbert without token types, roberta's position rows from padding_idx + 1 ([E, 32] of 34)
+    ['distilbert', null],
+    ['roberta', null],
+    ['xlm-roberta', null],
   ])('%s: every block-graph tensor once, [in, out], equal to the wasm copy', async (name, shards) => {
     const gpu = standIn();
     const progress = [];
@@ -114,6 +118,67 @@ describe('loadModel onto a GPU: the uploaded tensors', () => {
     const before = backend.heapBytesInUse();
     await expect(loadModel(Module, source('gpt2'), { gpu })).rejects.toThrow(/maxStorageBufferBindingSize/);
     expect(gpu.calls.dispose).toBe(1);
+    expect(backend.heapBytesInUse()).toBe(before);
+  });
+
+  // The families of issue 32: the GPU path runs what Llama's blocks do; anything else is refused by
+  // name before a tensor is read or the block graph allocated (web/lib/model/gpu.js checkGpuRuns).
+  const decoder = (name, patch = {}) => {
+    const read = (f) => new Uint8Array(fs.readFileSync(path.join(MODELS, name, f)));
+    return { config: { ...JSON.parse(Buffer.from(read('config.json')).toString()), ...patch }, weights: read('model.safetensors') };
+  };
+
+  test.each([
+    ['qwen3', {}, /does not run headDim ≠ hidden\/heads, qkNorm \(q\/k norms\), which model_type "qwen3" uses here; load it on backend 'wasm'/],
+    ['gemma', {}, /headDim ≠ hidden\/heads, embedScale, activation geglu \/ geglu_tanh/],
+    ['gpt_neox', {}, /rotaryDim \(partial rotary\), parallelResidual/],
+    ['gpt_neo', {}, /attnScale .*slidingWindow/],
+    ['mistral', {}, /slidingWindow \(local attention\)/],
+  ])('%s is refused on the GPU before any tensor is read', async (name, patch, message) => {
+    const gpu = standIn();
+    const progress = [];
+    const before = backend.heapBytesInUse();
+    await expect(loadModel(Module, { ...decoder(name, patch), onProgress: (p) => progress.push(p) }, { gpu })).rejects.toThrow(message);
+    expect(gpu.calls.create).toBe(0);
+    expect(progress).toEqual([]);
+    expect(backend.heapBytesInUse()).toBe(before);
+  });
+
+  test.each([
+    // Phi-3 with every rotary dim: the fused qkv_proj and gate_up_proj split on the way up (split-rows)
+    ['phi3', { partial_rotary_factor: 1 }],
+    // Mistral without its window is Llama's block
+    ['mistral', { sliding_window: null }],
+  ])('%s %j: every block-graph tensor once, [in, out], equal to the wasm copy', async (name, patch) => {
+    const gpu = standIn();
+    const model = await loadModel(Module, decoder(name, patch), { gpu });
+    const wasm = model._t.getWeights();
+    expect([...gpu.uploads.keys()].sort()).toEqual(Object.keys(wasm).sort());
+    for (const [key, { data, shape }] of Object.entries(wasm)) {
+      const up = gpu.uploads.get(key);
+      if (shape.length === 1) {
+        expect(up.data).toEqual(data);
+        continue;
+      }
+      const [rows, cols] = shape;
+      expect(up.shape).toEqual([cols, rows]);
+      const t = new Float32Array(rows * cols);
+      for (let r = 0; r < rows; r++) for (let c = 0; c < cols; c++) t[c * rows + r] = data[r * cols + c];
+      expect(up.data).toEqual(t);
+    }
+    model.dispose();
+  });
+
+  test('a build of the core without a field the family needs: refused by the field, before anything is allocated', async () => {
+    // The same module, but its TransformerConfig field list without the fields of issue 32.
+    const defaults = Module.transformerConfigDefaults();
+    const old = Object.create(Module, {
+      transformerConfigDefaults: { value: () => { const d = { ...defaults }; delete d.headDim; delete d.qkNorm; return d; } },
+    });
+    const before = backend.heapBytesInUse();
+    await expect(loadModel(old, decoder('qwen3'))).rejects.toThrow(
+      /model_type "qwen3" needs the block graph's fields headDim \(12\), qkNorm \(true\), which this build of the core does not have/,
+    );
     expect(backend.heapBytesInUse()).toBe(before);
   });
 });

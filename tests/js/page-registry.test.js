@@ -5,6 +5,7 @@ import fs from 'node:fs';
 import { CHAPTERS, chapterMessages, checkRegistry } from '../../web/page/chapters/registry.js';
 import { PAGE_MESSAGES } from '../../web/page/lib/messages.js';
 import { COMPONENT_MESSAGES } from '../../web/components/lib/i18n.js';
+import { HEADS_PANEL_MESSAGES } from '../../web/components/lib/heads-panel-messages.js';
 import { updatedHtml, moduleGraph } from '../../scripts/page-preloads.mjs';
 import { STEP_NAMES, STEP_FORMULAS } from '../../web/components/lib/shape-flow.js';
 import { DEFAULT_TEXTS, decodeHash, encodeHash, defaultsFor, languagePatch } from '../../web/page/lib/state.js';
@@ -43,7 +44,7 @@ describe('page messages', () => {
   test('every key exists in English and in Chinese: the shared catalogue, each chapter\'s, the components\'', () => {
     const chapters = CHAPTERS.map((c) => c.messages);
     expect(chapters.every((m) => m && m.en && m.zh)).toBe(true);
-    for (const cat of [PAGE_MESSAGES, COMPONENT_MESSAGES, ...chapters, chapterMessages()]) {
+    for (const cat of [PAGE_MESSAGES, COMPONENT_MESSAGES, HEADS_PANEL_MESSAGES, ...chapters, chapterMessages()]) {
       const en = Object.keys(cat.en).sort();
       const zh = Object.keys(cat.zh).sort();
       expect(zh).toEqual(en);

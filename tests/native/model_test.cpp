@@ -95,6 +95,115 @@ std::vector<Arch> Archs() {
     c.eps = 1e-12f;
     out.push_back({"Bert", c});
   }
+  // The block graph's config fields (docs/training.md), one setting each,
+  // then Gemma 2's block with all of its at once.
+  auto llama = [] {
+    TransformerConfig c = Base();
+    c.positional = Positional::kRope;
+    c.prenorm = true;
+    c.norm = NormKind::kRmsNorm;
+    c.activation = Activation::kSwiGlu;
+    c.qkv_bias = false;
+    c.out_bias = false;
+    c.ffn_bias = false;
+    c.head_bias = false;
+    return c;
+  };
+  {
+    TransformerConfig c = llama();  // head_dim: H·D (3·4 = 12) is not E (8), which H does not divide
+    c.num_heads = 3;
+    c.head_dim = 4;
+    c.num_kv_heads = 1;
+    c.qkv_bias = true;
+    out.push_back({"HeadDim", c});
+  }
+  {
+    TransformerConfig c = llama();  // Qwen3 / OLMo-2 style per-head q, k norms
+    c.qk_norm = true;
+    c.head_dim = 4;
+    c.num_kv_heads = 2;
+    out.push_back({"QkNorm", c});
+  }
+  {
+    TransformerConfig c = Base();  // GPT-Neo's unscaled scores
+    c.positional = Positional::kLearned;
+    c.prenorm = true;
+    c.attn_scale = 1.0f;
+    out.push_back({"AttnScale", c});
+  }
+  {
+    TransformerConfig c = llama();  // Mistral: every layer local
+    c.sliding_window = 3;
+    out.push_back({"SlidingWindow", c});
+  }
+  {
+    TransformerConfig c = llama();  // Gemma 3: local then global layers, their own RoPE bases
+    c.num_layers = 3;
+    c.sliding_window = 2;
+    c.layer_kinds = "lgl";
+    c.rope_theta = 1000000.0;
+    c.rope_local_theta = 10000.0;
+    out.push_back({"LayerKinds", c});
+  }
+  {
+    TransformerConfig c = llama();  // GPT-NeoX rotary_pct / Phi-3 partial rotary: 2 of D = 4 dims
+    c.num_heads = 2;
+    c.rotary_dim = 2;
+    out.push_back({"RotaryDim", c});
+  }
+  {
+    TransformerConfig c = Base();  // Gemma's normalizer, with learned positions added after it
+    c.positional = Positional::kLearned;
+    c.prenorm = true;
+    c.embed_scale = 2.828427f;
+    out.push_back({"EmbedScale", c});
+  }
+  {
+    TransformerConfig c = llama();
+    c.activation = Activation::kGeGlu;
+    c.ffn_bias = true;
+    out.push_back({"GeGlu", c});
+  }
+  {
+    TransformerConfig c = llama();
+    c.activation = Activation::kGeGluTanh;
+    out.push_back({"GeGluTanh", c});
+  }
+  {
+    TransformerConfig c = Base();  // GPT-NeoX: x + Attn(LN1(x)) + MLP(LN2(x))
+    c.positional = Positional::kRope;
+    c.prenorm = true;
+    c.parallel_residual = true;
+    out.push_back({"ParallelResidual", c});
+  }
+  {
+    TransformerConfig c = Base();  // the four norms, as LayerNorms (weights and biases)
+    c.positional = Positional::kLearned;
+    c.prenorm = true;
+    c.sandwich_norm = true;
+    out.push_back({"SandwichNorm", c});
+  }
+  {
+    TransformerConfig c = llama();  // Gemma 2's attention and final logit soft-capping
+    c.attn_softcap = 0.7f;
+    c.final_softcap = 1.5f;
+    out.push_back({"Softcaps", c});
+  }
+  {
+    TransformerConfig c = llama();  // Gemma 2's block
+    c.activation = Activation::kGeGluTanh;
+    c.sandwich_norm = true;
+    c.head_dim = 4;
+    c.num_kv_heads = 2;
+    c.attn_scale = 0.4f;
+    c.attn_softcap = 1.0f;
+    c.final_softcap = 2.0f;
+    c.sliding_window = 3;
+    c.layer_kinds = "lg";
+    c.embed_scale = 2.828427f;
+    c.tie_embeddings = true;
+    out.push_back({"Gemma2", c});
+  }
   return out;
 }
 
@@ -368,6 +477,99 @@ TEST(Model, RejectsBadArchitectures) {
   c.rope_theta = 1.0;
   EXPECT_EQ(attnlab::Transformer::Create(c, &s), nullptr);
   EXPECT_NE(s.message.find("ropeTheta"), std::string::npos) << s.message;
+  // The graph fields: each bad value is refused with the field's name.
+  struct Bad {
+    const char* want;
+    void (*set)(TransformerConfig*);
+  };
+  const Bad bads[] = {
+      {"headDim", [](TransformerConfig* t) { t->head_dim = -1; }},
+      {"or headDim must be given", [](TransformerConfig* t) { t->num_heads = 3; }},
+      {"rotaryDim needs positional 'rope'", [](TransformerConfig* t) { t->rotary_dim = 2; }},
+      {"rotaryDim must be an even integer in [2, 2]", [](TransformerConfig* t) {
+         t->positional = Positional::kRope;
+         t->rotary_dim = 4;
+       }},
+      {"ropeLocalTheta needs positional 'rope'", [](TransformerConfig* t) { t->rope_local_theta = 10.0; }},
+      {"attnScale", [](TransformerConfig* t) { t->attn_scale = -1.0f; }},
+      {"attnSoftcap", [](TransformerConfig* t) { t->attn_softcap = std::nanf(""); }},
+      {"finalSoftcap", [](TransformerConfig* t) { t->final_softcap = -2.0f; }},
+      {"embedScale", [](TransformerConfig* t) { t->embed_scale = 0.0f; }},
+      {"slidingWindow must be", [](TransformerConfig* t) { t->sliding_window = -1; }},
+      {"slidingWindow needs causal", [](TransformerConfig* t) {
+         t->sliding_window = 2;
+         t->causal = false;
+       }},
+      {"layerKinds must hold only", [](TransformerConfig* t) {
+         t->sliding_window = 2;
+         t->layer_kinds = "lx";
+       }},
+      {"layerKinds must have numLayers (2) chars", [](TransformerConfig* t) {
+         t->sliding_window = 2;
+         t->layer_kinds = "lgl";
+       }},
+      {"needs slidingWindow > 0", [](TransformerConfig* t) { t->layer_kinds = "lg"; }},
+      {"parallelResidual needs prenorm", [](TransformerConfig* t) { t->parallel_residual = true; }},
+      {"sandwichNorm needs prenorm", [](TransformerConfig* t) { t->sandwich_norm = true; }},
+      {"cannot both be set", [](TransformerConfig* t) {
+         t->prenorm = true;
+         t->sandwich_norm = t->parallel_residual = true;
+       }},
+      {"'geglu' or 'geglu_tanh'", [](TransformerConfig* t) { t->activation = static_cast<Activation>(5); }},
+  };
+  for (const Bad& b : bads) {
+    c = Base();
+    b.set(&c);
+    EXPECT_EQ(attnlab::Transformer::Create(c, &s), nullptr) << b.want;
+    EXPECT_NE(s.message.find(b.want), std::string::npos) << s.message;
+  }
+}
+
+// The window and the layer kinds as the attention weights show them: on a
+// local layer query i sees keys i − window < j <= i only, on a global one
+// every j <= i; the projections have head_dim's shapes.
+TEST(Model, SlidingWindowAndLayerKindsMaskTheWeights) {
+  TransformerConfig c = Base();
+  c.positional = Positional::kRope;
+  c.prenorm = true;
+  c.num_layers = 2;
+  c.sliding_window = 3;
+  c.layer_kinds = "lg";
+  c.head_dim = 6;
+  Status s;
+  auto t = attnlab::Transformer::Create(c, &s);
+  ASSERT_TRUE(s.ok()) << s.message;
+  for (const auto& info : t->params()) {
+    if (info.name == "blocks.0.attn.wq") {
+      EXPECT_EQ(info.shape, (std::vector<int64_t>{24, 8}));
+    }
+    if (info.name == "blocks.0.attn.wk") {
+      EXPECT_EQ(info.shape, (std::vector<int64_t>{24, 8}));
+    }
+    if (info.name == "blocks.0.attn.wo") {
+      EXPECT_EQ(info.shape, (std::vector<int64_t>{8, 24}));
+    }
+  }
+  const int64_t L = 8, H = c.num_heads;
+  std::vector<int32_t> tok(L);
+  for (int64_t i = 0; i < L; ++i) tok[i] = static_cast<int32_t>((i * 3 + 2) % c.vocab_size);
+  std::vector<float> logits(L * c.vocab_size), att(2 * H * L * L);
+  ASSERT_TRUE(t->Forward(1, L, tok.data(), logits.data(), att.data()).ok());
+  for (int64_t l = 0; l < 2; ++l) {
+    for (int64_t h = 0; h < H; ++h) {
+      for (int64_t i = 0; i < L; ++i) {
+        for (int64_t j = 0; j < L; ++j) {
+          const float w = att[((l * H + h) * L + i) * L + j];
+          const bool seen = j <= i && (l == 1 || j > i - c.sliding_window);
+          if (seen) {
+            EXPECT_GT(w, 0.0f) << l << " " << h << " " << i << " " << j;
+          } else {
+            EXPECT_EQ(w, 0.0f) << l << " " << h << " " << i << " " << j;
+          }
+        }
+      }
+    }
+  }
 }
 
 }  // namespace

@@ -11,7 +11,21 @@ async function main(files: File[]): Promise<void> {
     view.model = worker;
     const next = await worker.nextTokens('The cat', { k: 10, temperature: 0.7 });
     console.log(layers, next[0].prob, worker.config.numHeads);
+    // The interpretability calls in the worker (the heads panel's).
+    const off = await worker.nextTokens('The cat', { k: 10, ablate: [{ layer: 0, head: 1, mode: 'mean' }] });
+    const scores = await worker.headScores('The cat sat');
+    const rep = await worker.headScores.repeated({ length: 8, seed: 1 });
+    const lens = await worker.logitLens('The cat', { k: 3 });
+    const attr = await worker.attribute('The cat', { target: next[0].id, baseline: next[1].id });
+    const patch = await worker.patch({ clean: 'The cat', corrupted: 'The dog', target: 1, baseline: 2, over: 'heads' });
+    console.log(off[0].prob, scores.induction.shape, rep.ids.length, lens.topIds.shape, attr.heads.data[0], patch.ldClean);
+    const shipped = await WorkerModel.pretrained('zh');
+    shipped.dispose();
   }
+  await view.openHeads();
+  const shown = view.heads?.shown;
+  console.log(shown?.next?.ablated?.[0].prob, shown?.patch?.data[0], shown?.lens?.topTokens[0]);
+  await view.heads?.toggleHead(0, 1);
   const lab = await init({ backend: 'wasm' });
   view.model = await lab.loadModel(files);
   view.text = 'The cat sat on the mat.';

@@ -36,6 +36,19 @@ const scores: HeadScores = model.headScores([1, 2, 3]);
 const rep: HeadScores & { ids: number[] } = model.headScores.repeated({ length: 8, seed: 1 });
 const inductionShape: number[] = rep.induction.shape;
 void [scores, rep.ids, inductionShape];
+
+// GGUF (llama.cpp's format): the file alone, with options, or in a file list; its header read by itself.
+import { readGguf, parseGgufHeader, openGguf, writeGguf } from '../../web/index.js';
+import type { GgufHeader, GgufLoadModelArgs } from '../../web/index.js';
+const ggufBytes: Uint8Array = writeGguf({ 'token_embd.weight': { data: new Float32Array(64), shape: [2, 32], type: 'Q8_0' } }, { 'general.architecture': 'llama' });
+const fromGguf: Promise<Model> = lab.loadModel(ggufBytes);
+const ggufArgs: GgufLoadModelArgs = { weights: new Blob([ggufBytes]), dtype: 'float32', tokenizer: null };
+const fromGgufArgs: Promise<Model> = lab.loadModel(ggufArgs);
+const fromGgufList: Promise<Model> = lab.loadModel([new File([ggufBytes], 'model.gguf')]);
+const header: GgufHeader = parseGgufHeader(ggufBytes);
+const arch: unknown = header.metadata.get('general.architecture');
+const firstTensor: Float32Array = readGguf(ggufBytes).tensor(header.tensors[0].name);
+void [fromGguf, fromGgufArgs, fromGgufList, arch, firstTensor, openGguf(new Blob([ggufBytes]))];
 const ablate: HeadAblation[] = [{ layer: 0, head: 1, mode: 'zero' }, { layer: 1, head: 0, mode: 'mean' }];
 const ablated: ModelOutput = model.forwardSync([1, 2, 3], { ablate, attentions: false });
 const ablatedNext = await model.nextTokens([1, 2], { k: 3, ablate });

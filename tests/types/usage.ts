@@ -31,6 +31,10 @@ async function main(): Promise<void> {
   const lr = await layer.forward(x, { training: true, dropoutSeed: 7 });
   const seed: number = lr.dropoutSeed;
   layer.dispose();
+  const tiny = lab.transformer({ vocabSize: 5, maxLength: 4, embedDim: 32, numHeads: 2 });
+  tiny.writeParamQuant('embed.weight', 'Q8_0', new Uint8Array(5 * 34));
+  tiny.writeParamQuant(0, 2, new Uint8Array(18), { first: 1 });
+  tiny.dispose();
   const trace = lab.shapeTrace({ batch: 2, lq: 5, embedDim: 512, numHeads: 8, mask: true });
   const threaded = await init({ backend: 'wasm', threads: threadsSupported() ? 'auto' : 1 });
   const n: number = threaded.threads + (await init({ threads: 2 })).threads;

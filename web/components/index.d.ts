@@ -16,7 +16,7 @@
 // heatmap when the hovered/locked cell changes (detail {i, j, locked, value} or
 // null); 'al-step' / 'al-select' from a shape flow.
 
-import type { AttentionLab, Model, ModelConfig, TokenProbability, GeneratedToken, GenerateOptions } from '../index.js';
+import type { AttentionLab, Model, ModelConfig, TokenProbability, GeneratedToken, GenerateOptions, HeadScores } from '../index.js';
 
 /** A dense float32 tensor. */
 export interface Tensor {
@@ -195,6 +195,36 @@ export declare class AttentionLabModelView extends AttentionLabElement {
   generate(): Promise<void> | undefined;
   /** Stops a generation in flight. */
   stop(): void;
+  /**
+   * The "What the heads do" section of a whole model (head scores, logit lens, heads switched
+   * off, attribution, patching; lib/heads-panel.js): computed when opened. `shown` holds what
+   * each of its views last drew; data-heads on the element says 'pending' | 'ready' | 'error'.
+   */
+  readonly heads: { readonly shown: HeadsPanelShown; toggleHead(layer: number, head: number): Promise<void>; setPair(clean: string, corrupted: string): Promise<void> } | null;
+  /** Opens the heads section; resolves when its views are drawn. */
+  openHeads(): Promise<void>;
+}
+
+type HeadScoreLists = { L: number; ids: number[]; previousToken: number[]; duplicateToken: number[]; induction: number[]; firstToken: number[] };
+
+/** What each view of the heads panel last drew (null before it, or when the model refused the call). */
+export interface HeadsPanelShown {
+  scores: HeadScoreLists | null;
+  repeated: (HeadScoreLists & { length: number; seed: number; tokens: string[] }) | null;
+  map: { which: 'text' | 'repeated'; layer: number; head: number; L: number; data: Float32Array } | null;
+  /** model.logitLens(text, { k: 3 }) flattened, shape [numLayers + 1, L, 3]. */
+  lens: { shape: [number, number, number]; topIds: number[]; topProbs: number[]; topTokens: string[] } | null;
+  /** model.nextTokens(text, { k: 10 }) intact (base) and with the heads switched off (ablated, null when none). */
+  next: { ablate: ModelAblation[]; base: TokenProbability[]; ablated: TokenProbability[] | null } | null;
+  attribution: { target: number; baseline: number; targetToken: string; baselineToken: string; position: number; heads: number[]; embed: number; attnBias: number[]; mlps: number[]; constant: number; logitDiff: number } | null;
+  patch: { clean: string; corrupted: string; target: number; baseline: number; targetToken: string; baselineToken: string; data: number[]; ldClean: number; ldCorrupted: number } | null;
+}
+
+/** One head switched off, as forward/nextTokens/generate's `ablate` option takes it. */
+export interface ModelAblation {
+  layer: number;
+  head: number;
+  mode: 'zero' | 'mean';
 }
 
 /** What <attention-lab-model-view>'s `model` property takes: a Model, or a WorkerModel. */
@@ -262,6 +292,8 @@ export declare function listModel(files: Iterable<File> | FileList): Promise<Mod
 /** A Model loaded and run in a Web Worker: the calls the model view uses, as Promises. */
 export declare class WorkerModel {
   static load(files: ModelListing['files'], options?: { onProgress?: (p: { loaded: number; total: number }) => void; signal?: AbortSignal; backend?: 'wasm' | 'wasm-scalar' }): Promise<WorkerModel>;
+  /** lab.pretrained(name) in a new worker: the package's shipped models. */
+  static pretrained(name: 'en' | 'zh', options?: { backend?: 'wasm' | 'wasm-scalar' }): Promise<WorkerModel>;
   readonly config: Readonly<ModelConfig>;
   readonly disposed: boolean;
   /** Milliseconds the worker spent on the last answered call. */
@@ -270,7 +302,18 @@ export declare class WorkerModel {
   readonly byteLevel: boolean;
   readonly loadMs: number;
   forward(input: string | ArrayLike<number>): Promise<{ ids: number[]; tokens: string[] | null; attentions: Array<{ data: Float32Array; shape: number[] }> }>;
-  nextTokens(input: string | ArrayLike<number>, options?: { k?: number; temperature?: number }): Promise<TokenProbability[]>;
+  nextTokens(input: string | ArrayLike<number>, options?: { k?: number; temperature?: number; ablate?: ModelAblation[] }): Promise<TokenProbability[]>;
+  /** model.headScores in the worker, with .repeated (docs/interpretability.md). */
+  readonly headScores: {
+    (input: string | ArrayLike<number>): Promise<HeadScores>;
+    repeated(options: { length: number; seed?: number }): Promise<HeadScores & { ids: number[] }>;
+  };
+  /** model.logitLens in the worker: top-k ids, probabilities and tokens of every stage, [numLayers + 1, L, k]. */
+  logitLens(input: string | ArrayLike<number>, options?: { k?: number; logits?: boolean }): Promise<{ ids: number[]; tokens: string[] | null; topIds: { data: Int32Array; shape: number[] }; topProbs: { data: Float32Array; shape: number[] }; topTokens: string[] | null; logits: { data: Float32Array; shape: number[] } | null }>;
+  /** model.attribute in the worker: the parts of logit[target] − logit[baseline] at `position`. */
+  attribute(input: string | ArrayLike<number>, options: { target: number | string; baseline?: number | string; position?: number }): Promise<{ target: number; baseline: number | null; position: number; embed: number; heads: { data: Float32Array; shape: number[] }; attnBias: { data: Float32Array; shape: number[] }; mlps: { data: Float32Array; shape: number[] }; constant: number; logitDiff: number }>;
+  /** model.patch in the worker: (LD_patched − LD_corrupted) / (LD_clean − LD_corrupted) per head or per block and position. */
+  patch(options: { clean: string | ArrayLike<number>; corrupted: string | ArrayLike<number>; target: number | string; baseline: number | string; over?: 'heads' | 'residual' }): Promise<{ data: Float32Array; shape: number[]; over: 'heads' | 'residual'; target: number; baseline: number; ldClean: number; ldCorrupted: number; ldPatched: { data: Float32Array; shape: number[] } }>;
   fillMask(input: string | ArrayLike<number>, options?: { k?: number }): Promise<Array<{ position: number; predictions: TokenProbability[] }>>;
   headRoles(input: string | ArrayLike<number>, options?: Record<string, unknown>): Promise<{ heads: Array<Omit<HeadRoleRow, 'role'>>; chance: Record<string, number> }>;
   encode(text: string): Promise<number[]>;

@@ -23,6 +23,7 @@
 // D head dim, F MLP width, V vocabulary.
 import * as ops from './webgpu-ops.js';
 import { recordMha } from './webgpu-attention.js';
+import { gpuUnsupportedFields } from './webgpu-graph-fields.js';
 
 /**
  * What a whole model's out-of-memory error says: the model (its type when the spec names it,
@@ -160,6 +161,18 @@ export function createGpuModels(rt, dl) {
     return reads;
   }
 
+  // The block graph's fields (src/train/train.h) that have no GPU path here
+  // yet (webgpu-graph-fields.js, the rule loadModel asks first): a model that
+  // uses one is refused (it runs on a wasm lab).
+  function refuseGraphFields(spec) {
+    const core = spec.core ?? {};
+    const off = gpuUnsupportedFields(spec);
+    if (off.length) {
+      const list = off.map(({ field }) => `${field} ${JSON.stringify(core[field])}`).join(', ');
+      throw new Error(`loadModel: the webgpu backend does not run ${list} yet; load this model on a wasm lab (init({ backend: 'wasm' }))`);
+    }
+  }
+
   const methods = {
     /**
      * A model's GPU side, empty: fill it with modelUpload. Resolves once the
@@ -167,6 +180,7 @@ export function createGpuModels(rt, dl) {
      * @param {GpuModelSpec} spec
      */
     async modelCreate(spec) {
+      refuseGraphFields(spec);
       const m = { spec, buffers: new Map(), rope: null, disposed: false };
       if (spec.core.positional === 'rope') {
         const D = spec.embedDim / spec.numHeads;

@@ -17,7 +17,8 @@
 // page's WorkerModel of lib/model-client.js) with the `text` attribute, or
 // `src` naming a same-origin folder URL (ending in '/') that holds
 // config.json, tokenizer.json and model.safetensors (or, when that answers
-// 404, model.safetensors.index.json and its shards), loaded in a Web Worker. The
+// 404, model.safetensors.index.json and its shards; without either,
+// pytorch_model.bin or its index and shards), loaded in a Web Worker. The
 // element then runs the model on the text (a sentence field the reader can
 // edit) and draws the same views from its attentions, with the tokens, the
 // next-token panel, Generate and the head roles (lib/model-panels.js).
@@ -29,6 +30,8 @@
 // (head view; default: the layer of the map last enlarged, at first 0), heads (head view: comma list; default all), batch
 // (default 0), min-weight (head view lines; default 0.01), thumb-size (px,
 // default 56), lang, eager.
+// A whole model also gets a "What the heads do" section (lib/heads-panel.js), computed when the
+// reader opens it: head scores, the logit lens, heads switched off, attribution and patching.
 import { AttentionLabElement } from './base.js';
 import { Heatmap } from '../lib/heatmap.js';
 import { HeadView, HEAD_VIEW_CSS } from '../lib/head-view.js';
@@ -38,6 +41,8 @@ import { paletteByName } from '../lib/palette.js';
 import { saveBlob, canvasToBlob, tensorToJSON } from '../lib/export.js';
 import { h, fmt } from '../lib/dom.js';
 import { ModelPanels } from '../lib/model-panels.js';
+import { HeadsPanel } from '../lib/heads-panel.js';
+import { HEADS_PANEL_MESSAGES } from '../lib/heads-panel-messages.js';
 import { readableToken, looksByteLevel } from '../lib/token-text.js';
 import { WorkerModel } from '../lib/model-client.js';
 
@@ -80,9 +85,14 @@ const CSS = `
 .al-mv-roles-table caption { text-align: left; font-size: 0.75rem; color: var(--al-muted, #5b6475); }
 .al-mv-strong { font-weight: 700; }
 .al-mv-max-new, .al-mv-seed { width: 6em; }
+.al-mv-heads { margin-top: 10px; }
+.al-mv-heads[hidden] { display: none; }
+.al-mv-heads > summary { cursor: pointer; font-weight: 600; font-size: 0.9rem; }
 ${HEAD_VIEW_CSS}`;
 
 let sheet = null;
+// The element's strings and those of its "what the heads do" section.
+const MESSAGES = { en: { ...MODEL_VIEW_MESSAGES.en, ...HEADS_PANEL_MESSAGES.en }, zh: { ...MODEL_VIEW_MESSAGES.zh, ...HEADS_PANEL_MESSAGES.zh } };
 
 export class AttentionLabModelView extends AttentionLabElement {
   static get observedAttributes() {
@@ -164,7 +174,40 @@ export class AttentionLabModelView extends AttentionLabElement {
   /** Translator with this element's strings over the shared catalogue. */
   /** The element's own strings, beside the shared ones (base.js `t`). */
   static get messages() {
-    return MODEL_VIEW_MESSAGES;
+    return MESSAGES;
+  }
+
+  /**
+   * The "what the heads do" section of a whole model (lib/heads-panel.js): head scores, logit
+   * lens, ablation, attribution and patching; it computes when opened (openHeads() or a click on
+   * its summary). data-heads says when it has drawn ('pending' | 'ready' | 'error').
+   */
+  get heads() {
+    return this._heads ?? null;
+  }
+
+  /** Opens the heads section and resolves when its views are drawn. */
+  openHeads() {
+    if (!this._headsBox) return Promise.resolve();
+    this._headsBox.open = true;
+    return this._updateHeads();
+  }
+
+  _updateHeads() {
+    const run = this._run;
+    if (!run || !this._headsBox?.open) return Promise.resolve();
+    if (this._headsRun === run) return this._headsDone;
+    this._headsRun = run;
+    this.dataset.heads = 'pending';
+    this._headsDone = this._heads.update(run.model, run.text, { byteLevel: run.byteLevel }).then(() => {
+      if (this._headsRun !== run) return;
+      this.dataset.heads = 'ready';
+      this.dispatchEvent(new CustomEvent('al-model-heads', { bubbles: true, composed: true }));
+    }, (e) => {
+      if (this._headsRun === run) this.dataset.heads = 'error';
+      this._showError(e);
+    });
+    return this._headsDone;
   }
 
   /** The normalised arrays: { layers, heads, lq, lk, data [layers,H,Lq,Lk] } (null before data). */
@@ -246,12 +289,20 @@ export class AttentionLabModelView extends AttentionLabElement {
       return new File([await res.blob()], name);
     };
     const config = await get('config.json');
-    // One model.safetensors (the common case), else the shards of the index.
+    // One model.safetensors (the common case), else the shards of the index;
+    // a folder without safetensors: pytorch_model.bin, else its index's shards.
     let weights = await get('model.safetensors', true);
-    const index = weights ? null : await get('model.safetensors.index.json');
+    let index = weights ? null : await get('model.safetensors.index.json', true);
+    let shardName = /^[\w.-]+\.safetensors$/;
+    if (!weights && !index) {
+      weights = await get('pytorch_model.bin', true);
+      index = weights ? null : await get('pytorch_model.bin.index.json', true);
+      shardName = /^[\w.-]+\.bin$/;
+      if (!weights && !index) throw new Error(`${url.pathname}: no model.safetensors, model.safetensors.index.json, pytorch_model.bin or pytorch_model.bin.index.json (HTTP 404)`);
+    }
     if (index) {
       const map = JSON.parse(await index.text()).weight_map ?? {};
-      const shards = [...new Set(Object.values(map))].filter((n) => typeof n === 'string' && /^[\w.-]+\.safetensors$/.test(n));
+      const shards = [...new Set(Object.values(map))].filter((n) => typeof n === 'string' && shardName.test(n));
       weights = [index, ...(await Promise.all(shards.map((n) => get(n))))];
     }
     const tokenizer = await get('tokenizer.json');
@@ -318,7 +369,11 @@ export class AttentionLabModelView extends AttentionLabElement {
     this._panels = new ModelPanels({ t, onError: (e) => this._showError(e) });
     this._panels.top.hidden = true;
     this._panels.el.hidden = true;
-    this._body.append(this._textLabel, this._panels.top, this._bar, this._modelPane, this._headPane, this._table, this._panels.el);
+    this._headsSummary = h('summary', { class: 'al-mv-heads-summary' });
+    this._heads = new HeadsPanel({ t, onError: (e) => this._showError(e) });
+    this._headsBox = h('details', { class: 'al-mv-heads', hidden: true }, this._headsSummary, this._heads.el);
+    this._headsBox.addEventListener('toggle', () => { if (this._headsBox.open) this._updateHeads(); });
+    this._body.append(this._textLabel, this._panels.top, this._bar, this._modelPane, this._headPane, this._table, this._panels.el, this._headsBox);
   }
 
   async _render() {
@@ -345,7 +400,13 @@ export class AttentionLabModelView extends AttentionLabElement {
     this._textLabel.hidden = !whole;
     this._panels.top.hidden = !whole;
     this._panels.el.hidden = !whole;
+    this._headsBox.hidden = !whole;
     if (whole) {
+      this._headsSummary.textContent = t('hp.heading');
+      if (this._headsLang !== t.lang) {
+        this._headsLang = t.lang;
+        this._heads.setMessages(t);
+      }
       this._textLabel.firstChild.textContent = t('mv.sentence');
       this._textInput.setAttribute('aria-label', t('mv.sentenceLabel'));
       if (this._textInput.value !== this.text && this._root.activeElement !== this._textInput) this._textInput.value = this.text;
@@ -408,7 +469,7 @@ export class AttentionLabModelView extends AttentionLabElement {
       }, (e) => {
         if (seq === this._panelsSeq) this.dataset.panels = 'error';
         this._showError(e);
-      });
+      }).then(() => this._updateHeads());
     }
   }
 

@@ -1,25 +1,29 @@
 // A Hugging Face model folder on the page: listed from config.json and the
-// safetensors headers alone (nothing else is read), then loaded and run in a
+// safetensors headers (or a pytorch_model.bin's zip directory and data.pkl)
+// alone (nothing else is read), then loaded and run in a
 // Web Worker (web/model-worker.js). WorkerModel has the calls of the library's
 // Model that the views use (forward, nextTokens, fillMask, headRoles,
-// generate, encode, tokens, dispose), as Promises, so <attention-lab-model-view>
+// headScores, logitLens, attribute, patch, generate, encode, tokens, dispose),
+// as Promises, so <attention-lab-model-view>
 // draws a Model of this page's thread and one in the worker alike.
 import { splitFolder, openWeights, readJson } from '../../lib/model/files.js';
 import { architectureOf } from '../../lib/model/architectures.js';
 import { memoryFit, plannedEntries, halfKindOf, publicConfig, HEAP_LIMIT_BYTES } from '../../lib/model/plan.js';
 
-const NAMES = /^(config\.json|tokenizer\.json|model\.safetensors\.index\.json|.*\.safetensors)$/;
+const NAMES = /^(config\.json|tokenizer\.json|(model\.safetensors|pytorch_model\.bin)\.index\.json|.*\.safetensors|pytorch_model(-\d+-of-\d+)?\.bin)$/;
+/** Weight files whose reads are counted (headerBytes). */
+const WEIGHT_FILES = /\.(safetensors|bin)$/;
 
 /** The file name without its folder (webkitRelativePath or a dropped entry's path). */
 const baseName = (f) => String(f?.name ?? '').split('/').pop();
 
 /**
  * True when the files look like a model folder: a config.json and
- * model.safetensors or model.safetensors.index.json among them.
+ * model.safetensors, pytorch_model.bin or the index of either among them.
  */
 export function isModelFolder(files) {
   const names = new Set(Array.from(files, baseName));
-  return names.has('config.json') && (names.has('model.safetensors') || names.has('model.safetensors.index.json'));
+  return names.has('config.json') && ['model.safetensors', 'model.safetensors.index.json', 'pytorch_model.bin', 'pytorch_model.bin.index.json'].some((n) => names.has(n));
 }
 
 /**
@@ -48,7 +52,7 @@ export async function listModel(fileList) {
   });
   const hf = await readJson(files.config, 'config.json');
   const { type, arch } = architectureOf(hf);
-  const weights = await openWeights(Array.isArray(files.weights) ? files.weights.map((f) => (/\.safetensors$/.test(baseName(f)) ? counted(f) : f)) : counted(files.weights));
+  const weights = await openWeights(Array.isArray(files.weights) ? files.weights.map((f) => (WEIGHT_FILES.test(baseName(f)) ? counted(f) : f)) : counted(files.weights));
   const c = arch.config(hf, new Set(weights.tensors.keys()));
   let parameters = 0;
   for (const e of weights.tensors.values()) parameters += e.count;
@@ -109,9 +113,7 @@ export class WorkerModel {
    * signal cancels (the worker is ended if it does not stop at once).
    */
   static async load(files, { onProgress, signal, backend } = {}) {
-    if (typeof Worker !== 'function') throw new Error('this browser has no Web Worker');
-    const w = new Worker(new URL('../../model-worker.js', import.meta.url), { type: 'module' });
-    const m = new WorkerModel(w);
+    const { w, m } = WorkerModel._start();
     m._onProgress = onProgress ?? null;
     const onAbort = () => {
       w.postMessage({ type: 'abort' });
@@ -142,6 +144,29 @@ export class WorkerModel {
     } finally {
       signal?.removeEventListener('abort', onAbort);
       m._onProgress = null;
+    }
+  }
+
+  static _start() {
+    if (typeof Worker !== 'function') throw new Error('this browser has no Web Worker');
+    const w = new Worker(new URL('../../model-worker.js', import.meta.url), { type: 'module' });
+    return { w, m: new WorkerModel(w) };
+  }
+
+  /** lab.pretrained(name) ('en' | 'zh', the package's shipped models) in a new worker. */
+  static async pretrained(name, { backend } = {}) {
+    const { w, m } = WorkerModel._start();
+    try {
+      const info = await m._call({ type: 'pretrained', name, backend });
+      m.config = Object.freeze(info.config);
+      m.byteLevel = info.byteLevel;
+      m.hasHeadRoles = info.hasHeadRoles;
+      m.loadMs = info.loadMs;
+      return m;
+    } catch (e) {
+      w.terminate();
+      m.disposed = true;
+      throw e;
     }
   }
 
@@ -191,6 +216,28 @@ export class WorkerModel {
 
   headRoles(input, options) {
     return this._method('headRoles', input, options);
+  }
+
+  /**
+   * model.headScores(input) in the worker, with headScores.repeated({ length, seed }) as on a
+   * Model (docs/interpretability.md).
+   */
+  get headScores() {
+    const f = (input, options) => this._method('headScores', input, options);
+    f.repeated = (options) => this._method('headScoresRepeated', options);
+    return f;
+  }
+
+  logitLens(input, options) {
+    return this._method('logitLens', input, options);
+  }
+
+  attribute(input, options) {
+    return this._method('attribute', input, options);
+  }
+
+  patch(options) {
+    return this._method('patch', options);
   }
 
   encode(text) {

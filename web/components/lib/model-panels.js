@@ -97,7 +97,7 @@ export class ModelPanels {
     this.model = model;
     this.text = text;
     this.byteLevel = byteLevel;
-    const causal = model.config.modelType !== 'bert';
+    const causal = model.config.causal !== false;
     this._nextBox.hidden = !causal;
     this._genBox.hidden = !causal;
     this._maskBox.hidden = causal;
@@ -128,7 +128,7 @@ export class ModelPanels {
 
   async _next(seq) {
     const model = this.model;
-    if (!model || model.config.modelType === 'bert') return;
+    if (!model || model.config.causal === false) return;
     const temperature = this.temperature;
     const list = await model.nextTokens(this.text, { k: 10, temperature });
     if (seq !== this._seq || this.model !== model) return;
@@ -201,7 +201,7 @@ export class ModelPanels {
   async _mask(seq) {
     const model = this.model;
     const t = this.t;
-    if (!/\[MASK\]/.test(this.text)) {
+    if (!this.text.includes(model.config.maskToken ?? '[MASK]')) {
       this._maskBody.replaceChildren(h('p', { class: 'al-mv-hint', text: t('mv.maskHint') }));
       this.shown.mask = [];
       return;
@@ -209,8 +209,8 @@ export class ModelPanels {
     const out = await model.fillMask(this.text, { k: 10 });
     if (seq !== this._seq || this.model !== model) return;
     this._maskBody.replaceChildren(...out.map((m) => h('div', { class: 'al-mv-mask-at', dataset: { position: m.position } },
-      h('p', { class: 'al-mv-mask-label', text: t('mv.maskAt', { i: m.position }) }),
-      h('ol', { class: 'al-mv-next', 'aria-label': t('mv.maskAt', { i: m.position }) }, m.predictions.map((p) => h('li', { class: 'al-mv-next-row', title: t('mv.tokenTitle', { id: p.id, raw: p.token }), dataset: { id: p.id } },
+      h('p', { class: 'al-mv-mask-label', text: t('mv.maskAt', { i: m.position, token: model.config.maskToken ?? '[MASK]' }) }),
+      h('ol', { class: 'al-mv-next', 'aria-label': t('mv.maskAt', { i: m.position, token: model.config.maskToken ?? '[MASK]' }) }, m.predictions.map((p) => h('li', { class: 'al-mv-next-row', title: t('mv.tokenTitle', { id: p.id, raw: p.token }), dataset: { id: p.id } },
         h('span', { class: 'al-mv-next-tok', text: this._label(p.token) }),
         h('span', { class: 'al-mv-next-p', text: fmtProb(p.prob) })))))));
     this.shown.mask = out;
@@ -227,7 +227,7 @@ export class ModelPanels {
     // A large bidirectional model's scores cost several long forwards (the
     // induction sequences): they wait for the reader's click, so that the
     // predictions do not queue behind them. A causal model's take one.
-    const causal = model.config.modelType !== 'bert';
+    const causal = model.config.causal !== false;
     if (!force && !causal && model.config.parameters > AUTO_ROLES_PARAMETERS) {
       const btn = h('button', { type: 'button', class: 'al-btn al-mv-roles-run', text: t('mv.rolesRun'), onclick: () => this._roles(this._seq, true).catch((e) => this.onError(e)) });
       this._rolesBody.replaceChildren(h('p', { class: 'al-mv-hint', text: t('mv.rolesLarge', { params: (model.config.parameters / 1e6).toFixed(0) }) }), btn);

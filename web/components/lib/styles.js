@@ -80,6 +80,34 @@ export const WIDGET_CSS = `
 @media (prefers-reduced-motion: reduce) {
   .al-hm *, .al-flow * { transition: none !important; animation: none !important; }
 }
+/* the "what the heads do" panel (lib/heads-panel.js) */
+.al-hp { display: grid; gap: 14px; }
+.al-hp-sec { min-width: 0; }
+.al-hp-sec[hidden], .al-hp-err[hidden], .al-hp-map[hidden] { display: none; }
+.al-hp-h { margin: 6px 0 4px; font-size: 0.9rem; }
+.al-hp-hint { margin: 0 0 6px; color: var(--al-muted, #5b6475); font-size: 0.8rem; }
+.al-hp-err { color: var(--al-danger, #b3261e); font-size: 0.8rem; overflow-wrap: anywhere; }
+.al-hp-bar { display: flex; flex-wrap: wrap; gap: 6px 12px; align-items: center; margin-bottom: 6px; font-size: 0.8rem; }
+.al-hp-bar label { display: inline-flex; gap: 4px; align-items: center; }
+.al-hp-num { width: 5.5em; }
+.al-hp-tables { display: flex; flex-wrap: wrap; gap: 12px; align-items: flex-start; }
+.al-hp-scroll { max-width: 100%; overflow-x: auto; }
+.al-hp-table { border-collapse: collapse; font: 0.72rem/1.2 var(--al-mono, ui-monospace, monospace); }
+.al-hp-table caption { text-align: left; font: 0.78rem/1.3 var(--al-font, system-ui, sans-serif); color: var(--al-muted, #5b6475); padding-bottom: 2px; caption-side: top; }
+.al-hp-table th, .al-hp-table td { border: 1px solid var(--al-border, #d9dde6); padding: 0; text-align: center; }
+.al-hp-table th { padding: 1px 4px; font-weight: 500; white-space: pre; }
+.al-hp-cell { display: block; width: 100%; min-width: 3.4em; padding: 3px 4px; border: 0; font: inherit; cursor: pointer; background: transparent; color: inherit; }
+.al-hp-cell:focus-visible { outline: 2px solid var(--al-accent, #2f5fb3); outline-offset: -2px; }
+.al-hp-cell[aria-pressed="true"] { outline: 2px solid var(--al-fg, #1d2330); outline-offset: -3px; }
+.al-hp-lens td { padding: 2px 4px; min-width: 1.6em; white-space: pre; }
+.al-hp-abl { padding: 3px 6px; min-width: 3.6em; font: inherit; cursor: pointer; border: 0; background: var(--al-card, #fff); color: var(--al-fg, #1d2330); }
+.al-hp-abl[aria-pressed="true"] { background: var(--al-fg, #1d2330); color: var(--al-card, #fff); text-decoration: line-through; }
+.al-hp-next { list-style: none; margin: 4px 0 0; padding: 0; display: grid; grid-template-columns: max-content max-content max-content; gap: 2px 10px; font: 0.78rem/1.3 var(--al-mono, ui-monospace, monospace); }
+.al-hp-next li { display: contents; }
+.al-hp-next .al-hp-tok { white-space: pre; }
+.al-hp-was { color: var(--al-muted, #5b6475); }
+.al-hp-line { margin: 4px 0; font-size: 0.8rem; overflow-wrap: anywhere; }
+.al-hp-text { flex: 1 1 18em; min-width: 10em; }
 `;
 
 export const HOST_CSS = `

@@ -11,12 +11,15 @@ import { toTokens } from './tokens.js';
 const POSITIONAL = { none: 0, sinusoidal: 1, learned: 2, rope: 3 };
 // The core's NormKind and Activation ids (src/train/train.h).
 export const NORMS = { layernorm: 0, rmsnorm: 1 };
-export const ACTIVATIONS = { gelu: 0, gelu_new: 1, swiglu: 2 };
+export const ACTIVATIONS = { gelu: 0, gelu_new: 1, swiglu: 2, geglu: 3, geglu_tanh: 4 };
 // The other fields of the core's TransformerConfig (packing, init and the
 // families' flags, which only checkpoints and lab.transformer's presets set)
 // take their defaults from the core's one field list
 // (ATTNLAB_TRANSFORMER_CONFIG_FIELDS in src/train/train.h, read through
 // transformerConfigDefaults()); enum fields come back as their names.
+// writeParamQuant's GGML block types (Q8_0 = 8, Q4_0 = 2, their ggml type ids): bytes a block of 32.
+const QUANT_BLOCK_BYTES = { 8: 34, 2: 18 };
+const QUANT_OPTIONS = ['first'];
 const ENUM_NAMES = { norm: NORMS, activation: ACTIVATIONS, positional: POSITIONAL };
 const coreDefaults = new WeakMap();
 
@@ -40,6 +43,27 @@ const registry = typeof FinalizationRegistry === 'function'
 export function checkKeys(where, what, obj, known) {
   for (const key of Object.keys(obj)) {
     if (!known.has(key)) throw typeError(where, `unknown ${what} ${describe(key)}; allowed: ${[...known].join(', ')}`);
+  }
+}
+
+/**
+ * The types of the block graph's attention, norm and embedding fields
+ * (src/train/train.h; docs/training.md) where `c` gives them; their ranges
+ * and combinations are the core's CheckConfig's (the same messages).
+ */
+function checkGraphFields(where, c) {
+  for (const key of ['headDim', 'slidingWindow', 'rotaryDim']) {
+    if (c[key] !== undefined) checkInt(where, key, c[key], 0, 2 ** 30);
+  }
+  for (const key of ['qkNorm', 'parallelResidual', 'sandwichNorm']) {
+    if (c[key] !== undefined) checkBool(where, key, c[key]);
+  }
+  for (const key of ['attnScale', 'attnSoftcap', 'finalSoftcap', 'ropeLocalTheta']) {
+    if (c[key] !== undefined) checkNumber(where, key, c[key], { min: 0 });
+  }
+  if (c.embedScale !== undefined) checkNumber(where, 'embedScale', c.embedScale, { min: 0, minExclusive: true });
+  if (c.layerKinds !== undefined && (typeof c.layerKinds !== 'string' || !/^[gl]*$/.test(c.layerKinds))) {
+    throw rangeError(where, `layerKinds must be a string of 'g' (global) and 'l' (local), one a layer, or '', got ${describe(c.layerKinds)}`);
   }
 }
 
@@ -71,15 +95,17 @@ function normalizeConfig(Module, config, checkpointFlags) {
     throw rangeError(where, `positional must be 'sinusoidal', 'learned', 'rope' or 'none', got ${describe(positional)}`);
   }
   out.positional = positional;
-  if (out.embedDim % out.numHeads !== 0) {
-    throw rangeError(where, `embedDim (${out.embedDim}) must be divisible by numHeads (${out.numHeads})`);
+  checkGraphFields(where, c);
+  const headDim = checkpointFlags?.headDim ?? c.headDim ?? 0;
+  if (!headDim && out.embedDim % out.numHeads !== 0) {
+    throw rangeError(where, `embedDim (${out.embedDim}) must be divisible by numHeads (${out.numHeads}), or headDim must be given`);
   }
   // The preset lab.transformer was built from (a label; 'default' for loaded models).
   out.architecture = c.architecture ?? 'default';
   out.prenorm = checkBool(where, 'prenorm', c.prenorm ?? false);
   const activation = c.activation ?? 'gelu';
   if (typeof activation !== 'string' || !Object.hasOwn(ACTIVATIONS, activation)) {
-    throw rangeError(where, `activation must be 'gelu', 'gelu_new' or 'swiglu', got ${describe(activation)}`);
+    throw rangeError(where, `activation must be 'gelu', 'gelu_new', 'swiglu', 'geglu' or 'geglu_tanh', got ${describe(activation)}`);
   }
   out.activation = activation;
   out.tieEmbeddings = checkBool(where, 'tieEmbeddings', c.tieEmbeddings ?? false);
@@ -231,6 +257,59 @@ export class Transformer {
       }
       Module.HEAPF32.set(flat, p >>> 2);
       checkStatus(Module, where, Module.transformerSetParams(handle, p));
+    });
+  }
+
+  /**
+   * Writes a weight, or rows [first, first + n) of it, from GGML blocks as a
+   * GGUF file holds a Q8_0 or Q4_0 tensor [R rows of C] (ggml-common.h: a
+   * block of 32 values is an F16 scale d and 32 int8, or 16 bytes of nibbles
+   * with offset 8; C / 32 blocks a row, 34 or 18 bytes each). A loaded
+   * model's projections keep the blocks (decoding reads them as they are);
+   * every other weight, and every weight of a trainable model, takes their
+   * dequantized values d·q (ggml's dequantize_row_*).
+   * @param {string|number} param the weight's name (as getWeights) or index
+   * @param {'Q8_0'|'Q4_0'|8|2} kind the block type (or its ggml type id)
+   * @param {Uint8Array} data whole rows of blocks
+   * @param {{ first?: number }} [options] first: the first row written (default 0)
+   */
+  writeParamQuant(param, kind, data, options) {
+    const where = 'model.writeParamQuant';
+    const handle = this._live(where);
+    const opts = checkOptions(where, 'options', options, QUANT_OPTIONS);
+    let index;
+    if (typeof param === 'string') {
+      index = this._params.findIndex((p) => p.name === param);
+      if (index < 0) throw typeError(where, `unknown weight ${describe(param)}; the model's weights are ${this._params.map((p) => p.name).join(', ')}`);
+    } else {
+      index = checkInt(where, 'param', param, 0, this._params.length - 1);
+    }
+    const code = kind === 8 || kind === 'Q8_0' ? 8 : kind === 2 || kind === 'Q4_0' ? 2 : undefined;
+    if (code === undefined) {
+      throw rangeError(where, `kind must be 'Q8_0' or 'Q4_0' (or their ggml type ids 8 and 2), got ${describe(kind)}`);
+    }
+    if (!(data instanceof Uint8Array)) {
+      throw typeError(where, `data must be a Uint8Array of GGML blocks, got ${describe(data)}`);
+    }
+    const info = this._params[index];
+    const rows = info.shape.length === 2 ? info.shape[0] : 1;
+    const cols = info.shape.length === 2 ? info.shape[1] : info.shape[0];
+    const name = `${info.name} [${info.shape.join(',')}]`;
+    if (cols % 32 !== 0) {
+      throw rangeError(where, `${name} has rows of ${cols} values, not a multiple of 32 (a GGML block); write it from floats`);
+    }
+    const rowBytes = (cols / 32) * QUANT_BLOCK_BYTES[code];
+    const first = checkInt(where, 'first', opts.first ?? 0, 0, rows - 1);
+    if (data.length === 0 || data.length % rowBytes !== 0 || first + data.length / rowBytes > rows) {
+      throw rangeError(where, `data must hold whole rows of ${name} from row ${first}: a multiple of ${rowBytes} bytes (${cols / 32} blocks of ${QUANT_BLOCK_BYTES[code]}), at most ${(rows - first) * rowBytes}, got ${data.length}`);
+    }
+    const Module = this._Module;
+    withArena(Module, where, (arena) => {
+      const src = arena.alloc(data.length);
+      Module.HEAPU8.set(data, src);
+      checkStatus(Module, where, Module.transformerWriteParamQuant(handle, {
+        index, first, rows: data.length / rowBytes, kind: code, src, bytes: data.length,
+      }));
     });
   }
 

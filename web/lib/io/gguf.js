@@ -177,6 +177,7 @@ export async function openGguf(source) {
     try {
       const header = parseGgufHeader(prefix, source.size, 'openGguf');
       const byName = new Map(header.tensors.map((t) => [t.name, t]));
+      /** @type {(name: string) => Promise<[typeof header.tensors[number], Uint8Array]>} */
       const raw = async (name) => {
         const t = byName.get(name); if (!t) throw new RangeError(`openGguf: no tensor '${name}' in the file`);
         return [t, new Uint8Array(await source.slice(t.begin, t.end).arrayBuffer())];

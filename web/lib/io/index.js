@@ -4,6 +4,7 @@
 export { readSafetensors, writeSafetensors, openSafetensors, MAX_HEADER_BYTES } from './safetensors.js';
 export { readNpy, writeNpy } from './npy.js';
 export { readNpz, writeNpz } from './npz.js';
+export { openTorchFile, isTorchCheckpoint } from './torch.js'; // PyTorch's torch.save (read only)
 export { listAttentionLayers, fromStateDict, toStateDict, layerTensorNames, loadStateDict, moduleStateDict, STATE_DICT_FORMATS } from './state-dict.js';
 
 import { readSafetensors, writeSafetensors, openSafetensors } from './safetensors.js';

@@ -1,14 +1,18 @@
 // The files of a Hugging Face model folder, read locally: config.json and
 // tokenizer.json (parsed, or as a Blob/File/ArrayBuffer/Uint8Array, or a URL
 // string the caller chose), and the weights (model.safetensors, or shards with
-// model.safetensors.index.json). Only the safetensors headers are read here;
-// web/lib/model/load.js streams the tensors into wasm memory afterwards.
+// model.safetensors.index.json; or PyTorch's pytorch_model.bin, or its shards
+// with pytorch_model.bin.index.json: io/torch.js). Only the headers are read
+// here (a torch checkpoint's zip directory and data.pkl, or the pickles of the
+// legacy format); web/lib/model/load.js
+// streams the tensors into wasm memory afterwards.
 //
 // JSON is parsed with a reviver that drops `__proto__` keys (JSON.parse
 // already makes them own properties; dropping them keeps a later spread or
 // merge from ever treating one as a prototype).
 import { rangeError, typeError, describe } from '../errors.js';
 import { safetensorsHeaderLength, parseSafetensorsHeader } from '../io/safetensors.js';
+import { isTorchCheckpoint, openTorchCheckpoint } from '../io/torch.js';
 
 const WHERE = 'loadModel';
 
@@ -91,10 +95,16 @@ function byteSource(v, label) {
   throw typeError(WHERE, `${label} must be a Blob/File, an ArrayBuffer or a Uint8Array, got ${describe(v)}`);
 }
 
-/** Reads one safetensors header: { label, entries: [{ name, dtype, shape, count, begin, end }], read } with absolute offsets. */
-async function openShard(src) {
+/** Reads one safetensors header (or a torch checkpoint's directory): { label, entries: [{ name, dtype, shape, count, begin, end, source }] } with absolute offsets. */
+async function openShard(src, unnamed = false) {
+  const prefix = await src.read(0, Math.min(8, src.size));
+  // PyTorch's torch.save (pytorch_model.bin): one branch, io/torch.js.
+  if (isTorchCheckpoint(prefix)) {
+    if (unnamed) src.label = 'pytorch_model.bin'; // not the default 'model.safetensors'
+    return { label: src.label, metadata: null, entries: (await openTorchCheckpoint(`${WHERE}: ${src.label}`, src, prefix)).entries };
+  }
   const where = `${WHERE}: ${src.label}`;
-  const n = safetensorsHeaderLength(where, await src.read(0, Math.min(8, src.size)), src.size);
+  const n = safetensorsHeaderLength(where, prefix, src.size);
   const start = 8 + n;
   const { entries, metadata } = parseSafetensorsHeader(where, await src.read(8, start), src.size - start);
   return {
@@ -117,7 +127,7 @@ function nameOf(v) {
  */
 export async function openWeights(weights) {
   const list = Array.isArray(weights) ? weights.slice() : [weights];
-  if (list.length === 0) throw typeError(WHERE, 'weights is an empty array; give model.safetensors or its shards');
+  if (list.length === 0) throw typeError(WHERE, 'weights is an empty array; give model.safetensors (or pytorch_model.bin) or its shards');
   let index = null;
   const shards = [];
   for (const item of list) {
@@ -126,16 +136,16 @@ export async function openWeights(weights) {
     else if (item && typeof item === 'object' && !isBlob(item) && !isBytes(item) && 'weight_map' in item) index = await readJson(item, 'the index');
     else shards.push(item);
   }
-  if (shards.length === 0) throw typeError(WHERE, 'weights holds an index but no .safetensors shard');
+  if (shards.length === 0) throw typeError(WHERE, 'weights holds an index but no shard (.safetensors or .bin)');
   let labels = shards.map((s, i) => nameOf(s) ?? (shards.length === 1 ? 'model.safetensors' : `shard ${i}`));
   let weightMap = null;
   if (index) {
     weightMap = index.weight_map;
     if (weightMap === null || typeof weightMap !== 'object' || Array.isArray(weightMap)) {
-      throw rangeError(WHERE, 'model.safetensors.index.json has no "weight_map" object');
+      throw rangeError(WHERE, 'the index (model.safetensors.index.json or pytorch_model.bin.index.json) has no "weight_map" object');
     }
     const files = [...new Set(Object.values(weightMap))];
-    if (files.some((f) => typeof f !== 'string')) throw rangeError(WHERE, 'model.safetensors.index.json: every weight_map value must be a file name');
+    if (files.some((f) => typeof f !== 'string')) throw rangeError(WHERE, 'the index: every weight_map value must be a file name');
     const named = shards.every((s) => nameOf(s));
     if (!named) {
       if (shards.length !== files.length) {
@@ -151,7 +161,7 @@ export async function openWeights(weights) {
   for (let i = 0; i < shards.length; i++) {
     const src = byteSource(shards[i], labels[i]);
     bytes += src.size;
-    opened.push(await openShard(src));
+    opened.push(await openShard(src, shards.length === 1 && !index && !nameOf(shards[i])));
   }
   const tensors = new Map();
   for (const shard of opened) {
@@ -171,6 +181,14 @@ export async function openWeights(weights) {
   return { tensors, files: opened.map((s) => s.label), bytes, dtypes };
 }
 
+/** PyTorch weights of a folder (safetensors are preferred when both are there): pytorch_model.bin, or the index with its shards. */
+function torchWeightsOf(byName) {
+  if (byName.has('pytorch_model.bin')) return byName.get('pytorch_model.bin');
+  const index = byName.get('pytorch_model.bin.index.json');
+  if (index) return [index, ...[...byName.entries()].filter(([n]) => /^pytorch_model-\d+-of-\d+\.bin$/.test(n)).map(([, f]) => f)];
+  return null;
+}
+
 /**
  * A FileList or an array of Files named as a Hugging Face folder names them
  * → { config, weights, tokenizer } for loadModel.
@@ -187,12 +205,14 @@ export function splitFolder(files) {
   if (!config) throw rangeError(WHERE, `the files hold no config.json (got ${[...byName.keys()].slice(0, 6).join(', ')})`);
   const index = byName.get('model.safetensors.index.json');
   let weights;
+  const shards = list.filter((f) => /\.safetensors$/.test(nameOf(f)));
   if (byName.has('model.safetensors')) weights = byName.get('model.safetensors');
   else if (index) {
-    weights = [index, ...list.filter((f) => /\.safetensors$/.test(nameOf(f)))];
+    weights = [index, ...shards];
+  } else if (shards.length === 0 && torchWeightsOf(byName)) {
+    weights = torchWeightsOf(byName);
   } else {
-    const shards = list.filter((f) => /\.safetensors$/.test(nameOf(f)));
-    if (shards.length !== 1) throw rangeError(WHERE, `the files hold no model.safetensors${shards.length ? ` (and ${shards.length} .safetensors files without model.safetensors.index.json)` : ''}`);
+    if (shards.length !== 1) throw rangeError(WHERE, `the files hold no model.safetensors${shards.length ? ` (and ${shards.length} .safetensors files without model.safetensors.index.json)` : ' (nor pytorch_model.bin)'}`);
     weights = shards[0];
   }
   return { config, weights, tokenizer: byName.get('tokenizer.json') };

@@ -10,10 +10,25 @@
 // tables too ([E, V], [E, P], [E, T]), so that the word table is also the
 // tied head's weight and is held once. The table ops' GPU faces
 // (families/layout.js) say where a file's tensor goes.
+import { rangeError } from '../errors.js';
 import { decode } from '../io/dtypes.js';
 import { layoutOp } from './families/index.js';
+import { gpuUnsupportedFields } from '../webgpu-graph-fields.js';
 
 const WHERE = 'loadModel';
+
+/**
+ * Refuses, before any tensor is read, a model whose block graph uses a field
+ * the GPU path does not run (webgpu-graph-fields.js, the rule modelCreate
+ * also asks).
+ * @param {{ modelType: string, embedDim: number, numHeads: number, core: Record<string, any> }} c
+ */
+export function checkGpuRuns(c) {
+  const used = gpuUnsupportedFields(c).map((f) => f.label);
+  if (used.length) {
+    throw rangeError(WHERE, `the webgpu backend's model path does not run ${used.join(', ')}, which model_type ${JSON.stringify(c.modelType)} uses here; load it on backend 'wasm' (init({ backend: 'wasm' }))`);
+  }
+}
 
 /** [[name, shape, data]] of one file tensor as the GPU keeps it (the op's GPU face, families/layout.js). */
 export function gpuTensors(t, shape, data) {
@@ -40,7 +55,7 @@ export async function uploadToGpu(gpu, c, maxLength, steps, io) {
     for (const { entry, t } of steps) {
       if (io.signal?.aborted) throw io.abortError();
       const bytes = await entry.source.read(entry.begin, entry.end);
-      const data = decode(WHERE, `tensor ${JSON.stringify(entry.name)}`, entry.dtype, bytes, entry.count);
+      const data = entry.decode ? entry.decode(bytes, entry.count) : decode(WHERE, `tensor ${JSON.stringify(entry.name)}`, entry.dtype, bytes, entry.count);
       for (const [name, shape, d] of gpuTensors(t, entry.shape, data)) gpu.modelUpload(handle, WHERE, name, shape, d);
       io.progress(entry.end - entry.begin);
       await Promise.resolve();

@@ -18,6 +18,9 @@
 //   5. on a webgpu lab (`gpu`), the same tensors read again and uploaded to
 //      GPU buffers (gpu.js), where model.forward runs
 // Any failure disposes what was allocated: the heap is back at its baseline.
+// A GGUF file (llama.cpp's format) takes steps 1–3 from its header instead
+// (gguf.js: the config from its metadata, the tokenizer from
+// tokenizer.ggml.*), then the same plan and streaming.
 import { rangeError, typeError, describe, checkOptions } from '../errors.js';
 import { decode } from '../io/dtypes.js';
 import { Transformer } from '../graph/transformer.js';
@@ -26,7 +29,8 @@ import { readJson, openWeights, splitFolder, isBlob } from './files.js';
 import { ModelTokenizer } from './tokenizer.js';
 import { plan, halfKindOf, memoryFit, HALF_KINDS, HEAP_LIMIT_BYTES, HEADROOM_BYTES } from './plan.js';
 import { Model } from './model.js';
-import { uploadToGpu } from './gpu.js';
+import { uploadToGpu, checkGpuRuns } from './gpu.js';
+import { ggufArgs, openGgufModel } from './gguf.js';
 
 export { HEAP_LIMIT_BYTES } from './plan.js';
 
@@ -70,13 +74,28 @@ async function place(Module, handle, step, params, staging, signal, progress, ha
   const elemBytes = (entry.end - entry.begin) / entry.count;
   const rowsPerChunk = Math.max(1, Math.floor(CHUNK_BYTES / Math.max(rowElems * elemBytes, rowElems * 4)));
   const what = `tensor ${JSON.stringify(entry.name)}`;
-  const write = (index, first, count, src, ld, transposed) => {
-    const code = Module.transformerWriteParam(handle, { index, first, rows: count, ld, src, transposed, half });
+  const writeAs = (srcHalf) => (index, first, count, src, ld, transposed) => {
+    const code = Module.transformerWriteParam(handle, { index, first, rows: count, ld, src, transposed, half: srcHalf });
     if (code !== 0) {
       const message = Module.trainLastError();
       if (/must be finite/.test(message)) throw rangeError(WHERE, message);
+      // The packed projections take their memory at their first write
+      // (weight_store.cpp EnsurePanels), so a heap that memoryFit judged
+      // big enough can still run out here when the engine grants less.
+      if (code === 2) throw rangeError(WHERE, `out of wasm memory while writing ${what} (${message}); the heap is limited to ${mib(HEAP_LIMIT_BYTES)} and this engine may grant less`);
       throw new Error(`${WHERE}: internal: ${message}`);
     }
+  };
+  const write = writeAs(half);
+  // For ops that compute values (add-one): the staged values as float32, and
+  // float32 values written back through the staging buffer (which holds 4
+  // bytes per element of a chunk, whatever was staged).
+  const floats = (count) => (half
+    ? decode(WHERE, what, entry.dtype, Module.HEAPU8.slice(staging, staging + 2 * count), count)
+    : Module.HEAPF32.slice(staging >>> 2, (staging >>> 2) + count));
+  const writeFloats = (index, first, count, data, ld, transposed) => {
+    Module.HEAPF32.set(data, staging >>> 2);
+    writeAs(0)(index, first, count, staging, ld, transposed);
   };
   for (let r0 = 0; r0 < rows; r0 += rowsPerChunk) {
     if (signal?.aborted) throw abortError(signal);
@@ -87,10 +106,12 @@ async function place(Module, handle, step, params, staging, signal, progress, ha
     if (half) {
       Module.HEAPU8.set(bytes, staging); // read afresh: memory may have grown
     } else {
-      const data = decode(WHERE, what, entry.dtype, bytes, (r1 - r0) * rowElems);
+      const n = (r1 - r0) * rowElems;
+      // (entry.decode: a GGUF quantized type, dequantised here, io/ggml-types.js)
+      const data = entry.decode ? entry.decode(bytes, n) : decode(WHERE, what, entry.dtype, bytes, n);
       Module.HEAPF32.set(data, staging >>> 2);
     }
-    layoutOp(t.op).core({ write, params, r0, n: r1 - r0, staging, rowElems, stagedBytes, shape, entry: t, Module });
+    layoutOp(t.op).core({ write, floats, writeFloats, params, r0, n: r1 - r0, staging, rowElems, stagedBytes, shape, entry: t, Module });
     progress(b - a);
     // Let the page breathe between chunks.
     await Promise.resolve();
@@ -105,7 +126,13 @@ async function place(Module, handle, step, params, staging, signal, progress, ha
  */
 export async function loadModel(Module, source, { gpu = undefined } = {}) {
   let args;
-  if (isFileList(source)) {
+  const gguf = await ggufArgs(source, isFileList);
+  if (gguf) {
+    for (const key of Object.keys(gguf)) {
+      if (!KEYS.includes(key)) throw typeError(WHERE, `unknown key ${JSON.stringify(key)}; allowed: ${KEYS.join(', ')}`);
+    }
+    args = gguf;
+  } else if (isFileList(source)) {
     args = splitFolder(source);
   } else {
     const o = checkOptions(WHERE, 'the argument', source);
@@ -114,7 +141,7 @@ export async function loadModel(Module, source, { gpu = undefined } = {}) {
     }
     args = { ...o };
   }
-  if (args.config === undefined) throw typeError(WHERE, 'config is missing: pass the parsed config.json, its bytes or a File');
+  if (args.config === undefined && !gguf) throw typeError(WHERE, 'config is missing: pass the parsed config.json, its bytes or a File');
   if (args.weights === undefined) throw typeError(WHERE, 'weights is missing: pass model.safetensors (a File, Blob, ArrayBuffer or Uint8Array) or its shards with model.safetensors.index.json');
   const { signal, onProgress } = args;
   const dtype = args.dtype ?? 'auto';
@@ -122,12 +149,22 @@ export async function loadModel(Module, source, { gpu = undefined } = {}) {
   if (onProgress !== undefined && typeof onProgress !== 'function') throw typeError(WHERE, `onProgress must be a function, got ${describe(onProgress)}`);
   if (signal !== undefined && (signal === null || typeof signal.aborted !== 'boolean')) throw typeError(WHERE, `signal must be an AbortSignal, got ${describe(signal)}`);
 
-  const hfConfig = await readJson(args.config, 'config.json', { signal });
-  const { type, arch: table } = architectureOf(hfConfig);
-  const weights = await openWeights(args.weights);
+  let hfConfig, type, table, weights, fileTokenizer = null;
+  if (gguf) {
+    ({ hfConfig, type, table, weights, tokenizerJson: fileTokenizer } = await openGgufModel(args.weights));
+  } else {
+    hfConfig = await readJson(args.config, 'config.json', { signal });
+    ({ type, arch: table } = architectureOf(hfConfig));
+    weights = await openWeights(args.weights);
+  }
   const names = new Set(weights.tensors.keys());
   const c = { modelType: type, ...table.config(hfConfig, names) };
   const steps = plan(table, c, weights.tensors);
+  // Fields that follow the file's dtypes (Gemma's embedding scale, rounded to the weights' dtype).
+  table.withFileDtypes?.(c, (file) => steps.find((st) => st.t.file === file)?.entry.dtype);
+  checkCoreFields(Module, c);
+  const toGpu = Boolean(gpu) && !gpu.deviceLost; // after a device loss the wasm copy answers alone
+  if (toGpu) checkGpuRuns(c);
   const halfKind = halfKindOf(steps, dtype);
   const fit = memoryFit(c, steps.map((st) => st.entry), halfKind);
   if (!fit.fits) {
@@ -137,8 +174,10 @@ export async function loadModel(Module, source, { gpu = undefined } = {}) {
   let tokenizer = null;
   if (args.tokenizer !== undefined && args.tokenizer !== null) {
     tokenizerJson = await readJson(args.tokenizer, 'tokenizer.json', { signal });
-    tokenizer = new ModelTokenizer(tokenizerJson, c.vocabSize);
+  } else if (args.tokenizer === undefined && fileTokenizer) {
+    tokenizerJson = fileTokenizer;
   }
+  if (tokenizerJson) tokenizer = new ModelTokenizer(tokenizerJson, c.vocabSize);
   if (signal?.aborted) throw abortError(signal);
 
   const maxLength = c.core.positional === 'rope' ? Math.min(c.maxPositions, MAX_ROPE_POSITIONS) : c.maxPositions;
@@ -148,7 +187,6 @@ export async function loadModel(Module, source, { gpu = undefined } = {}) {
   }, { ...c.core, initWeights: false, packedWeights: true, packedHalf: halfKind });
   let staging = 0;
   let gpuSide = null;
-  const toGpu = Boolean(gpu) && !gpu.deviceLost; // after a device loss the wasm copy answers alone
   try {
     const index = new Map(transformer._params.map((p, i) => [p.name, i]));
     let largestRow = 0;
@@ -183,6 +221,19 @@ export async function loadModel(Module, source, { gpu = undefined } = {}) {
     if (staging) Module._free(staging);
   }
   return new Model(Module, transformer, tokenizer, { modelType: type, hfConfig, c, tokenizerJson, files: weights.files, dtypes: weights.dtypes, gpu: gpuSide });
+}
+
+/**
+ * Refuses a family's block-graph field that this build's core does not have
+ * (TransformerConfig's field list, transformerConfigDefaults()), which the
+ * graph would otherwise never see.
+ */
+function checkCoreFields(Module, c) {
+  const known = Module.transformerConfigDefaults();
+  const missing = Object.keys(c.core).filter((k) => !(k in known));
+  if (missing.length) {
+    throw rangeError(WHERE, `model_type ${JSON.stringify(c.modelType)} needs the block graph's field${missing.length > 1 ? 's' : ''} ${missing.map((k) => `${k} (${JSON.stringify(c.core[k])})`).join(', ')}, which this build of the core does not have`);
+  }
 }
 
 function onlyKeys(obj, keys) {

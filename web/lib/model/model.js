@@ -58,7 +58,9 @@ export class Model {
     const c = info.c;
     this.config = Object.freeze({
       ...publicConfig(info.modelType, c),
-      parameters: transformer.parameterCount,
+      // As num_parameters(): with the file's rows that the block graph does
+      // not keep (RoBERTa's position rows before padding_idx + 1).
+      parameters: transformer.parameterCount + (c.fileOnlyParameters ?? 0),
       // The weights as held in wasm memory: float32, or 16 bits for the
       // packed projections of a 16-bit checkpoint (load.js), plus the 16-bit
       // copy of its tied LM head that decoding reads, when it has one.
@@ -134,14 +136,14 @@ export class Model {
     return Int32Array.from(ids);
   }
 
-  /** forward's checked arguments: { ids, attentions, hiddenStates } (bert and head-less models always give hiddenStates). */
+  /** forward's checked arguments: { ids, attentions, hiddenStates } (the encoders and head-less models always give hiddenStates). */
   _forwardArgs(where, input, options) {
     this._live(where);
     const o = checkKeys(where, options, FORWARD_KEYS);
     const attentions = checkBoolOption(where, 'attentions', o.attentions, true);
     // 'all': transformers' output_hidden_states (every block's input, then the last hidden state).
     const all = o.hiddenStates === 'all';
-    const hiddenStates = all || checkBoolOption(where, 'hiddenStates', o.hiddenStates, false, "or 'all'") || !this._hasHead || this.config.modelType === 'bert';
+    const hiddenStates = all || checkBoolOption(where, 'hiddenStates', o.hiddenStates, false, "or 'all'") || !this._hasHead || !this._causal;
     return { ids: this._ids(where, input), attentions, hiddenStates, all, ablate: ablationTriples(this, where, o.ablate) };
   }
 
@@ -228,7 +230,7 @@ export class Model {
 
   _needCausal(where) {
     if (!this._causal || !this._hasHead) {
-      throw typeError(where, `${this.config.modelType} is ${this._hasHead ? 'a masked language model' : 'an encoder without a language-model head'}: it predicts no next token${this._hasHead ? '; use model.fillMask(text) for its [MASK] predictions' : ''}`);
+      throw typeError(where, `${this.config.modelType} is ${this._hasHead ? 'a masked language model' : 'an encoder without a language-model head'}: it predicts no next token${this._hasHead ? `; use model.fillMask(text) for its ${this.config.maskToken ?? '[MASK]'} predictions` : ''}`);
     }
   }
 
@@ -251,7 +253,8 @@ export class Model {
   }
 
   /**
-   * A masked LM's predictions (BERT): for each [MASK] of the text, the k most
+   * A masked LM's predictions (BERT, DistilBERT, RoBERTa, XLM-RoBERTa): for each mask token
+   * of the text ([MASK], or <mask> for the RoBERTa family), the k most
    * likely tokens: [{ position, predictions: [{ id, token, prob }] }].
    */
   async fillMask(input, options) {
@@ -259,10 +262,12 @@ export class Model {
     this._live(where);
     const o = checkKeys(where, options, ['k']);
     const k = checkInt(where, 'k', o.k ?? 10, 1);
-    if (this._causal || !this._hasHead) throw typeError(where, `fillMask needs a masked language model (bert with its MLM head); this is ${this.config.modelType}`);
+    if (this._causal || !this._hasHead) throw typeError(where, `fillMask needs a masked language model (an encoder with its MLM head); this is ${this.config.modelType}`);
     const tok = this._needTokenizer(where);
-    const mask = tok.tokenToId('[MASK]');
-    if (mask === undefined) throw rangeError(where, 'the tokenizer has no [MASK] token');
+    // The family's mask token: BERT's [MASK], RoBERTa's <mask>.
+    const maskToken = this.config.maskToken ?? '[MASK]';
+    const mask = tok.tokenToId(maskToken);
+    if (mask === undefined) throw rangeError(where, `the tokenizer has no ${maskToken} token`);
     const ids = this._ids(where, input);
     const { logits } = this.forwardSync(ids, { attentions: false });
     const V = this.config.vocabSize;

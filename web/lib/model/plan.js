@@ -46,21 +46,21 @@ export function plan(table, c, entries) {
     }
     used.add(name);
     const e = entries.get(name);
-    if (!FLOAT_DTYPES.has(e.dtype)) {
+    if (!FLOAT_DTYPES.has(e.dtype) && !e.decode) {
       throw rangeError(WHERE, `tensor ${JSON.stringify(name)} has dtype ${e.dtype}; weights must be F32, F16, BF16 or F64`);
     }
     if (e.shape.length !== t.shape.length || e.shape.some((d, i) => d !== t.shape[i])) {
-      throw rangeError(WHERE, `tensor ${JSON.stringify(name)} has shape [${e.shape.join(', ')}], but config.json implies [${t.shape.join(', ')}]`);
+      throw rangeError(WHERE, `tensor ${JSON.stringify(name)} has shape [${e.shape.join(', ')}], but ${table.configSource ?? 'config.json'} implies [${t.shape.join(', ')}]${t.why ? ` (${t.why})` : ''}`);
     }
     steps.push({ entry: e, t });
   }
   if (missing.length) {
-    throw rangeError(WHERE, `the weights lack ${missing.length} tensor${missing.length > 1 ? 's' : ''} a ${c.modelType} model with this config.json needs: ${missing.slice(0, 4).map((n) => JSON.stringify(n)).join(', ')}${missing.length > 4 ? ', …' : ''}`);
+    throw rangeError(WHERE, `the weights lack ${missing.length} tensor${missing.length > 1 ? 's' : ''} a ${c.modelType} model with this ${table.configSource ?? 'config.json'} needs: ${missing.slice(0, 4).map((n) => JSON.stringify(n)).join(', ')}${missing.length > 4 ? ', …' : ''}`);
   }
   const ignore = [...table.ignore, ...(table.extraIgnore ? table.extraIgnore(c) : [])];
   const extra = [...names].filter((n) => !used.has(n) && !ignore.some((re) => re.test(n)));
   if (extra.length) {
-    throw rangeError(WHERE, `the weights hold ${extra.length} tensor${extra.length > 1 ? 's' : ''} a ${c.modelType} model does not use: ${extra.slice(0, 4).map((n) => JSON.stringify(n)).join(', ')}${extra.length > 4 ? ', …' : ''} (is config.json from the same model?)`);
+    throw rangeError(WHERE, `the weights hold ${extra.length} tensor${extra.length > 1 ? 's' : ''} a ${c.modelType} model does not use: ${extra.slice(0, 4).map((n) => JSON.stringify(n)).join(', ')}${extra.length > 4 ? ', …' : ''}${table.configSource ? '' : ' (is config.json from the same model?)'}`);
   }
   return steps;
 }
@@ -71,7 +71,12 @@ export function plan(table, c, entries) {
  */
 export function halfKindOf(steps, dtype) {
   if (dtype === 'float32') return 0;
-  const kinds = new Set(steps.filter((s) => s.entry.shape.length === 2).map((s) => s.entry.dtype));
+  // A learned position or token-type table in F32 does not decide: it is
+  // never a packed projection, and llama.cpp's converter keeps those tables
+  // F32 in its 16-bit and quantized files (convert_hf_to_gguf.py: POS_EMBD,
+  // TOKEN_TYPES).
+  const table = (s) => s.entry.dtype === 'F32' && s.t?.to.length === 1 && /^(pos|type)\.weight$/.test(s.t.to[0]);
+  const kinds = new Set(steps.filter((s) => s.entry.shape.length === 2 && !table(s)).map((s) => s.entry.dtype));
   return kinds.size === 1 ? HALF_KINDS[[...kinds][0]] ?? 0 : 0;
 }
 
@@ -84,7 +89,7 @@ export function halfKindOf(steps, dtype) {
  * also keeps for decoding when there is room (optional: without room the
  * float head runs, so it does not decide `fits`); `bytes` is need + headCopy.
  * @param {{ vocabSize: number, embedDim: number, core: { tieEmbeddings?: boolean, hasHead?: boolean } }} c the normalised config
- * @param {Array<{ count: number, shape: number[] }>} entries
+ * @param {Array<{ count: number, shape: number[], dtype?: string }>} entries
  * @param {number} halfKind 0, 1 (F16) or 2 (BF16)
  */
 export function memoryFit(c, entries, halfKind) {
@@ -93,8 +98,11 @@ export function memoryFit(c, entries, halfKind) {
   for (const e of entries) {
     floats += e.count;
     // (16 bits: the projections stay 16-bit, the rest is float32; the core's
-    // allocation checks the exact sum, counted here from below.)
-    need += e.count * (halfKind && e.shape.length === 2 ? 2 : 4);
+    // allocation checks the exact sum, counted here from below. A quantized
+    // GGUF type is dequantised to float32 at load: 4 bytes.)
+    // (an F32 table beside 16-bit matrices, halfKindOf, stays float32)
+    const half = halfKind && e.shape.length === 2 && (e.dtype === undefined || HALF_KINDS[e.dtype] === halfKind);
+    need += e.count * (half ? 2 : 4);
   }
   const headCopy = halfKind && c.core.tieEmbeddings && c.core.hasHead !== false ? c.vocabSize * c.embedDim * 2 : 0;
   return {
@@ -103,7 +111,7 @@ export function memoryFit(c, entries, halfKind) {
   };
 }
 
-/** The public config a loaded Model and a listed folder share: { modelType, numLayers, …, maxPositions }. */
+/** The public config a loaded Model and a listed folder share: { modelType, numLayers, …, maxPositions, causal, maskToken }. */
 export function publicConfig(modelType, c) {
   return {
     modelType,
@@ -114,5 +122,9 @@ export function publicConfig(modelType, c) {
     ffnDim: c.ffnDim,
     vocabSize: c.vocabSize,
     maxPositions: c.maxPositions,
+    // false for the encoders (bert, distilbert, roberta, xlm-roberta): fillMask, not nextTokens
+    causal: c.core.causal,
+    // the token fillMask predicts at ([MASK], RoBERTa's <mask>); null for the causal models
+    maskToken: c.maskToken ?? null,
   };
 }

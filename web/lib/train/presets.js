@@ -6,7 +6,10 @@ import { checkKeys } from '../graph/transformer.js';
 import { gpt2Preset } from '../model/families/gpt2.js';
 
 const CONFIG_KEYS = new Set(['vocabSize', 'maxLength', 'embedDim', 'numHeads', 'numLayers', 'ffnDim', 'causal', 'positional', 'dropout', 'eps', 'seed',
-  'architecture', 'prenorm', 'activation', 'tieEmbeddings', 'headBias']);
+  'architecture', 'prenorm', 'activation', 'tieEmbeddings', 'headBias',
+  // the block graph's attention, norm and embedding fields (docs/training.md)
+  'headDim', 'qkNorm', 'attnScale', 'attnSoftcap', 'finalSoftcap', 'slidingWindow', 'layerKinds', 'ropeLocalTheta',
+  'rotaryDim', 'parallelResidual', 'sandwichNorm', 'embedScale']);
 
 // architecture: 'gpt2' is GPT-2's block as its family table sets it
 // (web/lib/model/families/gpt2.js: pre-LayerNorm with a final norm, gelu_new,

@@ -29,6 +29,12 @@ export class TrainingStoppedError extends Error {
   }
 }
 
+// The block graph's fields that GPT-2's files do not have, at their defaults.
+const GRAPH_FIELD_DEFAULTS = {
+  headDim: 0, qkNorm: false, attnScale: 0, attnSoftcap: 0, finalSoftcap: 0, slidingWindow: 0, layerKinds: '',
+  ropeLocalTheta: 0, rotaryDim: 0, parallelResidual: false, sandwichNorm: false, embedScale: 1,
+};
+
 /** A model of lab.transformer: the block graph plus its trainer and GPT-2 save. */
 export class TrainableTransformer extends Transformer {
   /** @param {object} Module the wasm module; @param {object} config lab.transformer's config (keys checked, preset merged here) */
@@ -54,6 +60,12 @@ export class TrainableTransformer extends Transformer {
     checkKeys(where, 'option', o, new Set(['tokenizer', 'dtype']));
     if (this.config.architecture !== 'gpt2') {
       throw typeError(where, `save() writes Hugging Face files for architecture 'gpt2' (GPT2LMHeadModel); this model's architecture is '${this.config.architecture}', which no Hugging Face class matches: use getWeights() and writeSafetensors()`);
+    }
+    // GPT-2's files have none of the block graph's newer fields (docs/training.md).
+    const set = Object.keys(GRAPH_FIELD_DEFAULTS).filter((k) => this.config[k] !== undefined && this.config[k] !== GRAPH_FIELD_DEFAULTS[k]);
+    if (this.config.activation === 'geglu' || this.config.activation === 'geglu_tanh') set.push('activation');
+    if (set.length) {
+      throw typeError(where, `save() writes GPT-2's Hugging Face files, which cannot express ${set.map((k) => `${k} ${JSON.stringify(this.config[k])}`).join(', ')}; use getWeights() and writeSafetensors()`);
     }
     const hfConfig = gpt2Config(this.config);
     return saveModel(where, this, { modelType: 'gpt2', hfConfig, c: gpt2Normalized(this.config), tokenizerJson: o.tokenizer ?? null }, o.dtype ?? 'F32');

@@ -19,6 +19,7 @@ import ch9 from './ch9-faq.js';
 import ch10 from './ch10-watch-attention-learn.js';
 import ch11 from './ch11-modern-attention.js';
 import trainedModel from './trained-model.js';
+import heads from './heads.js';
 import yourModel from './your-model.js';
 import { MESSAGES as ch1Messages } from './ch1-self-attention-messages.js';
 import { MESSAGES as ch2Messages } from './ch2-qkv-messages.js';
@@ -32,6 +33,7 @@ import { MESSAGES as ch9Messages } from './ch9-faq-messages.js';
 import { MESSAGES as ch10Messages } from './ch10-watch-attention-learn-messages.js';
 import { MESSAGES as ch11Messages } from './ch11-modern-attention-messages.js';
 import { MESSAGES as trainedModelMessages } from './trained-model-messages.js';
+import { MESSAGES as headsMessages } from './heads-messages.js';
 import { MESSAGES as yourModelMessages } from './your-model-messages.js';
 
 export const CHAPTERS = [
@@ -47,6 +49,7 @@ export const CHAPTERS = [
   { id: 'ch10', module: ch10, title: { en: 'Watch attention learn', zh: '看注意力如何学习' }, messages: ch10Messages },
   { id: 'ch11', module: ch11, title: { en: 'Attention in today’s models', zh: '当今模型中的注意力' }, messages: ch11Messages },
   { id: 'trained-model', module: trainedModel, title: { en: 'A trained model writes', zh: '训练好的模型来写' }, messages: trainedModelMessages },
+  { id: 'heads', module: heads, title: { en: 'What the heads do', zh: '注意力头在做什么' }, messages: headsMessages },
   { id: 'your-model', module: yourModel, title: { en: 'Your model', zh: '你的模型' }, messages: yourModelMessages },
 ];
 

@@ -9,13 +9,13 @@
 // run like a checkpoint. A Llama-family layer's heads, key/value heads and
 // RoPE base are not in its weights: they are read from a config.json dropped
 // with the file, or else guessed, said to be guessed, and editable.
-// A whole Hugging Face model folder (config.json + model.safetensors or its
+// A whole Hugging Face model folder (config.json + model.safetensors or pytorch_model.bin or their
 // shards + tokenizer.json) is listed from its headers and, on Load, run in a
 // Web Worker on the sentence (lib/whole-model.js).
 import { h, fmt } from '../../components/lib/dom.js';
 import { embedBatch } from '../../components/lib/tokens.js';
 import { AttentionLabModelView } from '../../components/elements/model-view-element.js';
-import { openSafetensors, listAttentionLayers, layerTensorNames, readNpz } from '../../lib/io/index.js';
+import { openSafetensors, openTorchFile, isTorchCheckpoint, listAttentionLayers, layerTensorNames, readNpz } from '../../lib/io/index.js';
 import { ATTENTION_KEYS } from '../../lib/model/families/index.js';
 import { deriveTokens } from '../lib/model.js';
 import { mountWholeModel, isModelFolder, droppedFiles } from '../lib/whole-model.js';
@@ -87,7 +87,7 @@ export default {
   deps: ['text', 'seed'],
   mount(ctx, body, section) {
     defineViewer();
-    const input = h('input', { type: 'file', id: 'ym-file', accept: '.safetensors,.npy,.npz,.json', multiple: true, class: 'ym-input' });
+    const input = h('input', { type: 'file', id: 'ym-file', accept: '.safetensors,.bin,.pth,.pt,.npy,.npz,.json', multiple: true, class: 'ym-input' });
     const drop = h('label', { class: 'ym-drop', for: 'ym-file' }, ctx.text('span', 'ym.drop'), input);
     const folderInput = h('input', { type: 'file', id: 'ym-folder', webkitdirectory: true, multiple: true, class: 'ym-input' });
     const folderLabel = h('label', { class: 'ym-folder', for: 'ym-folder' }, ctx.text('span', 'ym.folder'), folderInput);
@@ -192,7 +192,9 @@ export default {
           return;
         }
         const t0 = performance.now();
-        opened = await openSafetensors(counted(f, stats));
+        // A PyTorch state dict (torch.save: .bin, .pth, .pt) is told apart by its first bytes.
+        const torch = isTorchCheckpoint(new Uint8Array(await f.slice(0, 4).arrayBuffer()));
+        opened = await (torch ? openTorchFile : openSafetensors)(counted(f, stats));
         layers = listAttentionLayers(opened.entries);
         const ms = performance.now() - t0;
         section.dataset.layers = String(layers.length);

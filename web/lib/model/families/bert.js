@@ -12,21 +12,83 @@ const KEYS = {
   activation: ['hidden_act'],
 };
 /** The names of one layer under its prefix `encoder.layer.<l>.`. */
-const LAYER = {
+export const LAYER = {
   attention: 'attention', q: 'attention.self.query', k: 'attention.self.key', v: 'attention.self.value',
   o: 'attention.output.dense', norm1: 'attention.output.LayerNorm',
   fc: 'intermediate.dense', proj: 'output.dense', norm2: 'output.LayerNorm',
 };
-const layerPrefix = (l) => `encoder.layer.${l}.`;
+export const layerPrefix = (l) => `encoder.layer.${l}.`;
 /** The MLM head's first tensor: its presence makes a BertForMaskedLM. */
 const MLM_DENSE = 'cls.predictions.transform.dense';
+
+/** A LayerNorm's weight and bias (older checkpoints: gamma/beta) into the block graph's `to`. */
+export function lnTensors(c, file, to) {
+  const E = c.embedDim;
+  return [
+    { file: `${file}.weight`, alias: `${file}.gamma`, op: 'copy', to: [`${to}.weight`], shape: [E] },
+    { file: `${file}.bias`, alias: `${file}.beta`, op: 'copy', to: [`${to}.bias`], shape: [E] },
+  ];
+}
+
+/** A torch Linear's weight [out, in] and bias [out] into the block graph's w and bias. */
+export function linTensors(file, w, bias, shape) {
+  return [
+    { file: `${file}.weight`, op: 'copy', to: [w], shape },
+    { file: `${file}.bias`, op: 'copy', to: [bias], shape: [shape[0]] },
+  ];
+}
+
+/**
+ * A post-LN encoder's layers (BERT's BertLayer and the encoders built like
+ * it): `prefix(l)` the file prefix of layer l, `names` its tensors' names
+ * { q, k, v, o, norm1, fc, proj, norm2 }.
+ */
+export function bertLayers(c, prefix, names) {
+  const E = c.embedDim, F = c.ffnDim;
+  const L = names;
+  return blocks(c.numLayers, (l, b) => {
+    const p = prefix(l);
+    return [
+      ...linTensors(`${p}${L.q}`, `${b}attn.wq`, `${b}attn.bq`, [E, E]),
+      ...linTensors(`${p}${L.k}`, `${b}attn.wk`, `${b}attn.bk`, [E, E]),
+      ...linTensors(`${p}${L.v}`, `${b}attn.wv`, `${b}attn.bv`, [E, E]),
+      ...linTensors(`${p}${L.o}`, `${b}attn.wo`, `${b}attn.bo`, [E, E]),
+      ...lnTensors(c, `${p}${L.norm1}`, `${b}norm1`),
+      ...linTensors(`${p}${L.fc}`, `${b}ffn.w1`, `${b}ffn.b1`, [F, E]),
+      ...linTensors(`${p}${L.proj}`, `${b}ffn.w2`, `${b}ffn.b2`, [E, F]),
+      ...lnTensors(c, `${p}${L.norm2}`, `${b}norm2`),
+    ];
+  });
+}
+
+/**
+ * The MLM head (the block graph's mlmHead: dense → erf GELU → LayerNorm →
+ * the tied decoder + bias), its file names outside the model's prefix:
+ * { dense, norm, bias: { file, alias? } }.
+ */
+export function mlmHeadTensors(c, { dense, norm: n, bias }) {
+  const E = c.embedDim;
+  return [
+    ...linTensors(dense, 'mlm.dense.weight', 'mlm.dense.bias', [E, E]),
+    ...lnTensors(c, n, 'mlm.norm'),
+    { ...bias, op: 'copy', to: ['head.bias'], shape: [c.vocabSize] },
+  ].map((t) => ({ ...t, absolute: true }));
+}
+
+/** The block graph's fields of a post-LN BERT-style encoder (typeVocab 0: no token types). */
+export function encoderCore(c, mlm) {
+  return {
+    positional: 'learned', causal: false, prenorm: false, norm: 'layernorm', activation: 'gelu',
+    typeVocab: c.typeVocab, embedNorm: true, mlmHead: mlm, hasHead: mlm, tieEmbeddings: true, headBias: true,
+  };
+}
 
 export const bert = {
   keys: KEYS,
   prefixes: ['bert.', ''],
   savePrefix: 'bert.',
   ignore: [/^(bert\.)?pooler\./, /^(bert\.)?embeddings\.position_ids$/, /^cls\.predictions\.decoder\.weight$/, /^cls\.seq_relationship\./],
-  config(hf, names) {
+  config(hf, names, type = 'bert') {
     /** @type {any} */
     const c = {
       ...standardSizes(hf),
@@ -36,53 +98,29 @@ export const bert = {
     c.numKvHeads = c.numHeads;
     divisible(c);
     const act = configValue(hf, KEYS.activation, 'gelu');
-    if (act !== 'gelu') throw rangeError(WHERE, `config.json hidden_act ${describe(act)} is not supported for bert; allowed: gelu`);
+    if (act !== 'gelu') throw rangeError(WHERE, `config.json hidden_act ${describe(act)} is not supported for ${type}; allowed: gelu`);
     const pe = own(hf, 'position_embedding_type');
     if (pe !== undefined && pe !== 'absolute') throw rangeError(WHERE, `config.json position_embedding_type ${describe(pe)} is not supported; allowed: absolute`);
     const mlm = names.has(`${MLM_DENSE}.weight`);
-    c.core = {
-      positional: 'learned', causal: false, prenorm: false, norm: 'layernorm', activation: 'gelu',
-      typeVocab: c.typeVocab, embedNorm: true, mlmHead: mlm, hasHead: mlm, tieEmbeddings: true, headBias: true,
-    };
+    c.core = encoderCore(c, mlm);
+    // model.fillMask's mask token
+    c.maskToken = '[MASK]';
     return c;
   },
   tensors(c) {
-    const E = c.embedDim, F = c.ffnDim;
-    const L = LAYER;
-    const ln = (file, to) => [
-      { file: `${file}.weight`, alias: `${file}.gamma`, op: 'copy', to: [`${to}.weight`], shape: [E] },
-      { file: `${file}.bias`, alias: `${file}.beta`, op: 'copy', to: [`${to}.bias`], shape: [E] },
-    ];
-    const lin = (file, w, bias, shape) => [
-      { file: `${file}.weight`, op: 'copy', to: [w], shape },
-      { file: `${file}.bias`, op: 'copy', to: [bias], shape: [shape[0]] },
-    ];
     const list = [
-      { file: 'embeddings.word_embeddings.weight', op: 'copy', to: ['embed.weight'], shape: [c.vocabSize, E] },
-      { file: 'embeddings.position_embeddings.weight', op: 'copy', to: ['pos.weight'], shape: [c.maxPositions, E] },
-      { file: 'embeddings.token_type_embeddings.weight', op: 'copy', to: ['type.weight'], shape: [c.typeVocab, E] },
-      ...ln('embeddings.LayerNorm', 'embed_norm'),
-      ...blocks(c.numLayers, (l, b) => {
-        const p = layerPrefix(l);
-        return [
-          ...lin(`${p}${L.q}`, `${b}attn.wq`, `${b}attn.bq`, [E, E]),
-          ...lin(`${p}${L.k}`, `${b}attn.wk`, `${b}attn.bk`, [E, E]),
-          ...lin(`${p}${L.v}`, `${b}attn.wv`, `${b}attn.bv`, [E, E]),
-          ...lin(`${p}${L.o}`, `${b}attn.wo`, `${b}attn.bo`, [E, E]),
-          ...ln(`${p}${L.norm1}`, `${b}norm1`),
-          ...lin(`${p}${L.fc}`, `${b}ffn.w1`, `${b}ffn.b1`, [F, E]),
-          ...lin(`${p}${L.proj}`, `${b}ffn.w2`, `${b}ffn.b2`, [E, F]),
-          ...ln(`${p}${L.norm2}`, `${b}norm2`),
-        ];
-      }),
+      { file: 'embeddings.word_embeddings.weight', op: 'copy', to: ['embed.weight'], shape: [c.vocabSize, c.embedDim] },
+      { file: 'embeddings.position_embeddings.weight', op: 'copy', to: ['pos.weight'], shape: [c.maxPositions, c.embedDim] },
+      { file: 'embeddings.token_type_embeddings.weight', op: 'copy', to: ['type.weight'], shape: [c.typeVocab, c.embedDim] },
+      ...lnTensors(c, 'embeddings.LayerNorm', 'embed_norm'),
+      ...bertLayers(c, layerPrefix, LAYER),
     ];
     if (c.core.mlmHead) {
-      list.push(
+      list.push(...mlmHeadTensors(c, {
         // The head's tensors sit outside the `bert.` prefix.
-        ...lin(MLM_DENSE, 'mlm.dense.weight', 'mlm.dense.bias', [E, E]).map((t) => ({ ...t, absolute: true })),
-        ...ln('cls.predictions.transform.LayerNorm', 'mlm.norm').map((t) => ({ ...t, absolute: true })),
-        { file: 'cls.predictions.bias', alias: 'cls.predictions.decoder.bias', op: 'copy', to: ['head.bias'], shape: [c.vocabSize], absolute: true },
-      );
+        dense: MLM_DENSE, norm: 'cls.predictions.transform.LayerNorm',
+        bias: { file: 'cls.predictions.bias', alias: 'cls.predictions.decoder.bias' },
+      }));
     }
     return list;
   },

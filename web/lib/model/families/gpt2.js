@@ -19,7 +19,33 @@ const KEYS = {
 };
 /** The names of one block under its prefix `h.<l>.`. */
 const LAYER = { norm1: 'ln_1', qkv: 'attn.c_attn', out: 'attn.c_proj', norm2: 'ln_2', fc: 'mlp.c_fc', proj: 'mlp.c_proj' };
-const layerPrefix = (l) => `h.${l}.`;
+const LAYER_PREFIX = 'h.';
+const layerPrefix = (l) => `${LAYER_PREFIX}${l}.`;
+
+/**
+ * GGUF (families/gguf.js): llama.cpp's keys under `gpt2.` and its tensor
+ * names (gguf-py constants.py TENSOR_NAMES for MODEL_ARCH.GPT2).
+ * convert_hf_to_gguf.py's GPT2Model transposes the Conv1D weights (c_attn,
+ * c_proj, c_fc) to [out, in] and writes feed_forward_length = 4·n_embd; the
+ * head is always the word table (an output.weight is not read).
+ */
+const GGUF = {
+  architectures: ['gpt2'],
+  config: {
+    n_layer: 'block_count', n_embd: 'embedding_length', n_inner: 'feed_forward_length', n_head: 'attention.head_count',
+    n_positions: 'context_length', layer_norm_epsilon: 'attention.layer_norm_epsilon', vocab_size: 'vocab_size',
+  },
+  names: { wte: 'token_embd', wpe: 'position_embd', ln_f: 'output_norm' },
+  layer: {
+    prefix: LAYER_PREFIX,
+    names: {
+      [LAYER.norm1]: 'attn_norm', [LAYER.qkv]: 'attn_qkv', [LAYER.out]: 'attn_output', [LAYER.norm2]: 'ffn_norm',
+      [LAYER.fc]: 'ffn_up', [LAYER.proj]: 'ffn_down',
+    },
+  },
+  transposed: [LAYER.qkv, LAYER.out, LAYER.fc, LAYER.proj],
+  ignore: [/^output\.weight$/],
+};
 const GPT2_ACTIVATIONS = { gelu_new: 'gelu_new', gelu_pytorch_tanh: 'gelu_new', gelu_fast: 'gelu_new', gelu: 'gelu' };
 /** GPT-2's initializer_range: lab.transformer's 'gpt2' init. */
 const INIT_STD = 0.02;
@@ -29,6 +55,7 @@ export const gpt2 = {
   prefixes: ['', 'transformer.'],
   savePrefix: '',
   ignore: [/^(transformer\.)?h\.\d+\.attn\.(bias|masked_bias)$/, /^lm_head\.weight$/],
+  gguf: GGUF,
   config(hf) {
     const c = {
       numLayers: int(hf, KEYS.numLayers, { max: 256 }),

@@ -18,13 +18,54 @@ const LAYER = {
   norm1: 'input_layernorm', attn: 'self_attn', q: 'self_attn.q_proj', k: 'self_attn.k_proj', v: 'self_attn.v_proj', o: 'self_attn.o_proj',
   norm2: 'post_attention_layernorm', gate: 'mlp.gate_proj', up: 'mlp.up_proj', down: 'mlp.down_proj',
 };
-const layerPrefix = (l) => `model.layers.${l}.`;
+const LAYER_PREFIX = 'model.layers.';
+const layerPrefix = (l) => `${LAYER_PREFIX}${l}.`;
+
+/**
+ * GGUF (families/gguf.js): llama.cpp's metadata keys (src/llama-arch.cpp
+ * LLM_KV_NAMES, under `llama.`) and tensor names (gguf-py constants.py
+ * TENSOR_NAMES) of the keys and names above. convert_hf_to_gguf.py's
+ * LlamaModel permutes the rows of q_proj and k_proj (LlamaModel.permute);
+ * the head is tied when the file has no output.weight (llama.cpp then reads
+ * token_embd), and the vocabulary is llama.vocab_size or the token list.
+ */
+const GGUF = {
+  architectures: ['llama'],
+  config: {
+    num_hidden_layers: 'block_count', hidden_size: 'embedding_length', intermediate_size: 'feed_forward_length',
+    num_attention_heads: 'attention.head_count', num_key_value_heads: 'attention.head_count_kv',
+    max_position_embeddings: 'context_length', rms_norm_eps: 'attention.layer_norm_rms_epsilon',
+    rope_theta: 'rope.freq_base', vocab_size: 'vocab_size', head_dim: 'attention.key_length',
+  },
+  derive(meta, names) {
+    const out = { tie_word_embeddings: !names.has('output.weight') };
+    const scaling = meta('rope.scaling.type');
+    if (scaling !== undefined && scaling !== 'none') out.rope_scaling = { rope_type: scaling };
+    const rot = meta('rope.dimension_count');
+    const H = meta('attention.head_count');
+    const D = meta('attention.key_length') ?? (Number.isSafeInteger(H) && H > 0 ? meta('embedding_length') / H : undefined);
+    if (rot !== undefined && D !== undefined && rot !== D) {
+      throw rangeError(WHERE, `the GGUF rope.dimension_count (${rot}) is not the head dim (${D}); only full rotary is supported`);
+    }
+    return out;
+  },
+  names: { 'model.embed_tokens': 'token_embd', 'model.norm': 'output_norm', lm_head: 'output' },
+  layer: {
+    prefix: LAYER_PREFIX,
+    names: {
+      [LAYER.norm1]: 'attn_norm', [LAYER.q]: 'attn_q', [LAYER.k]: 'attn_k', [LAYER.v]: 'attn_v', [LAYER.o]: 'attn_output',
+      [LAYER.norm2]: 'ffn_norm', [LAYER.gate]: 'ffn_gate', [LAYER.up]: 'ffn_up', [LAYER.down]: 'ffn_down',
+    },
+  },
+  permuted: { [LAYER.q]: 'numHeads', [LAYER.k]: 'numKvHeads' },
+};
 
 export const llama = {
   keys: KEYS,
   prefixes: [''],
   savePrefix: '',
   ignore: [/^model\.layers\.\d+\.self_attn\.rotary_emb\.inv_freq$/],
+  gguf: GGUF,
   config(hf, names, family = 'llama') {
     /** @type {any} */
     const c = {

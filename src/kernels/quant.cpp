@@ -1,0 +1,385 @@
+// Products with weights kept as GGML blocks (kernels.h QuantKind): Q8_0 and
+// Q4_0 rows as a GGUF file holds them, y[M, N] = x[M, K]·Wᵀ + bias. The
+// activations stay float; each weight is the float32 value d·q of ggml's
+// dequantize_row_*, so a result equals a float GEMV over the dequantized W
+// up to the summation order.
+//
+// GEMV (decoding, few rows): each block is read once. A block's products are
+// summed lane-wise, Σ x·q, and then scaled once by its d (acc += d·Σ x·q):
+// one multiply-add per weight plus one per block, as the F32 GEMV.
+//   The quants are loaded as 32-bit lanes of 4 bytes (Q8_0) or 8 nibbles
+//   (Q4_0) and read with one mask each, in place (byte j as its value
+//   ·2^(8j), nibble t as ·2^(4t); the top one shifted down), then converted
+//   (i32x4 → f32x4): no byte shuffles (xsimd 8.1 has no widening of int8)
+//   and no shifts. So extraction j of a load holds the values {4l + j}
+//   (Q8_0) of its lanes l, not consecutive ones, times a power of two;
+//   instead of shuffling W, x is permuted once a call into the same order
+//   and scaled by the inverse powers of two (PermuteX, into scratch), so
+//   every weight meets its own x and the products are x·q exactly. The
+//   offsets (Q8_0's signed bytes read as q + 128, Q4_0's nib − 8) come off
+//   once a block: Σ x·(q + 128) − 128·Σ x, from lane sums of x kept in the
+//   scratch too. Per weight that is about 1.2 SIMD operations in wasm (mask,
+//   convert, mul, add), against 0.75 for the F32 GEMV and 1.4 for F16.
+//   Rows of W go four at a time, far apart (gemv_util::Quartets), as gemv.cpp.
+// GEMM (prefill, many rows): column chunks of W (rows of the torch layout)
+// dequantized into scratch, packed for the kernel set (PackB) and run through
+// its Gemm: the F32 GEMM's speed, plus one dequantization of W a call.
+// Scalar: the plain dot product with d·q per weight, in k order.
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+
+#include "kernels/gemv_util.h"
+#include "kernels/kernels.h"
+#include "kernels/simd.h"
+#include "thread_pool.h"
+
+namespace attnlab {
+namespace kernels {
+
+namespace {
+// A block's F16 scale d as float, exactly as HalfToFloat, in the fewest
+// scalar operations (one 16-bit load, no branch or select: it runs once a
+// block and row, beside 32 weights' SIMD work): magnitude under float32's
+// exponent, the sign bit OR-ed in, then × 2^112. Finite scales only (the
+// store refuses the others).
+inline float Scale(const uint8_t* block) {
+  uint16_t h;
+  std::memcpy(&h, block, 2);  // little-endian, as the wasm and x86 targets
+  const uint32_t bits = (static_cast<uint32_t>(h & 0x8000u) << 16) | (static_cast<uint32_t>(h & 0x7fffu) << 13);
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f * 0x1p112f;
+}
+
+// Value i (0 <= i < 32) of a block, as an integer (before the scale).
+inline int32_t QuantValue(QuantKind kind, const uint8_t* block, int64_t i) {
+  const uint8_t* q = block + 2;
+  if (kind == QuantKind::kQ8_0) return static_cast<int8_t>(q[i]);
+  return i < 16 ? (q[i] & 15) - 8 : (q[i - 16] >> 4) - 8;
+}
+
+// Columns of W a GemmQuant chunk: about 512 KB of floats, a multiple of 64.
+int64_t GemmChunk(int64_t k, int64_t n) {
+  const int64_t c = std::max<int64_t>(64, ((int64_t{1} << 17) / std::max<int64_t>(k, 1)) / 64 * 64);
+  return std::min(c, n);
+}
+inline int64_t RoundUp16(int64_t v) { return (v + 15) / 16 * 16; }
+
+// GemmQuant over a kernel set's PackB and Gemm (both sets share it, so the
+// scalar set is the oracle of the SIMD one's packing and GEMM).
+template <class Pack, class Mult>
+void GemmQuantChunks(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
+                     const QuantMatrix& w, const float* bias, float* c, int64_t ldc,
+                     float* scratch, const Pack& pack, const Mult& mult) {
+  const int64_t nc = GemmChunk(k, n);
+  float* rows = scratch;
+  float* packed = scratch + RoundUp16(nc * k);
+  for (int64_t j0 = 0; j0 < n; j0 += nc) {
+    const int64_t cols = std::min(nc, n - j0);
+    for (int64_t j = 0; j < cols; ++j) DequantizeRow(w.kind, w.data + (j0 + j) * w.ld, k, rows + j * k);
+    // B(kk, j) = W[j0 + j, kk]
+    const PackedB pb = pack(k, cols, rows, 1, k, packed);
+    mult(m, cols, k, a, lda, pb, bias ? bias + j0 : nullptr, c + j0, ldc);
+  }
+}
+}  // namespace
+
+void DequantizeRow(QuantKind kind, const uint8_t* row, int64_t k, float* out) {
+  const int64_t bb = QuantBlockBytes(kind);
+  for (int64_t b = 0; b < k / kQuantBlock; ++b) {
+    const uint8_t* block = row + b * bb;
+    const float d = Scale(block);
+    for (int64_t i = 0; i < kQuantBlock; ++i) {
+      out[b * kQuantBlock + i] = static_cast<float>(QuantValue(kind, block, i)) * d;
+    }
+  }
+}
+
+namespace scalar {
+int64_t QuantGemvScratchFloats(int64_t, int64_t) { return 0; }
+
+void GemvQuant(int64_t m, int64_t n, int64_t k, const float* x, int64_t ldx,
+               const QuantMatrix& w, const float* bias, float* y, int64_t ldy, float*) {
+  const int64_t bb = QuantBlockBytes(w.kind);
+  for (int64_t i = 0; i < m; ++i) {
+    const float* xr = x + i * ldx;
+    for (int64_t j = 0; j < n; ++j) {
+      const uint8_t* row = w.data + j * w.ld;
+      float s = 0.0f;
+      for (int64_t b = 0; b < k / kQuantBlock; ++b) {
+        const uint8_t* block = row + b * bb;
+        const float d = Scale(block);
+        for (int64_t t = 0; t < kQuantBlock; ++t) {
+          s += xr[b * kQuantBlock + t] * (static_cast<float>(QuantValue(w.kind, block, t)) * d);
+        }
+      }
+      y[i * ldy + j] = s + (bias ? bias[j] : 0.0f);
+    }
+  }
+}
+
+int64_t QuantGemmScratchFloats(int64_t k, int64_t n) {
+  const int64_t nc = GemmChunk(k, n);
+  return RoundUp16(nc * k) + PackedFloats(k, nc);
+}
+
+void GemmQuant(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
+               const QuantMatrix& w, const float* bias, float* c, int64_t ldc, float* scratch) {
+  GemmQuantChunks(m, n, k, a, lda, w, bias, c, ldc, scratch, scalar::PackB,
+                  [](int64_t mm, int64_t nn, int64_t kk, const float* aa, int64_t la, const PackedB& b,
+                     const float* bi, float* cc, int64_t lc) { scalar::Gemm(mm, nn, kk, aa, la, b, bi, cc, lc); });
+}
+}  // namespace scalar
+
+#if ATTNLAB_SIMD
+namespace simd {
+namespace {
+using I32 = xsimd::batch<int32_t, Arch>;
+using gemv_util::kMinParallelGemv;
+using gemv_util::Quartets;
+
+// The lane layouts below are written for 4 and 8 lanes (SSE4.1/wasm SIMD128,
+// AVX2); other widths run the scalar loops.
+constexpr bool kQuantSimd = kWidth == 4 || kWidth == 8;
+
+// Where value v of a block meets its weight in the permuted x of one row
+// (block by block, 32 floats each; Q4_0 on 8 lanes: pairs of blocks, 64).
+//   Q8_0: a 32-bit load covers 4·kWidth values; extraction j (byte j of
+//         each lane l) holds values 4l + j, placed at j·kWidth + l. The
+//         bytes are flipped to q + 128 (XOR 0x80: unsigned) and read in
+//         place as (q + 128)·2^(8j), x stored ×2^(−8j), and 128·Σ x taken
+//         off once a block (corr), as the offset 8 of Q4_0 below.
+//   Q4_0: a 16-byte block is 4 lanes of 8 nibbles; nibble t of lane l is
+//         byte 4l + t/2's low (t even: value 4l + t/2) or high (value
+//         4l + t/2 + 16) half. On 8 lanes lanes 4..7 hold the next block.
+//         Nibbles are read in place (masked, not shifted: nib·2^(4t)), so
+//         x is stored ×2^(−4t); and the offset 8 is taken off once a load,
+//         Σ x·(nib − 8) = Σ x·nib − 8·Σ x, from the lane sums 8·Σ x stored
+//         after the row (corr).
+// 2^(−8j): the x of byte j (Q8_0), read in place.
+constexpr float kByteScale[3] = {1.0f, 0x1p-8f, 0x1p-16f};
+// 2^(−4t): the x of nibble t (Q4_0), read in place.
+constexpr float kNibbleScale[7] = {1.0f, 0x1p-4f, 0x1p-8f, 0x1p-12f, 0x1p-16f, 0x1p-20f, 0x1p-24f};
+
+// Floats of one permuted x row in scratch: the values, then (Q4_0) one
+// vector of offset corrections a load (Q4Rows).
+inline int64_t PermutedRow(int64_t k) { return k + k / kQuantBlock * kWidth; }
+
+void PermuteX(QuantKind kind, int64_t k, const float* x, float* xp) {
+  const int64_t blocks = k / kQuantBlock;
+  if (kind == QuantKind::kQ8_0) {
+    const int64_t step = 4 * kWidth;
+    float* corr = xp + k;
+    std::fill(corr, corr + blocks * kWidth, 0.0f);
+    for (int64_t c0 = 0; c0 < k; c0 += step) {
+      for (int64_t l = 0; l < kWidth; ++l) {
+        for (int64_t j = 0; j < 4; ++j) {
+          const float v = x[c0 + 4 * l + j];
+          // Byte j < 3 is read in place, as (q + 128)·2^(8j) (Int8Lane).
+          xp[c0 + j * kWidth + l] = j < 3 ? v * kByteScale[j] : v;
+          corr[(c0 / kQuantBlock) * kWidth + l] += 128.0f * v;
+        }
+      }
+    }
+    return;
+  }
+  const int64_t group = kWidth / 4;  // blocks a load
+  const int64_t full = blocks / group * group;
+  float* corr = xp + k;  // Q4Corrections
+  for (int64_t b0 = 0; b0 < full; b0 += group) {
+    const int64_t c0 = b0 * kQuantBlock;
+    for (int64_t l = 0; l < kWidth; ++l) {
+      const int64_t base = (l / 4) * kQuantBlock + 4 * (l % 4);
+      float sum = 0.0f;
+      for (int64_t t = 0; t < 8; ++t) {
+        const float v = x[c0 + base + t / 2 + 16 * (t & 1)];
+        sum += v;
+        // Nibble t < 7 is read in place, as nib·2^(4t) (Q4Nibble): its x
+        // carries 2^(−4t), so the product is x·nib exactly.
+        xp[c0 + t * kWidth + l] = t < 7 ? v * kNibbleScale[t] : v;
+      }
+      corr[(b0 / group) * kWidth + l] = 8.0f * sum;
+    }
+  }
+  // A last block without its pair stays in order (its scalar tail).
+  std::memcpy(xp + full * kQuantBlock, x + full * kQuantBlock,
+              static_cast<size_t>((blocks - full) * kQuantBlock) * sizeof(float));
+}
+
+// Byte j (0..3) of each 32-bit lane of v (the quants XOR 0x80, q + 128)
+// in place, (q + 128)·2^(8j), exact in float; the top one shifted down.
+template <int kJ>
+inline Batch Int8Lane(const I32& v) {
+  if (kJ == 3) return xsimd::to_float(xsimd::bitwise_cast<I32>(xsimd::bitwise_cast<xsimd::batch<uint32_t, Arch>>(v) >> 24));
+  return xsimd::to_float(v & I32(static_cast<int32_t>(0xffu << (8 * kJ))));
+}
+// Nibble t (0..7) of each lane in place, nib·2^(4t) (exact in float: 4
+// significant bits); the top one shifted down (its in-place value would be
+// negative as int32).
+template <int kT>
+inline Batch Nibble(const I32& u) {
+  if (kT == 7) return xsimd::to_float(xsimd::bitwise_cast<I32>(xsimd::bitwise_cast<xsimd::batch<uint32_t, Arch>>(u) >> 28));
+  return xsimd::to_float(u & I32(static_cast<int32_t>(15u << (4 * kT))));
+}
+
+// R rows of W (rows[r], outputs ys[r]) against one permuted x row: the sums
+// Σ_blocks d·Σ x·q, returned in out[r] (before the bias).
+template <int R>
+void Q8Rows(int64_t k, const float* xp, const uint8_t* const rows[R], float out[R]) {
+  constexpr int64_t kBytes = 34;
+  constexpr int kLoads = static_cast<int>(kQuantBlock / (4 * kWidth));  // 2 (4 lanes) or 1
+  Batch acc[R];
+  for (int r = 0; r < R; ++r) acc[r] = Batch(0.0f);
+  const int64_t blocks = k / kQuantBlock;
+  for (int64_t b = 0; b < blocks; ++b) {
+    const float* xb = xp + b * kQuantBlock;
+    const Batch c = Batch::load_aligned(xp + k + b * kWidth);
+    // One row's block at a time (one sum live, beside the R accumulators
+    // and the block's x: within the ~13 registers V8 gives a function).
+    for (int r = 0; r < R; ++r) {
+      Batch sum(0.0f);
+      for (int h = 0; h < kLoads; ++h) {
+        const float* xh = xb + h * 4 * kWidth;
+        const I32 u = I32::load_unaligned(reinterpret_cast<const int32_t*>(rows[r] + b * kBytes + 2 + h * 4 * kWidth)) ^
+                      I32(static_cast<int32_t>(0x80808080u));
+        sum = xsimd::fma(Batch::load_aligned(xh), Int8Lane<0>(u), sum);
+        sum = xsimd::fma(Batch::load_aligned(xh + kWidth), Int8Lane<1>(u), sum);
+        sum = xsimd::fma(Batch::load_aligned(xh + 2 * kWidth), Int8Lane<2>(u), sum);
+        sum = xsimd::fma(Batch::load_aligned(xh + 3 * kWidth), Int8Lane<3>(u), sum);
+      }
+      acc[r] = xsimd::fma(sum - c, Batch(Scale(rows[r] + b * kBytes)), acc[r]);
+    }
+  }
+  for (int r = 0; r < R; ++r) out[r] = xsimd::hadd(acc[r]);
+}
+
+// One Q4_0 load: blocks b .. b + kWidth/4 − 1 of a row as 32-bit lanes, and
+// their scales lane by lane.
+inline void Q4Load(const uint8_t* row, int64_t b, I32* u, Batch* d) {
+  constexpr int64_t kBytes = 18;
+  if (kWidth == 4) {
+    *u = I32::load_unaligned(reinterpret_cast<const int32_t*>(row + b * kBytes + 2));
+    *d = Batch(Scale(row + b * kBytes));
+    return;
+  }
+  alignas(64) int32_t lanes[kWidth];
+  alignas(64) float scales[kWidth];
+  for (int g = 0; g < kWidth / 4; ++g) {
+    std::memcpy(lanes + 4 * g, row + (b + g) * kBytes + 2, 16);
+    const float s = Scale(row + (b + g) * kBytes);
+    for (int l = 0; l < 4; ++l) scales[4 * g + l] = s;
+  }
+  *u = I32::load_aligned(lanes);
+  *d = Batch::load_aligned(scales);
+}
+
+template <int R>
+void Q4Rows(int64_t k, const float* xp, const uint8_t* const rows[R], float out[R]) {
+  const float* corr = xp + k;
+  constexpr int64_t kBytes = 18;
+  constexpr int64_t kGroup = kWidth / 4;  // blocks a load
+  Batch acc[R];
+  for (int r = 0; r < R; ++r) acc[r] = Batch(0.0f);
+  const int64_t blocks = k / kQuantBlock, full = blocks / kGroup * kGroup;
+  for (int64_t b = 0; b < full; b += kGroup) {
+    const float* xb = xp + b * kQuantBlock;
+    for (int r = 0; r < R; ++r) {  // (x from L1 again for each row, as Q8Rows)
+      I32 u;
+      Batch d;
+      Q4Load(rows[r], b, &u, &d);
+      Batch sum = Batch::load_aligned(xb) * Nibble<0>(u);
+      sum = xsimd::fma(Batch::load_aligned(xb + kWidth), Nibble<1>(u), sum);
+      sum = xsimd::fma(Batch::load_aligned(xb + 2 * kWidth), Nibble<2>(u), sum);
+      sum = xsimd::fma(Batch::load_aligned(xb + 3 * kWidth), Nibble<3>(u), sum);
+      sum = xsimd::fma(Batch::load_aligned(xb + 4 * kWidth), Nibble<4>(u), sum);
+      sum = xsimd::fma(Batch::load_aligned(xb + 5 * kWidth), Nibble<5>(u), sum);
+      sum = xsimd::fma(Batch::load_aligned(xb + 6 * kWidth), Nibble<6>(u), sum);
+      sum = xsimd::fma(Batch::load_aligned(xb + 7 * kWidth), Nibble<7>(u), sum);
+      acc[r] = xsimd::fma(sum - Batch::load_aligned(corr + (b / kGroup) * kWidth), d, acc[r]);
+    }
+  }
+  for (int r = 0; r < R; ++r) {
+    float s = xsimd::hadd(acc[r]);
+    for (int64_t b = full; b < blocks; ++b) {  // a block without its pair (8 lanes)
+      const uint8_t* block = rows[r] + b * kBytes;
+      float t = 0.0f;
+      for (int64_t i = 0; i < kQuantBlock; ++i) {
+        t += xp[b * kQuantBlock + i] * static_cast<float>(QuantValue(QuantKind::kQ4_0, block, i));
+      }
+      s += t * Scale(block);
+    }
+    out[r] = s;
+  }
+}
+
+template <int R>
+inline void QuantRows(QuantKind kind, int64_t k, const float* xp, const uint8_t* const rows[R],
+                      float out[R]) {
+  if (kind == QuantKind::kQ8_0) {
+    Q8Rows<R>(k, xp, rows, out);
+  } else {
+    Q4Rows<R>(k, xp, rows, out);
+  }
+}
+
+// Outputs j0..j1 of the m rows of permuted x (xp, k floats a row).
+void GemvQuantBlock(int64_t m, int64_t j0, int64_t j1, int64_t k, const float* xp,
+                    const QuantMatrix& w, const float* bias, float* y, int64_t ldy) {
+  for (int64_t i = 0; i < m; ++i) {
+    const float* xr = xp + i * PermutedRow(k);
+    float* yr = y + i * ldy;
+    const Quartets blocks(j0, j1);
+    for (int64_t g = 0; g < blocks.blocks(); ++g) {
+      int64_t js[4];
+      const uint8_t* ws[4];
+      blocks.Rows(g, w.data, w.ld, js, ws);
+      float s[4];
+      QuantRows<4>(w.kind, k, xr, ws, s);
+      for (int q = 0; q < 4; ++q) yr[js[q]] = s[q] + (bias ? bias[js[q]] : 0.0f);
+    }
+    for (int64_t j = blocks.rest(); j < j1; ++j) {
+      const uint8_t* wr[1] = {w.data + j * w.ld};
+      float s[1];
+      QuantRows<1>(w.kind, k, xr, wr, s);
+      yr[j] = s[0] + (bias ? bias[j] : 0.0f);
+    }
+  }
+}
+}  // namespace
+
+int64_t QuantGemvScratchFloats(int64_t m, int64_t k) { return kQuantSimd ? m * PermutedRow(k) : 0; }
+
+void GemvQuant(int64_t m, int64_t n, int64_t k, const float* x, int64_t ldx,
+               const QuantMatrix& w, const float* bias, float* y, int64_t ldy, float* scratch) {
+  if (!kQuantSimd || scratch == nullptr || reinterpret_cast<uintptr_t>(scratch) % 64 != 0) {
+    scalar::GemvQuant(m, n, k, x, ldx, w, bias, y, ldy, scratch);
+    return;
+  }
+  for (int64_t i = 0; i < m; ++i) PermuteX(w.kind, k, x + i * ldx, scratch + i * PermutedRow(k));
+  const int threads = internal::ThreadsFor(m * n * k, kMinParallelGemv);
+  if (threads == 1) {
+    GemvQuantBlock(m, 0, n, k, scratch, w, bias, y, ldy);
+    return;
+  }
+  gemv_util::GemvRanges(n, 64, threads, [&](int64_t j0, int64_t j1) {
+    GemvQuantBlock(m, j0, j1, k, scratch, w, bias, y, ldy);
+  });
+}
+
+int64_t QuantGemmScratchFloats(int64_t k, int64_t n) {
+  const int64_t nc = GemmChunk(k, n);
+  return RoundUp16(nc * k) + PackedFloats(k, nc);
+}
+
+void GemmQuant(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
+               const QuantMatrix& w, const float* bias, float* c, int64_t ldc, float* scratch) {
+  GemmQuantChunks(m, n, k, a, lda, w, bias, c, ldc, scratch, simd::PackB,
+                  [](int64_t mm, int64_t nn, int64_t kk, const float* aa, int64_t la, const PackedB& b,
+                     const float* bi, float* cc, int64_t lc) { simd::Gemm(mm, nn, kk, aa, la, b, bi, cc, lc); });
+}
+}  // namespace simd
+#endif  // ATTNLAB_SIMD
+
+}  // namespace kernels
+}  // namespace attnlab

@@ -1,0 +1,171 @@
+// graph-fields.test.js — the block graph's config fields of issue 32
+// (headDim, qkNorm, attnScale, attnSoftcap, finalSoftcap, slidingWindow,
+// layerKinds, ropeLocalTheta, rotaryDim, parallelResidual, sandwichNorm,
+// embedScale, activation 'geglu' / 'geglu_tanh') through lab.transformer,
+// on both wasm backends:
+//   * the logits of three configs equal the float64 numpy reference's
+//     (tests/reference/graph_fields.py → tests/golden/graph-fields.json), with
+//     the reference's weights set by name (so the parameter names and shapes
+//     are the documented ones);
+//   * every such config trains: a few steps lower the loss, the gradient of
+//     every parameter is finite and some nonzero;
+//   * bad values are refused with an Error naming the field.
+// The gradients against finite differences, and the KV cache against one
+// forward, are native tests (tests/native/model_test.cpp).
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { init } from '../../web/node.js';
+import { BACKENDS } from './helpers.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const golden = JSON.parse(fs.readFileSync(path.join(here, '../golden/graph-fields.json'), 'utf8'));
+
+const labs = {};
+beforeAll(async () => {
+  for (const b of BACKENDS) labs[b] = await init({ backend: b });
+});
+
+describe.each(BACKENDS)('%s: lab.transformer with the graph fields', (backend) => {
+  test.each(golden.cases.map((c) => [c.name, c]))('%s: logits equal the numpy reference', (_, c) => {
+    const lab = labs[backend];
+    const model = lab.transformer(c.config);
+    const names = Object.keys(model.getWeights()).sort();
+    expect(names).toEqual(Object.keys(c.weights).sort());
+    model.setWeights(Object.fromEntries(Object.entries(c.weights).map(([n, w]) => [n, { data: Float32Array.from(w.data), shape: w.shape }])));
+    const L = c.tokens.length;
+    const { logits, attention } = model.forward({ data: Int32Array.from(c.tokens), shape: [1, L] });
+    expect(logits.shape).toEqual([1, ...c.logits.shape]);
+    let worst = 0;
+    for (let i = 0; i < logits.data.length; i++) {
+      const want = c.logits.data[i];
+      worst = Math.max(worst, Math.abs(logits.data[i] - want) / (1 + Math.abs(want)));
+    }
+    expect(worst).toBeLessThan(2e-5);
+    // The window as the weights show it: a local layer's query i sees i − W < j ≤ i.
+    const W = c.config.slidingWindow ?? 0;
+    const kinds = c.config.layerKinds || (W > 0 ? 'l' : 'g').repeat(c.config.numLayers);
+    const H = c.config.numHeads;
+    for (let l = 0; l < c.config.numLayers; l++) {
+      for (let i = 0; i < L; i++) {
+        for (let j = 0; j < L; j++) {
+          const seen = j <= i && (kinds[l] === 'g' || j > i - W);
+          const w = attention[l].data[(0 * L + i) * L + j];
+          if (seen) expect(w).toBeGreaterThan(0); else expect(w).toBe(0);
+        }
+      }
+      expect(attention[l].shape).toEqual([1, H, L, L]);
+    }
+    model.dispose();
+  });
+
+  test.each(golden.cases.map((c) => [c.name, c]))('%s: trains', (_, c) => {
+    const lab = labs[backend];
+    const model = lab.transformer({ ...c.config, seed: 5 });
+    const trainer = model.trainer({ lr: 1e-2 });
+    const L = c.tokens.length, V = c.config.vocabSize;
+    const tokens = { data: Int32Array.from({ length: 2 * L }, (_, i) => (i * 5 + 1) % V), shape: [2, L] };
+    const targets = { data: Int32Array.from({ length: 2 * L }, (_, i) => (i * 5 + 6) % V), shape: [2, L] };
+    const first = trainer.step(tokens, targets).loss;
+    const grads = model.getGradients();
+    for (const [name, g] of Object.entries(grads)) {
+      expect(g.data.every(Number.isFinite)).toBe(true);
+      expect(g.data.some((v) => v !== 0)).toBe(true);
+      void name;
+    }
+    let last = first;
+    for (let s = 0; s < 30; s++) last = trainer.step(tokens, targets).loss;
+    expect(last).toBeLessThan(first * 0.8);
+    model.dispose();
+  });
+});
+
+describe('lab.transformer refuses bad graph fields', () => {
+  const base = { vocabSize: 7, maxLength: 8, embedDim: 8, numHeads: 2, causal: true, positional: 'rope', prenorm: true };
+  test.each([
+    [{ headDim: -1 }, /headDim/],
+    [{ headDim: 1.5 }, /headDim/],
+    [{ numHeads: 3 }, /divisible by numHeads \(3\), or headDim must be given/],
+    [{ qkNorm: 1 }, /qkNorm/],
+    [{ attnScale: -1 }, /attnScale/],
+    [{ attnSoftcap: Infinity }, /attnSoftcap/],
+    [{ finalSoftcap: '2' }, /finalSoftcap/],
+    [{ slidingWindow: 2, causal: false }, /slidingWindow needs causal/],
+    [{ slidingWindow: 2, layerKinds: 'lx' }, /layerKinds/],
+    [{ slidingWindow: 2, layerKinds: 'lg' }, /layerKinds must have numLayers \(1\) chars/],
+    [{ layerKinds: 'l' }, /needs slidingWindow > 0/],
+    [{ ropeLocalTheta: -3 }, /ropeLocalTheta/],
+    [{ rotaryDim: 3 }, /rotaryDim must be an even integer in \[2, 4\]/],
+    [{ rotaryDim: 2, positional: 'learned' }, /rotaryDim needs positional 'rope'/],
+    [{ parallelResidual: true, prenorm: false }, /parallelResidual needs prenorm/],
+    [{ sandwichNorm: true, prenorm: false }, /sandwichNorm needs prenorm/],
+    [{ sandwichNorm: true, parallelResidual: true }, /cannot both be set/],
+    [{ embedScale: 0 }, /embedScale/],
+    [{ activation: 'reglu' }, /'geglu' or 'geglu_tanh'/],
+    [{ qkNorms: true }, /unknown config key "qkNorms"/],
+  ])('%j', (extra, message) => {
+    expect(() => labs.wasm.transformer({ ...base, ...extra })).toThrow(message);
+  });
+});
+
+describe('the webgpu model path refuses the graph fields it does not run', () => {
+  test.each([
+    [{ qkNorm: true }, /qkNorm true/],
+    [{ slidingWindow: 4096, layerKinds: 'lg' }, /slidingWindow 4096, layerKinds "lg"/],
+    [{ headDim: 8 }, /headDim 8/],
+    [{ activation: 'geglu_tanh', finalSoftcap: 30 }, /finalSoftcap 30, activation "geglu_tanh"/],
+  ])('%j', async (fields, message) => {
+    const { createGpuModels } = await import('../../web/lib/webgpu-model.js');
+    const gpu = createGpuModels({}, { state: {}, run: null, loadWasm: null }).methods;
+    const spec = { embedDim: 8, numHeads: 2, maxLength: 4, core: { positional: 'learned', activation: 'gelu', ...fields } };
+    await expect(gpu.modelCreate(spec)).rejects.toThrow(message);
+    await expect(gpu.modelCreate(spec)).rejects.toThrow(/load this model on a wasm lab/);
+  });
+  test('defaults and headDim = E/H pass the check', async () => {
+    const { createGpuModels } = await import('../../web/lib/webgpu-model.js');
+    const gpu = createGpuModels({}, { state: {}, run: null, loadWasm: null }).methods;
+    const core = { positional: 'learned', activation: 'gelu', headDim: 4, qkNorm: false, embedScale: 1, layerKinds: '' };
+    await expect(gpu.modelCreate({ embedDim: 8, numHeads: 2, maxLength: 4, core })).resolves.toBeTruthy();
+  });
+});
+
+test('one rule (webgpu-graph-fields.js): loadModel\'s checkGpuRuns and modelCreate refuse the same fields, and pass the same values', async () => {
+  const { GPU_UNSUPPORTED_FIELDS } = await import('../../web/lib/webgpu-graph-fields.js');
+  const { checkGpuRuns } = await import('../../web/lib/model/gpu.js');
+  const { createGpuModels } = await import('../../web/lib/webgpu-model.js');
+  const gpu = createGpuModels({}, { state: {}, run: null, loadWasm: null }).methods;
+  // E 8, H 2: D 4. One value per field that the GPU path cannot run, and values it computes anyway.
+  const uses = {
+    headDim: 8, qkNorm: true, attnScale: 0.25, attnSoftcap: 50, finalSoftcap: 30, slidingWindow: 4, layerKinds: 'lg', ropeLocalTheta: 10,
+    rotaryDim: 2, parallelResidual: true, sandwichNorm: true, embedScale: 2, activation: 'geglu',
+  };
+  expect(Object.keys(uses)).toEqual(GPU_UNSUPPORTED_FIELDS.map((f) => f.field));
+  const passes = [{ headDim: 4 }, { attnScale: 0.5 }, { rotaryDim: 4 }, { ropeLocalTheta: 1e4 }, { layerKinds: 'gg' }, { embedScale: 1 }, { activation: 'gelu' }];
+  const both = async (fields) => {
+    const spec = { modelType: 'x', embedDim: 8, numHeads: 2, maxLength: 4, core: { positional: 'learned', activation: 'gelu', ropeTheta: 1e4, ...fields } };
+    let a = null;
+    try {
+      checkGpuRuns(spec);
+    } catch (err) {
+      a = err;
+    }
+    const b = await gpu.modelCreate(spec).then(() => null, (err) => err);
+    return [a, b];
+  };
+  for (const { field, label } of GPU_UNSUPPORTED_FIELDS) {
+    const [a, b] = await both({ [field]: uses[field] });
+    expect([field, a?.message.includes(label)]).toEqual([field, true]);
+    expect([field, b?.message.includes(`${field} ${JSON.stringify(uses[field])}`)]).toEqual([field, true]);
+  }
+  for (const fields of passes) expect(await both(fields)).toEqual([null, null]);
+});
+
+test("save() of an architecture 'gpt2' model refuses the fields GPT-2's files cannot hold", async () => {
+  const lab = await init({ backend: 'wasm' });
+  const model = lab.transformer({ architecture: 'gpt2', vocabSize: 7, maxLength: 6, embedDim: 8, numHeads: 2, attnScale: 1, embedScale: 2 });
+  expect(() => model.save()).toThrow(/cannot express attnScale 1, embedScale 2/);
+  model.dispose();
+  const plain = lab.transformer({ architecture: 'gpt2', vocabSize: 7, maxLength: 6, embedDim: 8, numHeads: 2 });
+  expect(plain.save()['config.json']).toBeTruthy();
+  plain.dispose();
+});

@@ -1,0 +1,185 @@
+// A GGUF file's tokenizer (tokenizer.ggml.*) as a tokenizer.json, which
+// @huggingface/tokenizers then runs (tokenizer.js): no tokenizer algorithm of
+// our own. The conversion follows transformers' own GGUF converters
+// (src/transformers/integrations/ggml.py, GGUFTokenizerSkeleton and
+// GGUFLlamaConverter / the GPT-2 and Qwen2 converters of
+// convert_slow_tokenizer.py):
+//   'llama'  SentencePiece tokens, scores and token types: a BPE with byte
+//            fallback whose merges are every split of a piece into two
+//            pieces, ranked by the merged piece's score (higher first, ties
+//            by the parts' scores), as GGUFTokenizerSkeleton builds them;
+//            ▁ prepended and spaces replaced (tokenizer.ggml.add_space_prefix,
+//            default true); control and unknown tokens special.
+//   'gpt2'   tokens plus merges, byte-level BPE; the split pattern from
+//            tokenizer.ggml.pre (llama.cpp's llama-vocab.cpp names them).
+// bos/eos are added as tokenizer.ggml.add_bos_token / add_eos_token say
+// (llama: bos by default, as llama.cpp does).
+import { rangeError } from '../errors.js';
+
+const WHERE = 'loadModel';
+/** llama_token_type (gguf-py constants.py TokenType). */
+const TYPE = { NORMAL: 1, UNKNOWN: 2, CONTROL: 3, USER_DEFINED: 4, UNUSED: 5, BYTE: 6 };
+
+// The split patterns of the byte-level BPE tokenizers llama.cpp names in
+// tokenizer.ggml.pre, as their tokenizer.json files hold them.
+const QWEN2_PATTERN = "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+const LLAMA3_PATTERN = "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+";
+const byteLevel = (useRegex) => ({ type: 'ByteLevel', add_prefix_space: false, trim_offsets: true, use_regex: useRegex });
+const split = (pattern) => ({ type: 'Split', pattern: { Regex: pattern }, behavior: 'Isolated', invert: false });
+const PRE = {
+  // GPT-2's own pattern (the ByteLevel pre-tokenizer's built-in regex)
+  'gpt-2': { normalizer: null, pre_tokenizer: byteLevel(true) },
+  default: { normalizer: null, pre_tokenizer: byteLevel(true) },
+  qwen2: { normalizer: { type: 'NFC' }, pre_tokenizer: { type: 'Sequence', pretokenizers: [split(QWEN2_PATTERN), byteLevel(false)] } },
+  'llama-bpe': { normalizer: null, pre_tokenizer: { type: 'Sequence', pretokenizers: [split(LLAMA3_PATTERN), byteLevel(false)] } },
+  // SmolLM: single digits, then GPT-2's pattern
+  smollm: { normalizer: null, pre_tokenizer: { type: 'Sequence', pretokenizers: [{ type: 'Digits', individual_digits: true }, byteLevel(true)] } },
+};
+
+function stringArray(meta, key, n) {
+  const v = meta.get(key);
+  if (!Array.isArray(v) || v.some((s) => typeof s !== 'string')) throw rangeError(WHERE, `the GGUF metadata ${key} must be an array of strings`);
+  if (n !== undefined && v.length !== n) throw rangeError(WHERE, `the GGUF metadata ${key} has ${v.length} entries, but tokenizer.ggml.tokens has ${n}`);
+  return v;
+}
+
+function numberArray(meta, key, n) {
+  const v = meta.get(key);
+  if (v === undefined) return null;
+  if (!Array.isArray(v) || v.length !== n || v.some((x) => typeof x !== 'number')) {
+    throw rangeError(WHERE, `the GGUF metadata ${key} must be an array of ${n} numbers (one per token)`);
+  }
+  return v;
+}
+
+function tokenId(meta, key, n) {
+  const v = meta.get(`tokenizer.ggml.${key}_token_id`);
+  if (v === undefined) return null;
+  if (!Number.isSafeInteger(v) || v < 0 || v >= n) throw rangeError(WHERE, `the GGUF metadata tokenizer.ggml.${key}_token_id (${v}) is not a token id below ${n}`);
+  return v;
+}
+
+function flag(meta, key, fallback) {
+  const v = meta.get(`tokenizer.ggml.${key}`);
+  return typeof v === 'boolean' ? v : fallback;
+}
+
+/** The vocabulary { token: id } (the first id of a repeated token wins, as in a tokenizer.json vocab). */
+function vocabOf(tokens) {
+  const vocab = {};
+  tokens.forEach((t, i) => {
+    if (!Object.hasOwn(vocab, t)) vocab[t] = i;
+  });
+  return vocab;
+}
+
+function addedTokens(tokens, types) {
+  const out = [];
+  if (!types) return out;
+  tokens.forEach((content, id) => {
+    const t = types[id];
+    if (t === TYPE.CONTROL || t === TYPE.UNKNOWN || t === TYPE.USER_DEFINED) {
+      out.push({ id, content, single_word: false, lstrip: false, rstrip: false, normalized: false, special: t !== TYPE.USER_DEFINED });
+    }
+  });
+  return out;
+}
+
+/** TemplateProcessing that adds bos/eos as the metadata says, or null. */
+function template(tokens, bos, eos) {
+  if (bos === null && eos === null) return null;
+  const sp = (id) => ({ SpecialToken: { id: tokens[id], type_id: 0 } });
+  const single = [...(bos !== null ? [sp(bos)] : []), { Sequence: { id: 'A', type_id: 0 } }, ...(eos !== null ? [sp(eos)] : [])];
+  const pair = [...single, ...(bos !== null ? [sp(bos)] : []), { Sequence: { id: 'B', type_id: 1 } }, ...(eos !== null ? [sp(eos)] : [])];
+  const special = {};
+  for (const id of [bos, eos]) if (id !== null) special[tokens[id]] = { id: tokens[id], ids: [id], tokens: [tokens[id]] };
+  return { type: 'TemplateProcessing', single, pair, special_tokens: special };
+}
+
+/**
+ * transformers' GGUFTokenizerSkeleton: merges from SentencePiece scores.
+ * For each piece, every split into two pieces of the vocabulary, sorted by
+ * the parts' scores (descending); then all by the merged piece's score
+ * (descending, stable).
+ */
+function mergesFromScores(tokens, scores) {
+  const score = new Map();
+  tokens.forEach((t, i) => {
+    if (!score.has(t)) score.set(t, scores[i]);
+  });
+  const merges = [];
+  for (const [piece, s] of score) {
+    const chars = Array.from(piece);
+    const local = [];
+    for (let k = 1; k < chars.length; k++) {
+      const l = chars.slice(0, k).join('');
+      const r = chars.slice(k).join('');
+      if (score.has(l) && score.has(r)) local.push([l, r, s]);
+    }
+    local.sort((a, b) => (score.get(b[0]) - score.get(a[0])) || (score.get(b[1]) - score.get(a[1])));
+    merges.push(...local);
+  }
+  merges.sort((a, b) => b[2] - a[2]);
+  return merges.map(([l, r]) => [l, r]);
+}
+
+/**
+ * The tokenizer.json of a GGUF file's tokenizer.ggml.* metadata, or null
+ * when it has none. `metadata` is the header's Map.
+ */
+export function tokenizerJsonOf(metadata) {
+  const model = metadata.get('tokenizer.ggml.model');
+  if (model === undefined) return null;
+  const tokens = stringArray(metadata, 'tokenizer.ggml.tokens');
+  const n = tokens.length;
+  const types = numberArray(metadata, 'tokenizer.ggml.token_type', n);
+  const vocab = vocabOf(tokens);
+  const added = addedTokens(tokens, types);
+  if (model === 'llama') {
+    const scores = numberArray(metadata, 'tokenizer.ggml.scores', n);
+    if (!scores) throw rangeError(WHERE, 'the GGUF tokenizer "llama" (SentencePiece) needs tokenizer.ggml.scores');
+    const unk = tokenId(metadata, 'unknown', n);
+    const bos = flag(metadata, 'add_bos_token', true) ? tokenId(metadata, 'bos', n) : null;
+    const eos = flag(metadata, 'add_eos_token', false) ? tokenId(metadata, 'eos', n) : null;
+    const prefix = flag(metadata, 'add_space_prefix', true);
+    return {
+      version: '1.0', truncation: null, padding: null, added_tokens: added,
+      normalizer: { type: 'Sequence', normalizers: [...(prefix ? [{ type: 'Prepend', prepend: '▁' }] : []), { type: 'Replace', pattern: { String: ' ' }, content: '▁' }] },
+      pre_tokenizer: null,
+      post_processor: template(tokens, bos, eos),
+      decoder: { type: 'Sequence', decoders: [
+        { type: 'Replace', pattern: { String: '▁' }, content: ' ' }, { type: 'ByteFallback' }, { type: 'Fuse' },
+        ...(prefix ? [{ type: 'Strip', content: ' ', start: 1, stop: 0 }] : [])] },
+      model: {
+        type: 'BPE', dropout: null, unk_token: unk === null ? null : tokens[unk], continuing_subword_prefix: null, end_of_word_suffix: null,
+        fuse_unk: true, byte_fallback: true, vocab, merges: mergesFromScores(tokens, scores),
+      },
+    };
+  }
+  if (model === 'gpt2') {
+    const pre = metadata.get('tokenizer.ggml.pre') ?? 'default';
+    if (typeof pre !== 'string' || !Object.hasOwn(PRE, pre)) {
+      throw rangeError(WHERE, `the GGUF tokenizer.ggml.pre ${JSON.stringify(pre)} is not supported; supported: ${Object.keys(PRE).join(', ')} (or pass the model's tokenizer.json as tokenizer, or tokenizer: null to load without one)`);
+    }
+    const merges = stringArray(metadata, 'tokenizer.ggml.merges').map((m) => {
+      const at = m.indexOf(' ');
+      if (at <= 0) throw rangeError(WHERE, `the GGUF tokenizer.ggml.merges entry ${JSON.stringify(m)} is not two tokens separated by a space`);
+      return [m.slice(0, at), m.slice(at + 1)];
+    });
+    const bos = flag(metadata, 'add_bos_token', false) ? tokenId(metadata, 'bos', n) : null;
+    const eos = flag(metadata, 'add_eos_token', false) ? tokenId(metadata, 'eos', n) : null;
+    const bl = { type: 'ByteLevel', add_prefix_space: true, trim_offsets: false, use_regex: true };
+    const t = template(tokens, bos, eos);
+    return {
+      version: '1.0', truncation: null, padding: null, added_tokens: added,
+      ...PRE[pre],
+      post_processor: t ? { type: 'Sequence', processors: [bl, t] } : bl,
+      decoder: { type: 'ByteLevel', add_prefix_space: true, trim_offsets: true, use_regex: true },
+      model: {
+        type: 'BPE', dropout: null, unk_token: null, continuing_subword_prefix: '', end_of_word_suffix: '',
+        fuse_unk: false, byte_fallback: false, vocab, merges,
+      },
+    };
+  }
+  throw rangeError(WHERE, `the GGUF tokenizer.ggml.model ${JSON.stringify(model)} is not supported; supported: llama, gpt2 (or pass the model's tokenizer.json as tokenizer, or tokenizer: null to load without one)`);
+}
