@@ -131,12 +131,7 @@ export class WorkerModel {
     }
     signal?.addEventListener('abort', onAbort, { once: true });
     try {
-      const info = await m._call({ type: 'load', files, backend });
-      m.config = Object.freeze(info.config);
-      m.byteLevel = info.byteLevel;
-      m.hasHeadRoles = info.hasHeadRoles;
-      m.loadMs = info.loadMs;
-      return m;
+      return m._loaded(await m._call({ type: 'load', files, backend }));
     } catch (e) {
       w.terminate();
       m.disposed = true;
@@ -145,6 +140,15 @@ export class WorkerModel {
       signal?.removeEventListener('abort', onAbort);
       m._onProgress = null;
     }
+  }
+
+  /** Takes the worker's answer to 'load' / 'pretrained'; returns this. */
+  _loaded(info) {
+    this.config = Object.freeze(info.config);
+    this.byteLevel = info.byteLevel;
+    this.hasHeadRoles = info.hasHeadRoles;
+    this.loadMs = info.loadMs;
+    return this;
   }
 
   static _start() {
@@ -157,12 +161,7 @@ export class WorkerModel {
   static async pretrained(name, { backend } = {}) {
     const { w, m } = WorkerModel._start();
     try {
-      const info = await m._call({ type: 'pretrained', name, backend });
-      m.config = Object.freeze(info.config);
-      m.byteLevel = info.byteLevel;
-      m.hasHeadRoles = info.hasHeadRoles;
-      m.loadMs = info.loadMs;
-      return m;
+      return m._loaded(await m._call({ type: 'pretrained', name, backend }));
     } catch (e) {
       w.terminate();
       m.disposed = true;
