@@ -75,6 +75,26 @@ export function standardSizes(hf) {
   };
 }
 
+/**
+ * The sizes of a GPT-2-style config (gpt2, gpt_neo) under the family's own
+ * key lists: multi-head attention (Hkv = H), F defaulting to 4·E, E divisible
+ * by H (`divisible`), LayerNorm eps default 1e-5.
+ */
+export function gpt2StyleSizes(hf, keys) {
+  const c = {
+    numLayers: int(hf, keys.numLayers, { max: 256 }),
+    numHeads: int(hf, keys.numHeads),
+    embedDim: int(hf, keys.embedDim),
+    vocabSize: int(hf, keys.vocabSize, { min: 2 }),
+    maxPositions: int(hf, keys.maxPositions),
+    eps: num(hf, keys.eps, 1e-5),
+  };
+  c.numKvHeads = c.numHeads;
+  c.ffnDim = int(hf, keys.ffnDim, { fallback: 4 * c.embedDim });
+  divisible(c);
+  return c;
+}
+
 /** Per-block tensors: (l, b) => [{ file, op, to, shape }], b the block graph's 'blocks.l.' prefix. */
 export function blocks(n, perLayer) {
   const out = [];

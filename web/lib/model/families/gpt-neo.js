@@ -13,7 +13,7 @@
 //   - GPTNeoMLP: c_fc, act (activation_function, default gelu_new), c_proj,
 //     nn.Linear with biases; intermediate_size null means 4·hidden.
 import { rangeError, describe } from '../../errors.js';
-import { WHERE, own, int, num, blocks, divisible } from './config-keys.js';
+import { WHERE, own, int, gpt2StyleSizes, blocks } from './config-keys.js';
 import { activationOf, tiedOf, windowFields } from './decoder.js';
 
 const FAMILY = 'gpt_neo';
@@ -64,17 +64,7 @@ export const gptNeo = {
   },
   config(hf) {
     /** @type {any} */
-    const c = {
-      numLayers: int(hf, KEYS.numLayers, { max: 256 }),
-      numHeads: int(hf, KEYS.numHeads),
-      embedDim: int(hf, KEYS.embedDim),
-      vocabSize: int(hf, KEYS.vocabSize, { min: 2 }),
-      maxPositions: int(hf, KEYS.maxPositions),
-      eps: num(hf, KEYS.eps, 1e-5),
-    };
-    c.numKvHeads = c.numHeads;
-    c.ffnDim = int(hf, KEYS.ffnDim, { fallback: 4 * c.embedDim });
-    divisible(c);
+    const c = gpt2StyleSizes(hf, KEYS);
     c.headDim = c.embedDim / c.numHeads;
     const kinds = layerKinds(hf, c.numLayers);
     c.core = {

@@ -2,7 +2,7 @@
 // layouts onto the block graph, the per-layer state-dict format 'hf-gpt2',
 // lab.transformer's 'gpt2' preset and the config.json that model.save writes.
 import { rangeError, describe } from '../../errors.js';
-import { WHERE, own, configValue, int, num, divisible, blocks } from './config-keys.js';
+import { WHERE, own, configValue, gpt2StyleSizes, blocks } from './config-keys.js';
 import { LAYOUT_OPS } from './layout.js';
 import { t, norm, anchorOf } from './layer-format.js';
 
@@ -57,17 +57,8 @@ export const gpt2 = {
   ignore: [/^(transformer\.)?h\.\d+\.attn\.(bias|masked_bias)$/, /^lm_head\.weight$/],
   gguf: GGUF,
   config(hf) {
-    const c = {
-      numLayers: int(hf, KEYS.numLayers, { max: 256 }),
-      numHeads: int(hf, KEYS.numHeads),
-      embedDim: int(hf, KEYS.embedDim),
-      vocabSize: int(hf, KEYS.vocabSize, { min: 2 }),
-      maxPositions: int(hf, KEYS.maxPositions),
-      eps: num(hf, KEYS.eps, 1e-5),
-    };
-    c.numKvHeads = c.numHeads;
-    c.ffnDim = int(hf, KEYS.ffnDim, { fallback: 4 * c.embedDim });
-    divisible(c);
+    /** @type {any} */
+    const c = gpt2StyleSizes(hf, KEYS);
     const act = configValue(hf, KEYS.activation, 'gelu_new');
     if (!Object.hasOwn(GPT2_ACTIVATIONS, act)) {
       throw rangeError(WHERE, `config.json activation_function ${describe(act)} is not supported; allowed: ${Object.keys(GPT2_ACTIVATIONS).join(', ')}`);
