@@ -24,14 +24,10 @@ class MatrixBlocks {
 
   set(dims, label) {
     this.svg.setAttribute('aria-label', label);
-    // Sizes that are not numbers (a layer not run yet) are not drawn, and a
-    // tween never starts from one: NaN would reach the SVG's attributes.
-    if (!Object.values(dims).every(Number.isFinite)) return;
     const from = this.prev ?? dims;
     this.prev = dims;
     this.anim?.cancel();
-    const start = (k) => (Number.isFinite(from[k]) ? from[k] : dims[k]);
-    this.anim = tween(700, (p) => this.draw(Object.fromEntries(Object.keys(dims).map((k) => [k, lerp(start(k), dims[k], p)])), dims));
+    this.anim = tween(700, (p) => this.draw(Object.fromEntries(Object.keys(dims).map((k) => [k, lerp(from[k], dims[k], p)])), dims));
   }
 
   draw(d, exact) {
