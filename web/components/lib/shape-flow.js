@@ -78,10 +78,7 @@ export function stepName(step, lang) {
 
 /** Reads [B, H, L, W] (H = 0 for non-head tensors) from a trace record. */
 export function dimsOf(rec, unbatched) {
-  // A missing dim counts as 1: a re-render (a language switch) can meet a
-  // record of the other flow's rank for a frame, and NaN sizes reach the SVG.
-  const rank = (HEAD_STEPS.has(rec.step) ? 4 : 3) - (unbatched ? 1 : 0);
-  const s = Array.from({ length: Math.max(rank, rec.shape.length) }, (_, i) => (Number.isFinite(rec.shape[i]) ? rec.shape[i] : 1));
+  const s = rec.shape;
   const head = HEAD_STEPS.has(rec.step);
   if (head) {
     const [B, H, L, W] = unbatched ? [1, ...s] : s;
