@@ -46,7 +46,10 @@ export function tween(duration, frame, { easing = ease } = {}) {
     const t0 = performance.now();
     const step = (now) => {
       if (cancelled) return resolve(false);
-      const t = Math.min(1, (now - t0) / duration);
+      // A frame's timestamp is when the frame began, which can be before t0
+      // (a tween started late in a busy frame): t < 0 would extrapolate the
+      // tweened sizes below their start, to log2 of a negative (NaN in an SVG).
+      const t = Math.min(1, Math.max(0, (now - t0) / duration));
       if (t < 1) motionStats.frames++;
       frame(easing(t));
       if (t < 1) raf = requestAnimationFrame(step);
