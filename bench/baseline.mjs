@@ -53,6 +53,10 @@ export function prepareBaseline(rev, { log = (line) => console.error(line) } = {
   })();
   const run = (cmd, args) => execFileSync(cmd, args, { cwd: dir, env, stdio: ['ignore', 'ignore', 'inherit'] });
   if (fs.existsSync(path.join(dir, 'scripts', 'embed-wgsl.mjs'))) run(process.execPath, ['scripts/embed-wgsl.mjs']);
+  // web/lib/vendor/ is generated (ignored by git, so not in the archive) from node_modules, which
+  // the archive lacks too; its wrapper imports it: take this checkout's copy
+  const vendor = path.join(root, 'web', 'lib', 'vendor');
+  if (fs.existsSync(vendor) && !fs.existsSync(path.join(dir, 'web', 'lib', 'vendor'))) fs.cpSync(vendor, path.join(dir, 'web', 'lib', 'vendor'), { recursive: true });
   run('emcmake', ['cmake', '-S', '.', '-B', build, ...generator, '-DCMAKE_BUILD_TYPE=Release', '-DATTNLAB_WASM_SIMD=ON', '-DATTNLAB_BUILD_TESTS=OFF']);
   run('cmake', ['--build', build, '--target', 'attention_lab_simd', '-j2']);
   fs.mkdirSync(path.join(web, 'dist'), { recursive: true });
