@@ -21,7 +21,7 @@
 // text's rows, and their scores, are the same as on the text alone; the induction pairs are the
 // appended copies' (one sequence, chance 1/(i+1) at their own rows i). GPT-2 small scores its
 // 144 heads this way in one pass (issue 35) instead of 1 + inductionSamples.
-import { rangeError, typeError, describe, checkInt, checkOptions } from '../errors.js';
+import { rangeError, typeError, describe, checkInt, checkBool, checkOptions } from '../errors.js';
 
 const KEYS = ['inductionLength', 'inductionSamples', 'seed', 'previousLine', 'oneForward'];
 const LINE_END = new Set(['，', '。', '！', '？', '；']);
@@ -101,7 +101,7 @@ export function headRoles(model, text, options) {
   const bos = model._info?.hfConfig?.bos_token_id;
   const hasBos = Number.isInteger(bos) && bos >= 0 && bos < model.config.vocabSize;
   const lead = hasBos ? 1 : 0;
-  if (o.oneForward !== undefined && typeof o.oneForward !== 'boolean') throw typeError(where, `oneForward must be true or false, got ${describe(o.oneForward)}`);
+  if (o.oneForward !== undefined) checkBool(where, 'oneForward', o.oneForward);
   const one = o.oneForward === true;
   if (one && !causal) throw rangeError(where, `oneForward needs a causal model (its text rows must not see the appended sequence); ${model.config.modelType} attends both ways`);
   const ids0 = Array.from(model._ids(where, text, { lengthCheck: false }));
@@ -115,7 +115,7 @@ export function headRoles(model, text, options) {
   }
   const samples = checkInt(where, 'inductionSamples', o.inductionSamples ?? (one ? 1 : 4), 1, one ? 1 : 1024);
   const seed = checkInt(where, 'seed', o.seed ?? 0, 0, 2 ** 32 - 1);
-  if (o.previousLine !== undefined && typeof o.previousLine !== 'boolean') throw typeError(where, `previousLine must be true or false, got ${describe(o.previousLine)}`);
+  if (o.previousLine !== undefined) checkBool(where, 'previousLine', o.previousLine);
   if (ids0.length < 2) throw rangeError(where, `the text has ${ids0.length} token; the scores need at least 2`);
 
   // Induction: ids drawn uniformly from the vocabulary without id 0 (an unknown or padding token)

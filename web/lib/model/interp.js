@@ -7,7 +7,7 @@
 //   z          a head's attention-weighted sum of V, before o_proj     [L, D] per head
 //   x_l        the residual entering block l (x_0 the embeddings, x_N the last block's output)
 //   LD         logit[target] − logit[baseline]
-import { rangeError, typeError, describe, checkInt, checkOptions } from '../errors.js';
+import { rangeError, typeError, describe, checkInt, checkBool, checkOptions } from '../errors.js';
 import { withArena, checkStatus } from '../graph/arena.js';
 
 const MODES = { zero: 1, mean: 2 };
@@ -115,7 +115,7 @@ export function logitLens(model, input, options) {
   const ids = model._ids(where, input);
   const { vocabSize: V, numLayers: N } = model.config;
   const k = checkInt(where, 'k', o.k ?? 5, 1, V);
-  if (o.logits !== undefined && typeof o.logits !== 'boolean') throw typeError(where, `logits must be true or false, got ${describe(o.logits)}`);
+  if (o.logits !== undefined) checkBool(where, 'logits', o.logits);
   const L = ids.length;
   const full = o.logits === true;
   if (full && (N + 1) * L * V > MAX_LENS_FLOATS) {
