@@ -32,6 +32,26 @@ inline void NormalCdfPdf(float x, float* cdf, float* pdf) {
   *cdf = 0.5f * (1.0f + (x >= 0.0f ? erf_z : -erf_z));
   *pdf = kInvSqrt2Pi * e;
 }
+
+// GELU(x) = x·Φ(x) at x: its value and its derivative Φ(x) + x·φ(x).
+inline void GeluAt(float x, float* act, float* slope) {
+  float cdf, pdf;
+  NormalCdfPdf(x, &cdf, &pdf);
+  *act = x * cdf;
+  *slope = cdf + x * pdf;
+}
+
+constexpr float kSqrt2OverPi = 0.79788456080286536f;
+constexpr float kGeluCubic = 0.044715f;
+
+// gelu_new at x: 0.5x(1 + t), t = tanh(u), and its derivative
+// 0.5(1 + t) + 0.5x(1 − t²)·√(2/π)(1 + 3·0.044715x²).
+inline void GeluTanhAt(float x, float* act, float* slope) {
+  const float t = std::tanh(kSqrt2OverPi * (x + kGeluCubic * x * x * x));
+  const float du = kSqrt2OverPi * (1.0f + 3.0f * kGeluCubic * x * x);
+  *act = 0.5f * x * (1.0f + t);
+  *slope = 0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * du;
+}
 }  // namespace
 
 // The forwards are the core's activation kernels (src/kernels/activation.cpp,
@@ -40,26 +60,19 @@ void GeluForward(int64_t n, const float* x, float* y) { kernels::Gelu(n, x, y); 
 
 void GeluBackward(int64_t n, const float* x, const float* dy, float* dx) {
   for (int64_t i = 0; i < n; ++i) {
-    float cdf, pdf;
-    NormalCdfPdf(x[i], &cdf, &pdf);
-    dx[i] = dy[i] * (cdf + x[i] * pdf);
+    float act, slope;
+    GeluAt(x[i], &act, &slope);
+    dx[i] = dy[i] * slope;
   }
 }
 
-namespace {
-constexpr float kSqrt2OverPi = 0.79788456080286536f;
-constexpr float kGeluCubic = 0.044715f;
-}  // namespace
-
 void GeluTanhForward(int64_t n, const float* x, float* y) { kernels::GeluTanh(n, x, y); }
 
-// d/dx = 0.5(1 + t) + 0.5x(1 − t²)·√(2/π)(1 + 3·0.044715x²), t = tanh(u).
 void GeluTanhBackward(int64_t n, const float* x, const float* dy, float* dx) {
   for (int64_t i = 0; i < n; ++i) {
-    const float v = x[i];
-    const float t = std::tanh(kSqrt2OverPi * (v + kGeluCubic * v * v * v));
-    const float du = kSqrt2OverPi * (1.0f + 3.0f * kGeluCubic * v * v);
-    dx[i] = dy[i] * (0.5f * (1.0f + t) + 0.5f * v * (1.0f - t * t) * du);
+    float act, slope;
+    GeluTanhAt(x[i], &act, &slope);
+    dx[i] = dy[i] * slope;
   }
 }
 
@@ -96,15 +109,9 @@ void GeGluBackward(int64_t n, const float* gate, const float* up, bool tanh_form
     const float g = gate[i], u = up[i], d = dy[i];
     float act, slope;
     if (tanh_form) {
-      const float t = std::tanh(kSqrt2OverPi * (g + kGeluCubic * g * g * g));
-      const float du = kSqrt2OverPi * (1.0f + 3.0f * kGeluCubic * g * g);
-      act = 0.5f * g * (1.0f + t);
-      slope = 0.5f * (1.0f + t) + 0.5f * g * (1.0f - t * t) * du;
+      GeluTanhAt(g, &act, &slope);
     } else {
-      float cdf, pdf;
-      NormalCdfPdf(g, &cdf, &pdf);
-      act = g * cdf;
-      slope = cdf + g * pdf;
+      GeluAt(g, &act, &slope);
     }
     dup[i] = d * act;
     dgate[i] = d * u * slope;
