@@ -515,7 +515,7 @@ TEST(Model, RejectsBadArchitectures) {
          t->prenorm = true;
          t->sandwich_norm = t->parallel_residual = true;
        }},
-      {"'geglu' or 'geglu_tanh'", [](TransformerConfig* t) { t->activation = static_cast<Activation>(5); }},
+      {"'relu' or 'silu'", [](TransformerConfig* t) { t->activation = static_cast<Activation>(7); }},
   };
   for (const Bad& b : bads) {
     c = Base();

@@ -183,7 +183,7 @@ export class Model {
       const hp = wantHidden ? arena.f32(L * E) : 0;
       const xp = all ? arena.f32(N * L * E) : 0;
       checkStatus(Module, where, Module.transformerRun(handle, {
-        batch: 1, length: L, keep: 0, tokens: tp, logits: lp, attention: ap, hidden: hp, layerInputs: xp, cached: false, lastOnly: false,
+        batch: 1, length: L, keep: 0, tokens: tp, logits: lp, attention: ap, hidden: hp, layerInputs: xp, cross: 0, cached: false, lastOnly: false,
       }));
       const attentions = [];
       for (let l = 0; wantAtt && l < N; l++) attentions.push(arena.readF32(ap + l * per * 4, per));
@@ -222,7 +222,7 @@ export class Model {
     return withArena(Module, where, (arena) => {
       const lp = arena.f32(V);
       checkStatus(Module, where, Module.transformerRun(handle, {
-        batch: 1, length: ids.length, keep, tokens: arena.fromI32(ids), logits: lp, attention: 0, hidden: 0, layerInputs: 0, cached: true, lastOnly: true,
+        batch: 1, length: ids.length, keep, tokens: arena.fromI32(ids), logits: lp, attention: 0, hidden: 0, layerInputs: 0, cross: 0, cached: true, lastOnly: true,
       }));
       return arena.readF32(lp, V);
     });
