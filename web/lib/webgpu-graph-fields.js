@@ -30,6 +30,11 @@ export const GPU_UNSUPPORTED_FIELDS = [
   { field: 'sandwichNorm', label: 'sandwichNorm (post-attention and post-MLP norms)', used: (k) => Boolean(k.sandwichNorm) },
   { field: 'embedScale', label: 'embedScale', used: (k) => k.embedScale !== undefined && k.embedScale !== 1 },
   { field: 'activation', label: 'activation geglu / geglu_tanh', used: (k) => k.activation === 'geglu' || k.activation === 'geglu_tanh' },
+  { field: 'activation', label: 'activation relu / silu', used: (k) => k.activation === 'relu' || k.activation === 'silu' },
+  { field: 'crossAttention', label: "crossAttention (an encoder-decoder's decoder reading the encoder)", used: (k) => Boolean(k.crossAttention) },
+  { field: 'sinusoidHalves', label: "sinusoidHalves (Marian's sin | cos positions)", used: (k) => Boolean(k.sinusoidHalves) },
+  { field: 'relativeBuckets', label: "relativeBuckets (T5's relative position bias)", used: (k) => k.relativeBuckets > 0 },
+  { field: 'headScale', label: 'headScale', used: (k) => k.headScale !== undefined && k.headScale !== 1 },
 ];
 
 /**

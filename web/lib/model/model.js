@@ -32,6 +32,7 @@ const NO_ABLATIONS = new Int32Array(0);
 function checkKeys(where, options, allowed) {
   const o = checkOptions(where, 'options', options);
   for (const key of Object.keys(o)) {
+    if (key === 'decoderInputIds') throw typeError(where, 'decoderInputIds is for encoder-decoder models (marian, bart); this one has no decoder reading an encoder');
     if (!allowed.includes(key)) throw typeError(where, `unknown option ${JSON.stringify(key)}; allowed: ${allowed.join(', ')}`);
   }
   return o;
@@ -85,6 +86,10 @@ export class Model {
   }
 
   _needTokenizer(where) {
+    const spm = this._info.tokenizerMissing;
+    if (!this._tokenizer && spm) {
+      throw typeError(where, `this ${this._info.modelType} folder has ${spm.join(' and ')} (SentencePiece models) but no tokenizer.json, which the library reads; convert them into a tokenizer.json (for Marian: candle's candle-examples/examples/marian-mt/python/convert_slow_tokenizer.py; the Xenova/opus-mt-* repositories ship one), or pass token id arrays, which run without a tokenizer`);
+    }
     if (!this._tokenizer) throw typeError(where, 'this model was loaded without a tokenizer (pass tokenizer.json to loadModel), so it takes id arrays only');
     return this._tokenizer;
   }
