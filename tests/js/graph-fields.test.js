@@ -101,7 +101,7 @@ describe('lab.transformer refuses bad graph fields', () => {
     [{ sandwichNorm: true, prenorm: false }, /sandwichNorm needs prenorm/],
     [{ sandwichNorm: true, parallelResidual: true }, /cannot both be set/],
     [{ embedScale: 0 }, /embedScale/],
-    [{ activation: 'reglu' }, /'geglu' or 'geglu_tanh'/],
+    [{ activation: 'reglu' }, /'geglu', 'geglu_tanh', 'relu' or 'silu'/],
     [{ qkNorms: true }, /unknown config key "qkNorms"/],
   ])('%j', (extra, message) => {
     expect(() => labs.wasm.transformer({ ...base, ...extra })).toThrow(message);
@@ -138,6 +138,7 @@ test('one rule (webgpu-graph-fields.js): loadModel\'s checkGpuRuns and modelCrea
   const uses = {
     headDim: 8, qkNorm: true, attnScale: 0.25, attnSoftcap: 50, finalSoftcap: 30, slidingWindow: 4, layerKinds: 'lg', ropeLocalTheta: 10,
     rotaryDim: 2, parallelResidual: true, sandwichNorm: true, embedScale: 2, activation: 'geglu',
+    crossAttention: true, sinusoidHalves: true, relativeBuckets: 8, headScale: 0.5,
   };
   expect(Object.keys(uses)).toEqual(GPU_UNSUPPORTED_FIELDS.map((f) => f.field));
   const passes = [{ headDim: 4 }, { attnScale: 0.5 }, { rotaryDim: 4 }, { ropeLocalTheta: 1e4 }, { layerKinds: 'gg' }, { embedScale: 1 }, { activation: 'gelu' }];

@@ -228,22 +228,23 @@ export class EncoderDecoderModel extends Model {
     })();
   }
 
+  /** @returns {never} */
   _notHere(where, what) {
     this._live(where);
     throw typeError(where, `${what} is not available for encoder-decoder models (${this.config.modelType}) yet; use forward (attentions, crossAttentions), nextTokens or generate`);
   }
 
-  async fillMask() { this._notHere('model.fillMask', 'fillMask'); }
-  save() { this._notHere('model.save', 'save'); }
-  headRoles() { this._notHere('model.headRoles', 'headRoles'); }
+  async fillMask() { return this._notHere('model.fillMask', 'fillMask'); }
+  save() { return this._notHere('model.save', 'save'); }
+  headRoles() { return this._notHere('model.headRoles', 'headRoles'); }
   get headScores() {
     const f = () => this._notHere('model.headScores', 'headScores');
     f.repeated = f;
     return f;
   }
-  logitLens() { this._notHere('model.logitLens', 'logitLens'); }
-  attribute() { this._notHere('model.attribute', 'attribute'); }
-  patch() { this._notHere('model.patch', 'patch'); }
+  logitLens() { return this._notHere('model.logitLens', 'logitLens'); }
+  attribute() { return this._notHere('model.attribute', 'attribute'); }
+  patch() { return this._notHere('model.patch', 'patch'); }
 
   dispose() {
     this._enc.dispose();
