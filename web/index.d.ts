@@ -910,7 +910,7 @@ export interface ModelFiles {
 
 export interface ModelConfig {
   modelType: 'gpt2' | 'llama' | 'qwen2' | 'qwen3' | 'mistral' | 'gemma' | 'gemma2' | 'gemma3_text' | 'phi3' | 'gpt_neox' | 'gpt_neo' | 'bert'
-    | 'distilbert' | 'roberta' | 'xlm-roberta' | 'marian' | 'bart';
+    | 'distilbert' | 'roberta' | 'xlm-roberta' | 'marian' | 'bart' | 't5';
   /** The decoder's (an encoder-decoder's) numbers of layers and heads; encoderLayers / encoderHeads the encoder's. */
   numLayers: number;
   numHeads: number;
@@ -931,12 +931,12 @@ export interface ModelConfig {
   bytes: number;
   /** How the projections are held: 'float32', or the checkpoint's 'float16' / 'bfloat16' (LoadModelArgs.dtype). */
   weightsDtype: 'float32' | 'float16' | 'bfloat16';
-  /** True for the encoder-decoders (marian, bart): the model is an EncoderDecoderModel. */
+  /** True for the encoder-decoders (marian, bart, t5): the model is an EncoderDecoderModel. */
   isEncoderDecoder?: boolean;
 }
 
 export interface EncoderDecoderConfig extends ModelConfig {
-  modelType: 'marian' | 'bart';
+  modelType: 'marian' | 'bart' | 't5';
   isEncoderDecoder: true;
   encoderLayers: number;
   encoderHeads: number;
@@ -970,7 +970,7 @@ export interface EncoderDecoderOutput {
 }
 
 /**
- * A translation model (marian, bart): lab.loadModel<EncoderDecoderModel>(files). The encoder runs
+ * A translation model (marian, bart, t5): lab.loadModel<EncoderDecoderModel>(files). The encoder runs
  * once per source; the decoder's cross keys and values of its output are projected once and
  * decoding runs on the decoder's key/value cache. fillMask, save, headRoles, headScores,
  * logitLens, attribute and patch throw for these models.
@@ -1214,7 +1214,7 @@ export interface AttentionLab<M extends LabMode = 'either'> {
    * { weights: file, … }, or a file list holding one .gguf and no other weights). Nothing is fetched unless a URL string is passed. Runs on
    * every backend; on 'webgpu' the weights are also uploaded to the GPU, where
    * model.forward runs (the other calls run on the model's wasm copy; docs/models.md).
-   * The encoder-decoders (marian, bart) load as an EncoderDecoderModel
+   * The encoder-decoders (marian, bart, t5) load as an EncoderDecoderModel
    * (lab.loadModel<EncoderDecoderModel>(files)) on wasm; a webgpu lab refuses them.
    */
   loadModel(source: LoadModelArgs | GgufLoadModelArgs | ModelFileSource | FileList | File[]): Promise<Model>;

@@ -215,6 +215,7 @@ async function familyTensorNames() {
     // the encoder-decoders of issue 34 item 2
     marian: { ...seq2seq },
     bart: { ...seq2seq },
+    t5: { d_model: 2, d_kv: 1, num_heads: 2, d_ff: 2, num_layers: 1, vocab_size: 2, decoder_start_token_id: 0, feed_forward_proj: 'gated-gelu', tie_word_embeddings: false },
   };
   const names = new Set(NAMED);
   for (const [type, table] of Object.entries(FAMILIES)) {

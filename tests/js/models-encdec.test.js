@@ -17,7 +17,7 @@ import { checkGpuRuns } from '../../web/lib/model/gpu.js';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const MODELS = path.join(HERE, '..', 'golden', 'models');
-const FAMILIES = ['marian', 'bart'];
+const FAMILIES = ['marian', 'bart', 't5', 't5-v1_1'];
 
 function folder(name) {
   const dir = path.join(MODELS, name);
@@ -53,7 +53,7 @@ describe.each(BACKENDS)('encoder-decoders, float64 references — %s', (backend)
     const f = folder(name);
     const e = f.expected;
     const model = await load(name, { lab: labs[backend], file });
-    expect(model.config.modelType).toBe(name);
+    expect(model.config.modelType).toBe(e.model_type);
     expect(model.config.isEncoderDecoder).toBe(true);
     expect(model.config.decoderStartTokenId).toBe(e.decoder_start_token_id);
     expect(model.config.parameters).toBe(e.parameters);
@@ -168,14 +168,22 @@ describe('encoder-decoders: bad input', () => {
 
   test('missing or wrong-shaped tensors: the tensor and both shapes', async () => {
     const lab = labs.wasm;
+    const names = {
+      marian: ['model.decoder.layers.1.encoder_attn.k_proj.weight', 'model.encoder.layers.0.fc1.weight'],
+      bart: ['model.decoder.layers.1.encoder_attn.k_proj.weight', 'model.encoder.layers.0.fc1.weight'],
+      t5: ['decoder.block.1.layer.1.EncDecAttention.k.weight', 'encoder.block.0.layer.1.DenseReluDense.wi.weight'],
+      't5-v1_1': ['decoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight', 'encoder.block.0.layer.1.DenseReluDense.wi_1.weight'],
+    };
     for (const name of FAMILIES) {
       const f = folder(name);
+      const [gone, fcName] = names[name];
       const { tensors } = lab.readSafetensors(f.read('model.safetensors'));
-      const { 'model.decoder.layers.1.encoder_attn.k_proj.weight': _, ...missing } = tensors;
-      await expect(load(name, { weights: lab.writeSafetensors(missing) })).rejects.toThrow(/lack 1 tensor a .* model with this config.json needs: "model.decoder.layers.1.encoder_attn.k_proj.weight"/);
-      const fc = tensors['model.encoder.layers.0.fc1.weight'];
-      const bad = { ...tensors, 'model.encoder.layers.0.fc1.weight': { data: fc.data.subarray(0, 16 * 31), shape: [31, 16], dtype: 'F32' } };
-      await expect(load(name, { weights: lab.writeSafetensors(bad) })).rejects.toThrow(/tensor "model.encoder.layers.0.fc1.weight" has shape \[31, 16\], but config.json implies \[32, 16\]/);
+      const { [gone]: _, ...missing } = tensors;
+      const re = (x) => x.replace(/[.[\]]/g, '\\$&');
+      await expect(load(name, { weights: lab.writeSafetensors(missing) })).rejects.toThrow(new RegExp(`lack 1 tensor a ${f.expected.model_type} model with this config.json needs: "${re(gone)}"`));
+      const fc = tensors[fcName];
+      const bad = { ...tensors, [fcName]: { data: fc.data.subarray(0, 16 * 31), shape: [31, 16], dtype: 'F32' } };
+      await expect(load(name, { weights: lab.writeSafetensors(bad) })).rejects.toThrow(new RegExp(`tensor "${re(fcName)}" has shape \\[31, 16\\], but config.json implies \\[32, 16\\]`));
     }
   });
 
@@ -203,6 +211,7 @@ describe('encoder-decoders: bad input', () => {
       const { type, arch } = architectureOf(hf);
       const c = { modelType: type, ...arch.config(hf, new Set()) };
       expect(() => checkGpuRuns(c)).toThrow(/does not run .*crossAttention \(an encoder-decoder's decoder reading the encoder\).*load it on backend 'wasm'/);
+      if (type === 't5') expect(() => checkGpuRuns(c)).toThrow(/relativeBuckets \(T5's relative position bias\)/);
     }
   });
 });

@@ -1,4 +1,4 @@
-// An encoder-decoder (translation) model: Marian, BART (families/seq2seq.js)
+// An encoder-decoder (translation) model: Marian, BART (families/seq2seq.js), T5 (families/t5.js)
 // over two block graphs of the core, the encoder (no head) and the decoder
 // whose blocks read the encoder's output through cross-attention
 // (TransformerConfig crossAttention, src/train/train.h). The decoder's
@@ -49,7 +49,8 @@ export class EncoderDecoderModel extends Model {
       // num_parameters(): model.shared once (both graphs hold it), without
       // final_logits_bias (a buffer), with the position tables the graphs
       // compute or trim (fileOnlyParameters).
-      parameters: encoder.parameterCount + decoder.parameterCount - c.vocabSize * c.embedDim - c.vocabSize + (c.fileOnlyParameters ?? 0),
+      parameters: encoder.parameterCount + decoder.parameterCount - c.vocabSize * c.embedDim - (c.core.headBias ? c.vocabSize : 0) +
+        (c.fileOnlyParameters ?? 0),
       bytes: bytes(encoder) + bytes(decoder),
     });
     // Who set the decoder's memory last (a forward, nextTokens or a generation).

@@ -49,6 +49,7 @@ import { gptNeox } from './gpt-neox.js';
 import { gptNeo } from './gpt-neo.js';
 import { marian } from './marian.js';
 import { bart } from './bart.js';
+import { t5 } from './t5.js';
 
 export { own, configValue, int, num, divisible, standardSizes, blocks, STANDARD_KEYS } from './config-keys.js';
 export { LAYOUT_OPS, layoutOp } from './layout.js';
@@ -62,7 +63,7 @@ export const FAMILIES = {
 Object.assign(FAMILIES, { distilbert, roberta, 'xlm-roberta': xlmRoberta });
 // The encoder-decoders over seq2seq.js: an encoder graph and a decoder graph
 // with cross-attention (issue 34 item 2).
-Object.assign(FAMILIES, { marian, bart });
+Object.assign(FAMILIES, { marian, bart, t5 });
 
 export const SUPPORTED = Object.freeze(Object.keys(FAMILIES));
 
