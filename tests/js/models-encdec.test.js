@@ -164,6 +164,9 @@ describe('encoder-decoders: bad input', () => {
     await expect(load('marian', { config: { ...f.config, share_encoder_decoder_embeddings: false } })).rejects.toThrow(/share_encoder_decoder_embeddings: false is not supported/);
     await expect(load('marian', { config: { ...f.config, activation_function: 'tanh' } })).rejects.toThrow(/activation_function "tanh" is not supported for marian; allowed: gelu, gelu_new, swish, silu, relu/);
     await expect(load('bart', { config: { ...folder('bart').config, decoder_vocab_size: 7 } })).rejects.toThrow(/decoder_vocab_size \(7\) differs from vocab_size/);
+    const t5 = folder('t5').config;
+    await expect(load('t5', { config: { ...t5, relative_attention_max_distance: 4 } })).rejects.toThrow(/relative_attention_max_distance \(4\) must exceed relative_attention_num_buckets \/ 2 \(4\)/);
+    await expect(load('t5', { config: { ...t5, feed_forward_proj: 'gated-relu' } })).rejects.toThrow(/feed_forward_proj "gated-relu" is not supported for t5; allowed: relu, gelu, silu, gated-gelu, gated-silu/);
   });
 
   test('missing or wrong-shaped tensors: the tensor and both shapes', async () => {

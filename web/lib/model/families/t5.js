@@ -53,11 +53,16 @@ export const t5 = {
       throw rangeError(WHERE, `config.json feed_forward_proj ${describe(proj)} is not supported for t5; allowed: ${Object.keys(PROJ).join(', ')}`);
     }
     const buckets = int(hf, KEYS.buckets, { min: 4, max: 4096, fallback: 32 });
+    const maxDistance = int(hf, KEYS.maxDistance, { min: 2, fallback: 128 });
+    if (maxDistance <= buckets / 2) {
+      // (the decoder's buckets / 2 exact ones; log(max_distance / exact) would be 0 or negative)
+      throw rangeError(WHERE, `config.json relative_attention_max_distance (${maxDistance}) must exceed relative_attention_num_buckets / 2 (${buckets / 2})`);
+    }
     const tied = own(hf, 'tie_word_embeddings') !== false;
     const common = {
       positional: 'none', prenorm: true, norm: 'rmsnorm', activation: PROJ[proj], qkvBias: false, outBias: false, ffnBias: false,
       attnScale: 1, headDim: D, relativeBuckets: buckets,
-      relativeMaxDistance: int(hf, KEYS.maxDistance, { min: 2, fallback: 128 }), tieEmbeddings: tied, headBias: false,
+      relativeMaxDistance: maxDistance, tieEmbeddings: tied, headBias: false,
     };
     c.core = { ...common, causal: true, crossAttention: true, hasHead: true, headScale: tied ? E ** -0.5 : 1 };
     c.encoder = { numLayers: Ne, numHeads: H, ffnDim: c.ffnDim, core: { ...common, causal: false, hasHead: false } };
