@@ -4,9 +4,11 @@
 // uploaded once, under its block-graph name, in keras layout [in, out]: the
 // transpose of what the wasm block graph holds (Transformer.getWeights,
 // torch layout), for GPT-2's Conv1D and fused c_attn, Llama's GQA and untied
-// head (F32 and BF16 shards) and BERT's MLM head. A forward answered null
-// (a device loss) falls back to the wasm copy. The browser test
-// (tests/browser/models-webgpu.browser.mjs) runs the kernels.
+// head (F32 and BF16 shards), BERT's MLM head and the decoder families of
+// issue 32 (their q/k and sandwich norms, fused projections split, Gemma's
+// 1 + w). A forward answered null (a device loss) falls back to the wasm
+// copy. The browser tests (tests/browser/models-webgpu.browser.mjs,
+// models-webgpu-families.browser.mjs) run the kernels.
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -121,37 +123,24 @@ describe('loadModel onto a GPU: the uploaded tensors', () => {
     expect(backend.heapBytesInUse()).toBe(before);
   });
 
-  // The families of issue 32: the GPU path runs what Llama's blocks do; anything else is refused by
-  // name before a tensor is read or the block graph allocated (web/lib/model/gpu.js checkGpuRuns).
+  // The families of issue 32: the GPU path runs every block-graph field they use
+  // (tests/browser/models-webgpu-families.browser.mjs checks its values); their tensors go up
+  // as the wasm copy holds them (fused projections split, Gemma's norms as 1 + w, q/k and
+  // sandwich norms included).
   const decoder = (name, patch = {}) => {
     const read = (f) => new Uint8Array(fs.readFileSync(path.join(MODELS, name, f)));
     return { config: { ...JSON.parse(Buffer.from(read('config.json')).toString()), ...patch }, weights: read('model.safetensors') };
   };
 
   test.each([
-    ['qwen3', {}, /does not run headDim ≠ hidden\/heads, qkNorm \(q\/k norms\), which model_type "qwen3" uses here; load it on backend 'wasm'/],
-    ['gemma', {}, /headDim ≠ hidden\/heads, embedScale, activation geglu \/ geglu_tanh/],
-    ['gpt_neox', {}, /rotaryDim \(partial rotary\), parallelResidual/],
-    ['gpt_neo', {}, /attnScale .*slidingWindow/],
-    ['mistral', {}, /slidingWindow \(local attention\)/],
-  ])('%s is refused on the GPU before any tensor is read', async (name, patch, message) => {
-    const gpu = standIn();
-    const progress = [];
-    const before = backend.heapBytesInUse();
-    await expect(loadModel(Module, { ...decoder(name, patch), onProgress: (p) => progress.push(p) }, { gpu })).rejects.toThrow(message);
-    expect(gpu.calls.create).toBe(0);
-    expect(progress).toEqual([]);
-    expect(backend.heapBytesInUse()).toBe(before);
-  });
-
-  test.each([
+    ['qwen2', {}], ['qwen3', {}], ['mistral', {}], ['gemma', {}], ['gemma2', {}], ['gemma3', {}],
+    ['phi3', {}], ['gpt_neox', {}], ['gpt_neox-sequential', {}], ['gpt_neo', {}],
     // Phi-3 with every rotary dim: the fused qkv_proj and gate_up_proj split on the way up (split-rows)
     ['phi3', { partial_rotary_factor: 1 }],
-    // Mistral without its window is Llama's block
-    ['mistral', { sliding_window: null }],
   ])('%s %j: every block-graph tensor once, [in, out], equal to the wasm copy', async (name, patch) => {
     const gpu = standIn();
     const model = await loadModel(Module, decoder(name, patch), { gpu });
+    expect(gpu.calls.create).toBe(1);
     const wasm = model._t.getWeights();
     expect([...gpu.uploads.keys()].sort()).toEqual(Object.keys(wasm).sort());
     for (const [key, { data, shape }] of Object.entries(wasm)) {

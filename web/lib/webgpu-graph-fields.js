@@ -5,32 +5,21 @@
 // (webgpu-model.js), each with its own message.
 //
 // Each entry: the field, a label for loadModel's message, and whether a
-// config uses it (a value the GPU path computes anyway, such as an attnScale
-// of exactly 1/√D or a rotary width of D, is not a use).
-
-/** The head dim D the GPU path runs: E/H (headDim unless it equals E/H is refused). */
-function headDimOf(spec) {
-  return spec.core.headDim || spec.embedDim / spec.numHeads;
-}
+// config uses it (a value the GPU path computes anyway is not a use), e.g.
+//   { field: 'headDim', label: 'headDim ≠ hidden/heads',
+//     used: (k, s) => Boolean(k.headDim) && k.headDim !== s.embedDim / s.numHeads }
+//
+// Empty today: the GPU path runs every field of the block graph (issue 32:
+// headDim, qkNorm, attnScale, attnSoftcap, finalSoftcap, slidingWindow,
+// layerKinds, ropeLocalTheta, rotaryDim, parallelResidual, sandwichNorm,
+// embedScale and the GeGLU activations, checked against wasm and the float64
+// references by tests/browser/models-webgpu*.browser.mjs). A field added to
+// the block graph before its GPU path goes here.
 
 /**
  * @type {Array<{ field: string, label: string, used: (k: Record<string, any>, spec: any) => boolean }>}
  */
-export const GPU_UNSUPPORTED_FIELDS = [
-  { field: 'headDim', label: 'headDim ≠ hidden/heads', used: (k, s) => Boolean(k.headDim) && k.headDim !== s.embedDim / s.numHeads },
-  { field: 'qkNorm', label: 'qkNorm (q/k norms)', used: (k) => Boolean(k.qkNorm) },
-  { field: 'attnScale', label: 'attnScale (a score scale other than 1/√D)', used: (k, s) => Boolean(k.attnScale) && Math.fround(k.attnScale) !== Math.fround(1 / Math.sqrt(headDimOf(s))) },
-  { field: 'attnSoftcap', label: 'attnSoftcap', used: (k) => k.attnSoftcap > 0 },
-  { field: 'finalSoftcap', label: 'finalSoftcap', used: (k) => k.finalSoftcap > 0 },
-  { field: 'slidingWindow', label: 'slidingWindow (local attention)', used: (k) => k.slidingWindow > 0 },
-  { field: 'layerKinds', label: 'layerKinds (local layers)', used: (k) => typeof k.layerKinds === 'string' && k.layerKinds.includes('l') },
-  { field: 'ropeLocalTheta', label: 'ropeLocalTheta', used: (k) => Boolean(k.ropeLocalTheta) && k.ropeLocalTheta !== k.ropeTheta },
-  { field: 'rotaryDim', label: 'rotaryDim (partial rotary)', used: (k, s) => Boolean(k.rotaryDim) && k.rotaryDim !== headDimOf(s) },
-  { field: 'parallelResidual', label: 'parallelResidual', used: (k) => Boolean(k.parallelResidual) },
-  { field: 'sandwichNorm', label: 'sandwichNorm (post-attention and post-MLP norms)', used: (k) => Boolean(k.sandwichNorm) },
-  { field: 'embedScale', label: 'embedScale', used: (k) => k.embedScale !== undefined && k.embedScale !== 1 },
-  { field: 'activation', label: 'activation geglu / geglu_tanh', used: (k) => k.activation === 'geglu' || k.activation === 'geglu_tanh' },
-];
+export const GPU_UNSUPPORTED_FIELDS = [];
 
 /**
  * The entries of GPU_UNSUPPORTED_FIELDS that a model uses, in the list's order.

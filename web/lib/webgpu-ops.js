@@ -172,10 +172,10 @@ export function positionalEncoding(job, freq, out, seqLen, dModel) {
 // ---- whole models (webgpu-model.js) -----------------------------------------
 
 /** x [L, E] = word[:, ids] + pos[:, pos0 + l] + types[:, 0] (tables [E, V|P|T]; pos, types optional). */
-export function embedding(job, { ids, word, pos, types, x, rows, dim, vocab, positions = 0, pos0 = 0, typeCount = 0 }) {
+export function embedding(job, { ids, word, pos, types, x, rows, dim, vocab, positions = 0, pos0 = 0, typeCount = 0, scale = 1 }) {
   const n = rows * dim;
   job.dispatch('embedding', [ids, word, pos ?? job.dummy, types ?? job.dummy, x], {
-    rows, dim, vocab, has_pos: pos ? 1 : 0, positions, pos0, has_type: types ? 1 : 0, types: typeCount, n,
+    rows, dim, vocab, has_pos: pos ? 1 : 0, positions, pos0, has_type: types ? 1 : 0, types: typeCount, n, scale,
   }, Math.ceil(n / WG_1D));
 }
 
@@ -189,9 +189,19 @@ export function gelu(job, x, n, tanhForm) {
   job.dispatch('gelu', [x], { n, tanh_form: tanhForm ? 1 : 0 }, Math.ceil(n / WG_1D));
 }
 
-/** up = SiLU(gate)·up in place (n floats). */
-export function swiglu(job, gate, up, n) {
-  job.dispatch('swiglu', [gate, up], { n }, Math.ceil(n / WG_1D));
+// glu.wgsl's act: the gate's activation of each gated MLP (the block graph's activation).
+const GLU_ACT = { swiglu: 0, geglu: 1, geglu_tanh: 2 };
+
+/** up = act(gate)·up in place (n floats); activation 'swiglu' (SiLU), 'geglu' or 'geglu_tanh'. */
+export function glu(job, gate, up, n, activation) {
+  const act = GLU_ACT[activation];
+  if (act === undefined) throw new Error(`webgpu: internal: no gated activation ${JSON.stringify(activation)}`);
+  job.dispatch('glu', [gate, up], { n, act }, Math.ceil(n / WG_1D));
+}
+
+/** x = cap·tanh(x/cap) in place (n floats; cap > 0): the final logits' soft cap. */
+export function logitSoftcap(job, x, n, cap) {
+  job.dispatch('logit_softcap', [x], { n, cap }, Math.ceil(n / WG_1D));
 }
 
 /** x += r in place (n floats). */

@@ -22,6 +22,7 @@ struct Params {
   has_type: u32,
   types: u32,       // T
   n: u32,           // L · E
+  scale: f32,       // embedScale (1: the word embeddings as they are)
 }
 
 @group(0) @binding(0) var<storage, read> ids: array<u32>;
@@ -43,7 +44,7 @@ fn main(@builtin(workgroup_id) wid: vec3u,
   }
   let l = idx / params.dim;
   let j = idx % params.dim;
-  var v = word[j * params.vocab + ids[l]];
+  var v = word[j * params.vocab + ids[l]] * params.scale;
   if (params.has_pos != 0u) {
     v += pos[j * params.positions + params.pos0 + l];
   }

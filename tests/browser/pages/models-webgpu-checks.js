@@ -135,3 +135,83 @@ export async function modelParity(goldens, text) {
   out.times.total = Math.round(performance.now() - t0);
   return out;
 }
+
+/** max |a − b| / max(1, |b|) over flat arrays or nested ones (the jest helpers' maxRel); Infinity on a length or NaN mismatch. */
+function maxRel(a, b) {
+  const fa = Float64Array.from(a.flat ? a.flat(Infinity) : a);
+  const fb = Float64Array.from(b.flat ? b.flat(Infinity) : b);
+  if (fa.length !== fb.length) return Infinity;
+  let m = 0;
+  for (let i = 0; i < fa.length; i++) {
+    const d = Math.abs(fa[i] - fb[i]) / Math.max(1, Math.abs(fb[i]));
+    if (!(d <= m)) m = d; // NaN propagates as NaN
+  }
+  return m;
+}
+
+/** The worst of `f` over the layers' attentions (GPU `g` vs `w`'s [layer] arrays). */
+const worstLayer = (g, w, f) => Math.max(...g.attentions.map((a, l) => f(a.data, w[l].data ?? w[l])));
+
+/**
+ * The decoder families of issue 32 (tests/reference/hf_families.py's folders,
+ * no tokenizer): per case the GPU forward against forwardSync (the wasm copy)
+ * and against the float64 case, as max relative differences (|Δ| / max(1, |ref|))
+ * and max absolute ones; the fused (flash) kernel's logits without attentions.
+ * @param {{ name: string, folder?: string, expected?: string }[]} goldens folders of
+ *   tests/golden/models/ (folder: the weights' folder when name is a variant; expected:
+ *   another reference file of it, whose config_patch applies)
+ */
+export async function familyParity(goldens) {
+  const t0 = performance.now();
+  const lab = await init({ backend: 'webgpu' });
+  const backend = lab._backend;
+  const out = { backend: lab.backend, models: {}, times: {} };
+  for (const { name, folder = name, expected: file = 'expected.json' } of goldens) {
+    const t = performance.now();
+    const dir = `/tests/golden/models/${folder}/`;
+    const main = await (await fetch(`${dir}expected.json`)).json();
+    const ref = file === 'expected.json' ? main : await (await fetch(dir + file)).json();
+    const config = { ...await (await fetch(`${dir}config.json`)).json(), ...ref.config_patch };
+    const model = await lab.loadModel({ config, weights: await bytes(dir + main.dtype_files[0]), tokenizer: null });
+    const c0 = backend.counters();
+    const cases = [];
+    for (const c of ref.cases) {
+      const g = await model.forward(c.ids, { attentions: true, hiddenStates: true });
+      const w = model.forwardSync(c.ids, { attentions: true, hiddenStates: true });
+      const shapes = JSON.stringify([g.logits.shape, g.attentions.map((a) => a.shape), g.hiddenStates.shape])
+        === JSON.stringify([w.logits.shape, w.attentions.map((a) => a.shape), w.hiddenStates.shape]);
+      cases.push({
+        length: c.ids.length,
+        shapes,
+        wasm: {
+          logits: maxRel(g.logits.data, w.logits.data),
+          attentions: worstLayer(g, w.attentions, maxRel),
+          hidden: maxRel(g.hiddenStates.data, w.hiddenStates.data),
+        },
+        golden: {
+          logits: maxRel(g.logits.data, c.logits),
+          attentions: worstLayer(g, c.attentions, maxRel),
+          hidden: maxRel(g.hiddenStates.data, c.hidden_states),
+          absLogits: maxDiff(g.logits.data, c.logits),
+          // the wasm copy's own distance, for scale
+          wasmLogits: maxRel(w.logits.data, c.logits),
+        },
+      });
+    }
+    const c1 = backend.counters();
+    const ids = ref.cases[0].ids;
+    const flash = await model.forward(ids, { attentions: false });
+    out.models[name] = {
+      cases,
+      submissionsPerForward: (c1.submissions - c0.submissions) / ref.cases.length,
+      flashLogits: maxRel(flash.logits.data, model.forwardSync(ids, { attentions: false }).logits.data),
+      flashAttentionsNull: flash.attentions === null,
+      gpuBytes: model._gpu?.bytes ?? 0,
+    };
+    model.dispose();
+    out.times[name] = Math.round(performance.now() - t);
+  }
+  out.fallbackCalls = backend.counters().fallbackCalls;
+  out.times.total = Math.round(performance.now() - t0);
+  return out;
+}
