@@ -4,7 +4,8 @@
 // use, and its logits, every layer's attentions and the hidden states agree
 // with the wasm backend (the same Model's wasm copy, forwardSync) and with the
 // float64 references of tests/reference/hf_families.py (tests/golden/models/),
-// within 1e-3 relative (|Δ| / max(1, |ref|), the issue's bound):
+// within 1e-3 relative (|Δ| / max(1, |ref|), the issue's bound); from an F16
+// or BF16 file the matrices stay 16-bit on the GPU (widened by the kernels):
 //   qwen2          q/k/v biases, tied head (+ its use_sliding_window variant:
 //                  window 3 on layer 1 over 12 tokens, window.expected.json)
 //   qwen3          headDim 12 ≠ hidden/heads 8, qkNorm
@@ -95,6 +96,9 @@ export default function (t) {
       within(`${name} logits without attentions (flash kernel) vs wasm`, m.flashLogits);
       assert.ok(m.flashAttentionsNull, `${name}: attentions: false still returned attentions`);
       assert.equal(m.submissionsPerForward, 1, `${name}: one forward should be one GPU submission`);
+      // Every parameter on the GPU: 4 bytes from an F32 file; from an F16/BF16 one its matrices in 2.
+      assert.ok(m.gpuBytes >= (m.half ? 2 : 4) * m.parameters, `${name}: the GPU copy (${m.gpuBytes} bytes) holds fewer bytes than ${m.parameters} parameters`);
+      if (m.half) assert.ok(m.gpuBytes < 4 * m.parameters, `${name}: the GPU copy of a ${m.dtype} file (${m.gpuBytes} bytes) is float32 (${m.parameters} parameters)`);
     }
     assert.equal(result.fallbackCalls, 0, 'forward calls were answered by the wasm fallback');
   }, { timeout: 120000 });

@@ -6,8 +6,9 @@
 // torch layout), for GPT-2's Conv1D and fused c_attn, Llama's GQA and untied
 // head (F32 and BF16 shards), BERT's MLM head and the decoder families of
 // issue 32 (their q/k and sandwich norms, fused projections split, Gemma's
-// 1 + w). A forward answered null (a device loss) falls back to the wasm
-// copy. The browser tests (tests/browser/models-webgpu.browser.mjs,
+// 1 + w). From a 16-bit file the matrices go up as their 16-bit values
+// (widened here by a decoder of this file). A forward answered null (a
+// device loss) falls back to the wasm copy. The browser tests (tests/browser/models-webgpu.browser.mjs,
 // models-webgpu-families.browser.mjs) run the kernels.
 import fs from 'node:fs';
 import path from 'node:path';
@@ -16,6 +17,28 @@ import { init } from '../../web/node.js';
 import { loadModel } from '../../web/lib/model/load.js';
 
 const MODELS = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'golden', 'models');
+
+/** 16-bit values → float32, written here (not the library's decoder): BF16 the upper half of the bits, F16 by its fields. */
+function widen(bits, half) {
+  const out = new Float32Array(bits.length);
+  for (let i = 0; i < bits.length; i++) {
+    const b = bits[i];
+    if (half === 'BF16') {
+      out[i] = new Float32Array(new Uint32Array([b << 16]).buffer)[0];
+      continue;
+    }
+    const sign = b & 0x8000 ? -1 : 1;
+    const e = (b >> 10) & 0x1f;
+    const m = b & 0x3ff;
+    out[i] = sign * (e === 0 ? m * 2 ** -24 : e === 31 ? (m ? NaN : Infinity) : (1 + m / 1024) * 2 ** (e - 15));
+  }
+  return out;
+}
+
+// The 16-bit checkpoints of tests/golden/models/: their matrices go up in 16 bits (but the
+// position and token-type tables), everything else in float32.
+const SIXTEEN = { 'llama-sharded': 'BF16', qwen2: 'BF16', qwen3: 'BF16', gemma: 'BF16', gemma3: 'BF16', mistral: 'F16', phi3: 'F16', 'gpt_neox-sequential': 'F16' };
+const halfExpected = (folder, key, shape) => (shape.length === 2 && !/^(pos|type)\.weight$/.test(key) ? SIXTEEN[folder] : undefined);
 
 function standIn() {
   const uploads = new Map();
@@ -28,9 +51,14 @@ function standIn() {
       calls.create++;
       return { spec, disposed: false };
     },
-    modelUpload(m, where, name, shape, data) {
+    modelUpload(m, where, name, shape, data, half) {
       expect(uploads.has(name)).toBe(false);
-      uploads.set(name, { shape, data: Float32Array.from(data) });
+      const count = shape.reduce((a, b) => a * b, 1);
+      if (half) {
+        expect(data).toBeInstanceOf(Uint16Array);
+        expect(data.length).toBe(count + (count & 1)); // padded to an even count
+      }
+      uploads.set(name, { shape, half, data: half ? widen(data.subarray(0, count), half) : Float32Array.from(data) });
     },
     modelBytes: () => 0,
     async modelForward() {
@@ -76,6 +104,7 @@ describe('loadModel onto a GPU: the uploaded tensors', () => {
     expect([...gpu.uploads.keys()].sort()).toEqual(Object.keys(wasm).sort());
     for (const [key, { data, shape }] of Object.entries(wasm)) {
       const up = gpu.uploads.get(key);
+      expect([key, up.half]).toEqual([key, halfExpected(name, key, shape)]);
       if (shape.length === 1) {
         expect(up.shape).toEqual(shape);
         expect(up.data).toEqual(data);
@@ -145,6 +174,7 @@ describe('loadModel onto a GPU: the uploaded tensors', () => {
     expect([...gpu.uploads.keys()].sort()).toEqual(Object.keys(wasm).sort());
     for (const [key, { data, shape }] of Object.entries(wasm)) {
       const up = gpu.uploads.get(key);
+      expect([key, up.half]).toEqual([key, halfExpected(name, key, shape)]);
       if (shape.length === 1) {
         expect(up.data).toEqual(data);
         continue;

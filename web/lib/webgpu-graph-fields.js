@@ -1,8 +1,12 @@
-// The block-graph fields (TransformerConfig, src/train/train.h; the families'
-// c.core) that the webgpu model path (webgpu-model.js) does not run: one list
-// and one rule, asked by loadModel before any tensor is read
-// (model/gpu.js checkGpuRuns) and by the backend's modelCreate itself
-// (webgpu-model.js), each with its own message.
+// The rules that loadModel's GPU copy (model/gpu.js) and the webgpu model
+// path (webgpu-model.js) share, one source each:
+//   - the block-graph fields (TransformerConfig, src/train/train.h; the
+//     families' c.core) that the GPU path does not run: one list and one
+//     rule, asked by loadModel before any tensor is read (model/gpu.js
+//     checkGpuRuns) and by the backend's modelCreate itself, each with its
+//     own message;
+//   - the tensors the GPU keeps in 16 bits when a file gives them so
+//     (keptHalfOnGpu).
 //
 // Each entry: the field, a label for loadModel's message, and whether a
 // config uses it (a value the GPU path computes anyway is not a use), e.g.
@@ -28,4 +32,16 @@ export const GPU_UNSUPPORTED_FIELDS = [];
 export function gpuUnsupportedFields(spec) {
   const s = { ...spec, core: spec.core ?? {} };
   return GPU_UNSUPPORTED_FIELDS.filter(({ used }) => used(s.core, s));
+}
+
+// The tensors read through include/half_weights.wgsl: every weight of
+// linear.wgsl (the projections, the MLM transform, the head) and the word
+// table of embedding.wgsl (also the tied head's weight). From an F16 or
+// BF16 file they stay 16-bit on the GPU; other tensors (norms, biases, the
+// position and token-type tables) are float32.
+const HALF_ON_GPU = /^(embed\.weight|head\.weight|mlm\.dense\.weight|blocks\.\d+\.(attn\.w[qkvo]|ffn\.w[1g2]))$/;
+
+/** True when the GPU keeps tensor `name` (a block-graph name) in 16 bits when its file holds 16-bit values. */
+export function keptHalfOnGpu(name) {
+  return HALF_ON_GPU.test(name);
 }

@@ -27,12 +27,15 @@
 //
 // Weights arrive by the block graph's names (`embed.weight`, `blocks.0.attn.wq`,
 // …), every matrix in keras layout [in, out] (what linear.wgsl reads),
-// the embedding tables [E, V|P|T] included; vectors as they are.
+// the embedding tables [E, V|P|T] included; vectors as they are. From an
+// F16/BF16 file the projections, the head and the word table arrive as their
+// 16-bit values (a buffer's `half`), which linear.wgsl and embedding.wgsl
+// widen as they read them.
 // Shape legend: L sequence (batch 1), E embed, H heads, Hkv kv heads,
 // D head dim, R rotary dim, F MLP width, V vocabulary, W window.
 import * as ops from './webgpu-ops.js';
 import { recordMha } from './webgpu-attention.js';
-import { gpuUnsupportedFields } from './webgpu-graph-fields.js';
+import { gpuUnsupportedFields, keptHalfOnGpu } from './webgpu-graph-fields.js';
 
 // The gated MLP activations (glu.wgsl): act(Wg·n)·(W1·n + b1).
 const GATED = new Set(['swiglu', 'geglu', 'geglu_tanh']);
@@ -248,13 +251,23 @@ export function createGpuModels(rt, dl) {
       return m;
     },
 
-    /** Uploads one tensor of the block graph (`name`, shape for messages) into a persistent buffer. */
-    modelUpload(m, where, name, shape, data) {
+    /**
+     * Uploads one tensor of the block graph (`name`, shape for messages) into a persistent
+     * buffer: float32 values, or with `half` ('F16' / 'BF16') 16-bit ones, padded to an even
+     * count, for the tensors keptHalfOnGpu names (the kernels read them through
+     * include/half_weights.wgsl: the buffer's `half`).
+     */
+    modelUpload(m, where, name, shape, data, half) {
       if (m.disposed) throw new Error(`${where}: internal: upload into a disposed model`);
+      if (half !== undefined && !((half === 'F16' || half === 'BF16') && keptHalfOnGpu(name) && data instanceof Uint16Array && data.length % 2 === 0)) {
+        throw new Error(`${where}: internal: tensor ${name} cannot be held as ${half} on the GPU`);
+      }
       rt.checkBuffer(where, `tensor ${name}`, shape, data.byteLength, 'load the model on a wasm lab (init({ backend: \'wasm\' }))');
       if (state.lost) return; // forward answers from the wasm copy from now on
       rt.destroyPersistent(m.buffers.get(name));
-      m.buffers.set(name, rt.createPersistent(name, data));
+      const b = rt.createPersistent(name, data);
+      if (half) b.half = half;
+      m.buffers.set(name, b);
     },
 
     /** Bytes of the model's GPU buffers. */

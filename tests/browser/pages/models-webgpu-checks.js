@@ -96,6 +96,7 @@ export async function modelParity(goldens, text) {
       flashAttentionsNull: flash.attentions === null,
       gpuBytes: model._gpu?.bytes ?? 0,
       wasmBytes: model.config.bytes,
+      parameters: model.config.parameters,
     };
     if (name === 'bert') {
       // the MLM head and [MASK] predictions stay the shared ones (fillMask on the wasm copy)
@@ -207,6 +208,9 @@ export async function familyParity(goldens) {
       flashLogits: maxRel(flash.logits.data, model.forwardSync(ids, { attentions: false }).logits.data),
       flashAttentionsNull: flash.attentions === null,
       gpuBytes: model._gpu?.bytes ?? 0,
+      parameters: model.config.parameters,
+      dtype: main.dtype,
+      half: main.dtype === 'F16' || main.dtype === 'BF16',
     };
     model.dispose();
     out.times[name] = Math.round(performance.now() - t);
