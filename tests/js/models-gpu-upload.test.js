@@ -188,6 +188,34 @@ describe('loadModel onto a GPU: the uploaded tensors', () => {
     model.dispose();
   });
 
+  // GGUF files (tests/golden/gguf/models/): F16 and BF16 matrices go up in 16 bits, also through
+  // the rope-unpermute of a llama Q/K; dequantised types (Q8_0) in float32.
+  test.each([
+    ['llama-bf16.gguf', 'BF16', 'BF16'],
+    ['qwen2-f16.gguf', 'F16', 'F16'],
+    ['gemma3-f16.gguf', 'F16', 'F16'],
+    ['llama-q8_0.gguf', 'float32', undefined],
+  ])('GGUF %s: matrices in %s on the GPU, equal to the wasm copy', async (file, _, half) => {
+    const gpu = standIn();
+    const weights = new Uint8Array(fs.readFileSync(path.join(MODELS, '..', 'gguf', 'models', file)));
+    const model = await loadModel(Module, { weights }, { gpu });
+    const wasm = model._t.getWeights();
+    expect([...gpu.uploads.keys()].sort()).toEqual(Object.keys(wasm).sort());
+    for (const [key, { data, shape }] of Object.entries(wasm)) {
+      const up = gpu.uploads.get(key);
+      expect([key, up.half]).toEqual([key, shape.length === 2 && !/^(pos|type)\.weight$/.test(key) ? half : undefined]);
+      if (shape.length === 1) {
+        expect(up.data).toEqual(data);
+        continue;
+      }
+      const [rows, cols] = shape;
+      const t = new Float32Array(rows * cols);
+      for (let r = 0; r < rows; r++) for (let c = 0; c < cols; c++) t[c * rows + r] = data[r * cols + c];
+      expect(up.data).toEqual(t);
+    }
+    model.dispose();
+  });
+
   test('a build of the core without a field the family needs: refused by the field, before anything is allocated', async () => {
     // The same module, but its TransformerConfig field list without the fields of issue 32.
     const defaults = Module.transformerConfigDefaults();
