@@ -90,7 +90,9 @@ describe('lab.transformer refuses bad graph fields', () => {
     [{ attnScale: -1 }, /attnScale/],
     [{ attnSoftcap: Infinity }, /attnSoftcap/],
     [{ finalSoftcap: '2' }, /finalSoftcap/],
-    [{ slidingWindow: 2, causal: false }, /slidingWindow needs causal/],
+    [{ firstNorm1: false, prenorm: false }, /firstNorm1 false \(block 0 without norm1\) needs prenorm blocks/],
+    [{ gateBias: true }, /gateBias needs a gated activation/],
+    [{ normBias: 1 }, /normBias/],
     [{ slidingWindow: 2, layerKinds: 'lx' }, /layerKinds/],
     [{ slidingWindow: 2, layerKinds: 'lg' }, /layerKinds must have numLayers \(1\) chars/],
     [{ layerKinds: 'l' }, /needs slidingWindow > 0/],
@@ -138,9 +140,10 @@ test('one rule (webgpu-graph-fields.js): loadModel\'s checkGpuRuns and modelCrea
   const uses = {
     headDim: 8, qkNorm: true, attnScale: 0.25, attnSoftcap: 50, finalSoftcap: 30, slidingWindow: 4, layerKinds: 'lg', ropeLocalTheta: 10,
     rotaryDim: 2, parallelResidual: true, sandwichNorm: true, embedScale: 2, activation: 'geglu',
+    normBias: false, firstNorm1: false, mlmBias: false, gateBias: true,
   };
   expect(Object.keys(uses)).toEqual(GPU_UNSUPPORTED_FIELDS.map((f) => f.field));
-  const passes = [{ headDim: 4 }, { attnScale: 0.5 }, { rotaryDim: 4 }, { ropeLocalTheta: 1e4 }, { layerKinds: 'gg' }, { embedScale: 1 }, { activation: 'gelu' }];
+  const passes = [{ headDim: 4 }, { attnScale: 0.5 }, { rotaryDim: 4 }, { ropeLocalTheta: 1e4 }, { layerKinds: 'gg' }, { embedScale: 1 }, { activation: 'gelu' }, { normBias: true }, { firstNorm1: true }, { mlmBias: true }, { gateBias: false }];
   const both = async (fields) => {
     const spec = { modelType: 'x', embedDim: 8, numHeads: 2, maxLength: 4, core: { positional: 'learned', activation: 'gelu', ropeTheta: 1e4, ...fields } };
     let a = null;

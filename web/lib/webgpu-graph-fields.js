@@ -30,6 +30,11 @@ export const GPU_UNSUPPORTED_FIELDS = [
   { field: 'sandwichNorm', label: 'sandwichNorm (post-attention and post-MLP norms)', used: (k) => Boolean(k.sandwichNorm) },
   { field: 'embedScale', label: 'embedScale', used: (k) => k.embedScale !== undefined && k.embedScale !== 1 },
   { field: 'activation', label: 'activation geglu / geglu_tanh', used: (k) => k.activation === 'geglu' || k.activation === 'geglu_tanh' },
+  // ModernBERT's (issue 34): LayerNorms without bias, block 0 without norm1, the MLM dense without bias, the GLU gate's bias
+  { field: 'normBias', label: 'normBias false (LayerNorms without bias)', used: (k) => k.normBias === false },
+  { field: 'firstNorm1', label: 'firstNorm1 false (block 0 without norm1)', used: (k) => k.firstNorm1 === false },
+  { field: 'mlmBias', label: 'mlmBias false (MLM dense without bias)', used: (k) => k.mlmBias === false },
+  { field: 'gateBias', label: 'gateBias (the gate\'s bias)', used: (k) => Boolean(k.gateBias) },
 ];
 
 /**
