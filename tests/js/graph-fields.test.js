@@ -1,9 +1,10 @@
 // graph-fields.test.js — the block graph's config fields of issue 32
 // (headDim, qkNorm, attnScale, attnSoftcap, finalSoftcap, slidingWindow,
 // layerKinds, ropeLocalTheta, rotaryDim, parallelResidual, sandwichNorm,
-// embedScale, activation 'geglu' / 'geglu_tanh') through lab.transformer,
-// on both wasm backends:
-//   * the logits of three configs equal the float64 numpy reference's
+// embedScale, activation 'geglu' / 'geglu_tanh'; issue 34's bidirectional
+// window, normBias, firstNorm1, gateBias) through lab.transformer, on both
+// wasm backends:
+//   * the logits of four configs equal the float64 numpy reference's
 //     (tests/reference/graph_fields.py → tests/golden/graph-fields.json), with
 //     the reference's weights set by name (so the parameter names and shapes
 //     are the documented ones);
@@ -42,14 +43,15 @@ describe.each(BACKENDS)('%s: lab.transformer with the graph fields', (backend) =
       worst = Math.max(worst, Math.abs(logits.data[i] - want) / (1 + Math.abs(want)));
     }
     expect(worst).toBeLessThan(2e-5);
-    // The window as the weights show it: a local layer's query i sees i − W < j ≤ i.
+    // The window as the weights show it: a local layer's query i sees i − W < j ≤ i (bidirectional: |i − j| < W).
     const W = c.config.slidingWindow ?? 0;
+    const causal = c.config.causal;
     const kinds = c.config.layerKinds || (W > 0 ? 'l' : 'g').repeat(c.config.numLayers);
     const H = c.config.numHeads;
     for (let l = 0; l < c.config.numLayers; l++) {
       for (let i = 0; i < L; i++) {
         for (let j = 0; j < L; j++) {
-          const seen = j <= i && (kinds[l] === 'g' || j > i - W);
+          const seen = (!causal || j <= i) && (kinds[l] === 'g' || (causal ? j > i - W : Math.abs(i - j) < W));
           const w = attention[l].data[(0 * L + i) * L + j];
           if (seen) expect(w).toBeGreaterThan(0); else expect(w).toBe(0);
         }
