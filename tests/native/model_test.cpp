@@ -1,5 +1,6 @@
 // The shared block graph (src/train/transformer.cpp) in the architecture
-// settings that web/lib/model/ maps GPT-2, Llama and BERT onto:
+// settings that web/lib/model/ maps GPT-2, Llama, BERT, the decoders of
+// issue 32 and ModernBERT onto:
 //   * the whole-model gradient against central differences of the loss
 //     (pre-norm, final norm, RMSNorm, SwiGLU, gelu_new, tied head, GQA,
 //     RoPE with another base, BERT's embedding norm, token types, MLM head);
@@ -246,6 +247,20 @@ std::vector<Arch> Archs() {
     c.mlm_head = true;
     c.tie_embeddings = true;
     out.push_back({"GateBias", c});
+  }
+  {
+    // The same fields on a causal decoder, so that the key/value cache and
+    // the last-row prefill run them too (a window of 3 on layer 0).
+    TransformerConfig c = Base();
+    c.positional = Positional::kRope;
+    c.sliding_window = 3;
+    c.layer_kinds = "lg";
+    c.prenorm = true;
+    c.first_norm1 = false;
+    c.norm_bias = false;
+    c.activation = Activation::kSwiGlu;
+    c.gate_bias = true;
+    out.push_back({"CausalModernBertFields", c});
   }
   return out;
 }
