@@ -335,6 +335,15 @@ describe('modernbert', () => {
     await expect(lab().loadModel(args({ norm_bias: 'no' }))).rejects.toThrow(/norm_bias must be true or false, got "no"/);
   });
 
+  test('the webgpu model path refuses it before a tensor is read, naming the fields (webgpu-graph-fields.js)', async () => {
+    const { architectureOf } = await import('../../web/lib/model/families/index.js');
+    const { checkGpuRuns } = await import('../../web/lib/model/gpu.js');
+    const m = f();
+    const { type, arch } = architectureOf(m.config);
+    const c = { modelType: type, ...arch.config(m.config, new Set(m.expected.tensors)) };
+    expect(() => checkGpuRuns(c)).toThrow(/does not run slidingWindow \(local attention\), layerKinds \(local layers\), ropeLocalTheta, activation geglu \/ geglu_tanh, normBias false \(LayerNorms without bias\), firstNorm1 false \(block 0 without norm1\), mlmBias false \(MLM dense without bias\), which model_type "modernbert" uses here; load it on backend 'wasm'/);
+  });
+
   test('transformers >= 5 keys: layer_types and rope_parameters give the same model', async () => {
     const m = f();
     const cfg = { ...m.config, layer_types: ['full_attention', 'sliding_attention', 'sliding_attention', 'full_attention'],
