@@ -1,9 +1,10 @@
 // graph-fields.test.js — the block graph's config fields of issue 32
 // (headDim, qkNorm, attnScale, attnSoftcap, finalSoftcap, slidingWindow,
 // layerKinds, ropeLocalTheta, rotaryDim, parallelResidual, sandwichNorm,
-// embedScale, activation 'geglu' / 'geglu_tanh') through lab.transformer,
-// on both wasm backends:
-//   * the logits of three configs equal the float64 numpy reference's
+// embedScale, activation 'geglu' / 'geglu_tanh'; issue 34's bidirectional
+// window, normBias, firstNorm1, gateBias) through lab.transformer, on both
+// wasm backends:
+//   * the logits of four configs equal the float64 numpy reference's
 //     (tests/reference/graph_fields.py → tests/golden/graph-fields.json), with
 //     the reference's weights set by name (so the parameter names and shapes
 //     are the documented ones);
@@ -42,14 +43,15 @@ describe.each(BACKENDS)('%s: lab.transformer with the graph fields', (backend) =
       worst = Math.max(worst, Math.abs(logits.data[i] - want) / (1 + Math.abs(want)));
     }
     expect(worst).toBeLessThan(2e-5);
-    // The window as the weights show it: a local layer's query i sees i − W < j ≤ i.
+    // The window as the weights show it: a local layer's query i sees i − W < j ≤ i (bidirectional: |i − j| < W).
     const W = c.config.slidingWindow ?? 0;
+    const causal = c.config.causal;
     const kinds = c.config.layerKinds || (W > 0 ? 'l' : 'g').repeat(c.config.numLayers);
     const H = c.config.numHeads;
     for (let l = 0; l < c.config.numLayers; l++) {
       for (let i = 0; i < L; i++) {
         for (let j = 0; j < L; j++) {
-          const seen = j <= i && (kinds[l] === 'g' || j > i - W);
+          const seen = (!causal || j <= i) && (kinds[l] === 'g' || (causal ? j > i - W : Math.abs(i - j) < W));
           const w = attention[l].data[(0 * L + i) * L + j];
           if (seen) expect(w).toBeGreaterThan(0); else expect(w).toBe(0);
         }
@@ -90,7 +92,9 @@ describe('lab.transformer refuses bad graph fields', () => {
     [{ attnScale: -1 }, /attnScale/],
     [{ attnSoftcap: Infinity }, /attnSoftcap/],
     [{ finalSoftcap: '2' }, /finalSoftcap/],
-    [{ slidingWindow: 2, causal: false }, /slidingWindow needs causal/],
+    [{ firstNorm1: false, prenorm: false }, /firstNorm1 false \(block 0 without norm1\) needs prenorm blocks/],
+    [{ gateBias: true }, /gateBias needs a gated activation/],
+    [{ normBias: 1 }, /normBias/],
     [{ slidingWindow: 2, layerKinds: 'lx' }, /layerKinds/],
     [{ slidingWindow: 2, layerKinds: 'lg' }, /layerKinds must have numLayers \(1\) chars/],
     [{ layerKinds: 'l' }, /needs slidingWindow > 0/],
@@ -110,7 +114,7 @@ describe('lab.transformer refuses bad graph fields', () => {
 
 describe('the webgpu model path runs every graph field', () => {
   // Its values against wasm and the float64 references: tests/browser/models-webgpu-families.browser.mjs.
-  test('GPU_UNSUPPORTED_FIELDS is empty, and modelCreate takes every field of issue 32', async () => {
+  test('GPU_UNSUPPORTED_FIELDS is empty, and modelCreate takes every field of issues 32 and 34', async () => {
     const { GPU_UNSUPPORTED_FIELDS } = await import('../../web/lib/webgpu-graph-fields.js');
     const { checkGpuRuns } = await import('../../web/lib/model/gpu.js');
     const { createGpuModels } = await import('../../web/lib/webgpu-model.js');
@@ -120,6 +124,8 @@ describe('the webgpu model path runs every graph field', () => {
       { headDim: 8 }, { qkNorm: true }, { attnScale: 0.25 }, { attnSoftcap: 50 }, { finalSoftcap: 30 },
       { slidingWindow: 4, layerKinds: 'lg' }, { ropeLocalTheta: 10 }, { rotaryDim: 2 }, { parallelResidual: true },
       { sandwichNorm: true }, { embedScale: 2 }, { activation: 'geglu' }, { activation: 'geglu_tanh' },
+      // ModernBERT's (issue 34)
+      { normBias: false }, { firstNorm1: false }, { mlmBias: false }, { gateBias: true }, { slidingWindow: 3, causal: false },
     ];
     for (const f of fields) {
       const spec = { modelType: 'x', numLayers: 2, embedDim: 8, numHeads: 2, maxLength: 4, core: { positional: 'learned', activation: 'gelu', ...f } };

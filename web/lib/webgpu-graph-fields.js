@@ -16,9 +16,10 @@
 // Empty today: the GPU path runs every field of the block graph (issue 32:
 // headDim, qkNorm, attnScale, attnSoftcap, finalSoftcap, slidingWindow,
 // layerKinds, ropeLocalTheta, rotaryDim, parallelResidual, sandwichNorm,
-// embedScale and the GeGLU activations, checked against wasm and the float64
-// references by tests/browser/models-webgpu*.browser.mjs). A field added to
-// the block graph before its GPU path goes here.
+// embedScale and the GeGLU activations; ModernBERT's normBias, firstNorm1,
+// mlmBias, gateBias and bidirectional window; checked against wasm and the
+// float64 references by tests/browser/models-webgpu*.browser.mjs). A field
+// added to the block graph before its GPU path goes here.
 
 /**
  * @type {Array<{ field: string, label: string, used: (k: Record<string, any>, spec: any) => boolean }>}

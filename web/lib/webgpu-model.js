@@ -4,17 +4,20 @@
 // one job of WGSL kernels: one submission, one readback of what was asked.
 //
 //   x0 = Emb[ids]·embedScale + Pos (+ Type[0]); embedNorm: x0 = LN(x0)  [L, E]
-//   pre-norm block:  n1 = Norm1(x); a = MHA(n1); h = x + a
-//                    n2 = Norm2(h); x' = h + MLP(n2)
+//   pre-norm block:  n1 = Norm1(x) (block 0 with firstNorm1 false: x);
+//                    a = MHA(n1); h = x + a; n2 = Norm2(h); x' = h + MLP(n2)
 //     parallelResidual: n2 = Norm2(x)
 //     sandwichNorm: h = x + PostAttnNorm(a); x' = h + PostFfnNorm(MLP(n2))
 //   post-norm block: h = LN1(x + MHA(x)); x' = LN2(h + MLP(h))
 //   MHA (webgpu-attention.js recordMha): headDim D, qkNorm (an RMSNorm of
 //     each head's q and k before RoPE), attnScale, attnSoftcap, RoPE on the
 //     first rotaryDim dims; local layers (slidingWindow, layerKinds 'l')
-//     attend to keys i − W < j ≤ i, with the ropeLocalTheta table when set
+//     attend to keys i − W < j ≤ i (bidirectional: |i − j| < W), with the
+//     ropeLocalTheta table when set
 //   MLP: W2·act(W1·n + b1) + b2, act GELU / gelu_new, or a gated one:
-//     act(Wg·n)·(W1·n + b1), SiLU (swiglu) or GELU (geglu, geglu_tanh)
+//     act(Wg·n + bg)·(W1·n + b1), SiLU (swiglu) or GELU (geglu, geglu_tanh)
+//   Norm: RMSNorm, or LayerNorm (without β with normBias false); a bias the
+//     model lacks (mlmBias false, no gateBias …) is simply not added
 //   hidden = FinalNorm(x_N) (pre-norm) or x_N; MLM: t = LN(GELU(hidden·Wt + bt))
 //   logits = (t or hidden)·Wh + bh (Wh = Emb when tied)                 [L, V]
 //   finalSoftcap: logits = c·tanh(logits/c)
@@ -131,8 +134,10 @@ export function createGpuModels(rt, dl) {
     const localExtra = m.ropeLocal ? ropeRows(m.ropeLocal) : extra;
     const base = { batch: 1, lq: L, lk: L, needWeights: want.attentions, trace: false };
     const p = { ...base, mask: { causal: core.causal } };
-    // A local layer's mask (the core's LocalMaskView): causal, and the window i − W < j ≤ i.
-    const pLocal = { ...base, mask: { causal: core.causal, window: true, windowLeft: core.slidingWindow - 1, windowRight: 0 } };
+    // A local layer's mask (the core's LocalMaskView): causal, and the window i − W < j ≤ i;
+    // bidirectional (an encoder's): |i − j| < W.
+    const W = core.slidingWindow;
+    const pLocal = { ...base, mask: { causal: core.causal, window: true, windowLeft: W - 1, windowRight: core.causal ? 0 : W - 1 } };
     const attentions = [];
     for (let l = 0; l < N; l++) {
       const b = `blocks.${l}.`;
@@ -149,7 +154,7 @@ export function createGpuModels(rt, dl) {
       const mlp = (input) => {
         ops.linear(job, { x: input, m: L, k: E, w: g(`${b}ffn.w1`), bias: g(`${b}ffn.b1`), n: F, y: f1 });
         if (gated) {
-          ops.linear(job, { x: input, m: L, k: E, w: g(`${b}ffn.wg`), bias: null, n: F, y: fg });
+          ops.linear(job, { x: input, m: L, k: E, w: g(`${b}ffn.wg`), bias: g(`${b}ffn.bg`), n: F, y: fg });
           ops.glu(job, fg, f1, L * F, core.activation);
         } else {
           ops.gelu(job, f1, L * F, core.activation === 'gelu_new');
@@ -166,8 +171,10 @@ export function createGpuModels(rt, dl) {
       };
       let weights;
       if (core.prenorm) {
-        norm(x, n1, `${b}norm1`);
-        const mha = attend(n1);
+        // firstNorm1 false: block 0 attends to x itself (no norm1).
+        const identity = l === 0 && core.firstNorm1 === false;
+        if (!identity) norm(x, n1, `${b}norm1`);
+        const mha = attend(identity ? x : n1);
         weights = mha.weights;
         const h = core.sandwichNorm ? postNorm(mha.out, 'post_attn_norm') : mha.out;
         ops.residualAdd(job, x, h, L * E); // h = x + a

@@ -61,7 +61,8 @@ const bytes = async (url) => {
 };
 
 /**
- * @param {{ name: string, shards?: string[] }[]} goldens folders of tests/golden/models/
+ * @param {{ name: string, folder?: string, file?: string, shards?: string[] }[]} goldens folders of
+ *   tests/golden/models/ (folder: when name is a variant; file: its weights, model.safetensors)
  * @param {string} text the input of lab.pretrained('en')
  */
 export async function modelParity(goldens, text) {
@@ -70,12 +71,12 @@ export async function modelParity(goldens, text) {
   const backend = lab._backend;
   const persistent0 = backend.poolStats().persistentBytes;
   const out = { backend: lab.backend, models: {}, times: {} };
-  for (const { name, shards } of goldens) {
-    const dir = `/tests/golden/models/${name}/`;
+  for (const { name, folder = name, file = 'model.safetensors', shards } of goldens) {
+    const dir = `/tests/golden/models/${folder}/`;
     const expected = await (await fetch(`${dir}expected.json`)).json();
     const weights = shards
       ? [...await Promise.all(shards.map(async (f) => new File([await bytes(dir + f)], f))), new File([await bytes(`${dir}model.safetensors.index.json`)], 'model.safetensors.index.json')]
-      : await bytes(`${dir}model.safetensors`);
+      : await bytes(dir + file);
     const t = performance.now();
     const model = await lab.loadModel({ config: await bytes(`${dir}config.json`), weights, tokenizer: await bytes(`${dir}tokenizer.json`) });
     const c0 = backend.counters();
@@ -98,7 +99,7 @@ export async function modelParity(goldens, text) {
       wasmBytes: model.config.bytes,
       parameters: model.config.parameters,
     };
-    if (name === 'bert') {
+    if (name === 'bert' || folder === 'modernbert') {
       // the MLM head and [MASK] predictions stay the shared ones (fillMask on the wasm copy)
       r.fillMask = (await model.fillMask('the [MASK] sat .', { k: 1 })).length;
     }
