@@ -19,6 +19,8 @@
 //   gpt_neox       rotaryDim 2 of 8, parallelResidual, LayerNorm, erf GELU
 //   gpt_neox-sequential  rotaryDim 4 of 8, the sequential residual
 //   gpt_neo        attnScale 1, a local layer of window 4, learned positions
+// A second test adds the MLP and MLM-dense biases to the modernbert folder
+// (gateBias: the gate projection's bias) and checks the GPU against wasm.
 // gpt2 and llama (and the encoders) are models-webgpu.browser.mjs's; together
 // the two files cover every decoder folder of tests/golden/models/ (checked
 // below). In-page code: pages/models-webgpu-checks.js familyParity.
@@ -102,4 +104,23 @@ export default function (t) {
     }
     assert.equal(result.fallbackCalls, 0, 'forward calls were answered by the wasm fallback');
   }, { timeout: 120000 });
+
+  t.test('gateBias and the MLM dense bias on webgpu: modernbert with every MLP bias agrees with wasm within 1e-3 relative', async (h) => {
+    const page = await h.newPage();
+    let r;
+    try {
+      await page.goto(h.url('/tests/browser/pages/blank.html'));
+      r = await page.evaluate(async (checks) => (await import(checks)).biasParity(), CHECKS);
+      assert.deepEqual(page.problems(), []);
+    } finally {
+      await page.closeAll();
+    }
+    console.log(`    ${JSON.stringify(r)}`);
+    assert.ok(r.gateBias, 'the model has no blocks.0.ffn.bg');
+    within('logits vs wasm', r.logits);
+    within('attentions vs wasm', r.attentions);
+    within('hidden states vs wasm', r.hidden);
+    assert.ok(r.moved > 1e-2, `the biases moved the logits by ${r.moved} only`);
+    assert.equal(r.fallbackCalls, 0);
+  }, { timeout: 60000 });
 }

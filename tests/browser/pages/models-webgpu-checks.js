@@ -220,3 +220,68 @@ export async function familyParity(goldens) {
   out.times.total = Math.round(performance.now() - t0);
   return out;
 }
+
+/**
+ * The modernbert folder's F32 file with the biases its config leaves out added
+ * (mlp_bias: Wi's [gate | up] bias → gateBias's ffn.bg and ffn.b1, Wo's;
+ * classifier_bias: head.dense's), values drawn here: a safetensors file
+ * written from the folder's header. No float64 reference has these values:
+ * the GPU is checked against the wasm block graph.
+ */
+async function modernBertWithBiases() {
+  const dir = '/tests/golden/models/modernbert/';
+  const config = { ...await (await fetch(`${dir}config.json`)).json(), mlp_bias: true, classifier_bias: true };
+  const file = await bytes(`${dir}model.safetensors`);
+  const n = Number(new DataView(file.buffer, file.byteOffset).getBigUint64(0, true));
+  const header = JSON.parse(new TextDecoder().decode(file.subarray(8, 8 + n)));
+  const data = file.subarray(8 + n);
+  const F = config.intermediate_size;
+  const E = config.hidden_size;
+  const extra = [['head.dense.bias', E]];
+  for (let l = 0; l < config.num_hidden_layers; l++) extra.push([`model.layers.${l}.mlp.Wi.bias`, 2 * F], [`model.layers.${l}.mlp.Wo.bias`, E]);
+  let end = data.length;
+  const added = [];
+  extra.forEach(([name, count], k) => {
+    const v = new Float32Array(count);
+    for (let i = 0; i < count; i++) v[i] = 0.3 * Math.sin(1.7 * i + 0.9 * k);
+    header[name] = { dtype: 'F32', shape: [count], data_offsets: [end, end + 4 * count] };
+    end += 4 * count;
+    added.push(new Uint8Array(v.buffer));
+  });
+  let json = JSON.stringify(header);
+  json += ' '.repeat((8 - (json.length % 8)) % 8);
+  const head = new TextEncoder().encode(json);
+  const out = new Uint8Array(8 + head.length + end);
+  new DataView(out.buffer).setBigUint64(0, BigInt(head.length), true);
+  out.set(head, 8);
+  out.set(data, 8 + head.length);
+  let at = 8 + head.length + data.length;
+  for (const a of added) {
+    out.set(a, at);
+    at += a.length;
+  }
+  return { config, weights: out };
+}
+
+/** ModernBERT with every MLP and MLM-dense bias (gateBias, mlmBias): the GPU forward against forwardSync. */
+export async function biasParity() {
+  const lab = await init({ backend: 'webgpu' });
+  const { config, weights } = await modernBertWithBiases();
+  const model = await lab.loadModel({ config, weights, tokenizer: null });
+  const ids = (await (await fetch('/tests/golden/models/modernbert/expected.json')).json()).cases[0].ids;
+  const g = await model.forward(ids, { attentions: true, hiddenStates: true });
+  const w = model.forwardSync(ids, { attentions: true, hiddenStates: true });
+  // Against the folder's own weights without the biases: they move the logits (so they are read).
+  const plain = await lab.loadModel({ config: { ...config, mlp_bias: false, classifier_bias: false }, weights: await bytes('/tests/golden/models/modernbert/model.safetensors'), tokenizer: null });
+  const out = {
+    gateBias: model._t.getWeights()['blocks.0.ffn.bg'] !== undefined,
+    logits: maxRel(g.logits.data, w.logits.data),
+    attentions: worstLayer(g, w.attentions, maxRel),
+    hidden: maxRel(g.hiddenStates.data, w.hiddenStates.data),
+    moved: maxDiff(g.logits.data, plain.forwardSync(ids).logits.data),
+    fallbackCalls: lab._backend.counters().fallbackCalls,
+  };
+  model.dispose();
+  plain.dispose();
+  return out;
+}
