@@ -119,13 +119,18 @@ describe('the webgpu model path runs every graph field', () => {
     const { checkGpuRuns } = await import('../../web/lib/model/gpu.js');
     const { createGpuModels } = await import('../../web/lib/webgpu-model.js');
     expect(GPU_UNSUPPORTED_FIELDS).toEqual([]);
-    const gpu = createGpuModels({}, { state: {}, run: null, loadWasm: null }).methods;
+    // The tables computed from a config (the sinusoid, T5's buckets) come from the wasm backend.
+    const rt = { createPersistent: (label, data) => ({ size: data.byteLength }) };
+    const gpu = createGpuModels(rt, { state: {}, run: null, loadWasm: async () => labs.wasm._backend }).methods;
     const fields = [
       { headDim: 8 }, { qkNorm: true }, { attnScale: 0.25 }, { attnSoftcap: 50 }, { finalSoftcap: 30 },
       { slidingWindow: 4, layerKinds: 'lg' }, { ropeLocalTheta: 10 }, { rotaryDim: 2 }, { parallelResidual: true },
       { sandwichNorm: true }, { embedScale: 2 }, { activation: 'geglu' }, { activation: 'geglu_tanh' },
       // ModernBERT's (issue 34)
       { normBias: false }, { firstNorm1: false }, { mlmBias: false }, { gateBias: true }, { slidingWindow: 3, causal: false },
+      // the encoder-decoders' (issue 34)
+      { crossAttention: true }, { positional: 'sinusoidal', sinusoidHalves: true }, { positional: 'none', relativeBuckets: 8, relativeMaxDistance: 12 },
+      { relativeBuckets: 8, relativeMaxDistance: 12, causal: true }, { headScale: 0.5 }, { activation: 'relu' }, { activation: 'silu' },
     ];
     for (const f of fields) {
       const spec = { modelType: 'x', numLayers: 2, embedDim: 8, numHeads: 2, maxLength: 4, core: { positional: 'learned', activation: 'gelu', ...f } };
@@ -133,6 +138,44 @@ describe('the webgpu model path runs every graph field', () => {
       await expect(gpu.modelCreate(spec)).resolves.toBeTruthy();
     }
   });
+});
+
+// transformers' T5Attention._relative_position_bucket (models/t5/modeling_t5.py), written
+// here in float32 steps as torch runs it: the independent reference of the core's bucket rule
+// that the webgpu model path reads through the relativeBuckets binding.
+function t5Bucket(rel, bidirectional, buckets, maxDistance) {
+  let out = 0;
+  let n = buckets;
+  if (bidirectional) {
+    n = Math.floor(n / 2);
+    if (rel > 0) out += n;
+    rel = Math.abs(rel);
+  } else {
+    rel = -Math.min(rel, 0);
+  }
+  const maxExact = Math.floor(n / 2);
+  if (rel < maxExact) return out + rel;
+  const f = Math.fround;
+  const ratio = f(f(Math.log(f(rel / maxExact))) / f(Math.log(maxDistance / maxExact)));
+  const large = maxExact + Math.trunc(f(ratio * (n - maxExact)));
+  return out + Math.min(large, n - 1);
+}
+
+test('relativeBuckets (the binding the webgpu path asks for T5\'s buckets) equals transformers\' bucket rule, and refuses bad sizes by name', async () => {
+  const fb = labs.wasm._backend;
+  for (const [maxLength, buckets, maxDistance] of [[64, 8, 12], [300, 32, 128], [5, 4, 3]]) {
+    for (const bidirectional of [true, false]) {
+      const { out } = await fb.op('relativeBuckets', { maxLength, buckets, maxDistance, bidirectional }, { out: 2 * maxLength - 1 });
+      const want = Array.from({ length: 2 * maxLength - 1 }, (_, k) => t5Bucket(k - (maxLength - 1), bidirectional, buckets, maxDistance));
+      expect([maxLength, buckets, bidirectional, Array.from(out)]).toEqual([maxLength, buckets, bidirectional, want]);
+    }
+  }
+  const call = (args) => Promise.resolve().then(() => fb.op('relativeBuckets', { maxLength: 4, buckets: 8, maxDistance: 12, bidirectional: true, ...args }, { out: 7 }));
+  await expect(call({ buckets: 2 })).rejects.toThrow(/buckets must be an integer in \[4, 4096\], got 2/);
+  await expect(call({ maxDistance: 2 })).rejects.toThrow(/maxDistance must be an integer in \[3, 16777216\], got 2/);
+  await expect(call({ maxLength: 0 })).rejects.toThrow(/maxLength must be an integer in \[1, 16777216\], got 0/);
+  // the module stays usable
+  expect(Array.from((await fb.op('relativeBuckets', { maxLength: 2, buckets: 8, maxDistance: 12, bidirectional: false }, { out: 3 })).out)).toEqual([1, 0, 0]);
 });
 
 test('one rule (webgpu-graph-fields.js): loadModel\'s checkGpuRuns and modelCreate refuse the same listed fields, and pass the same values', async () => {
@@ -157,6 +200,11 @@ test('one rule (webgpu-graph-fields.js): loadModel\'s checkGpuRuns and modelCrea
     const [a, b] = await both({ futureField: 3 });
     expect(a.message).toMatch(/the webgpu backend's model path does not run futureField \(a later graph field\), which model_type "x" uses here; load it on backend 'wasm'/);
     expect(b.message).toMatch(/the webgpu backend does not run futureField 3 yet; load this model on a wasm lab/);
+    // an encoder-decoder's encoder graph is asked too
+    const core = { positional: 'learned', activation: 'gelu' };
+    const encdec = { modelType: 'x', embedDim: 8, numHeads: 2, maxLength: 4, core, encoder: { numLayers: 1, numHeads: 2, ffnDim: 8, core: { ...core, futureField: 3 } } };
+    expect(() => checkGpuRuns(encdec)).toThrow(/does not run futureField \(a later graph field\)/);
+    await expect(gpu.modelCreate(encdec)).rejects.toThrow(/does not run futureField 3 yet/);
     // a value the GPU path computes anyway is not a use
     expect(await both({ futureField: 1 })).toEqual([null, null]);
     expect(await both({})).toEqual([null, null]);

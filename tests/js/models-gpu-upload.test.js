@@ -6,7 +6,8 @@
 // torch layout), for GPT-2's Conv1D and fused c_attn, Llama's GQA and untied
 // head (F32 and BF16 shards), BERT's MLM head and the decoder families of
 // issue 32 (their q/k and sandwich norms, fused projections split, Gemma's
-// 1 + w). From a 16-bit file the matrices go up as their 16-bit values
+// 1 + w) and the encoder-decoders of issue 34 (both graphs, names
+// 'encoder:…' / 'decoder:…'). From a 16-bit file the matrices go up as their 16-bit values
 // (widened here by a decoder of this file). A forward answered null (a
 // device loss) falls back to the wasm copy. The browser tests (tests/browser/models-webgpu.browser.mjs,
 // models-webgpu-families.browser.mjs) run the kernels.
@@ -62,6 +63,10 @@ function standIn() {
     },
     modelBytes: () => 0,
     async modelForward() {
+      calls.forward++;
+      return null;
+    },
+    async modelForwardEncDec() {
       calls.forward++;
       return null;
     },
@@ -186,6 +191,48 @@ describe('loadModel onto a GPU: the uploaded tensors', () => {
       expect(up.data).toEqual(t);
     }
     model.dispose();
+  });
+
+  // The encoder-decoders of issue 34: both graphs' tensors go up under their graph's name
+  // ('encoder:…', 'decoder:…'; model.shared once per graph, as the wasm copies hold it), the
+  // encoder's sizes in the spec; from an F16 file every projection (the cross-attention's
+  // too), the MLPs and the word tables in 16 bits, T5's bias table and the norms in float32.
+  test.each([
+    ['marian', 'model.safetensors'], ['marian', 'model-f16.safetensors'], ['bart', 'model.safetensors'],
+    ['t5', 'model.safetensors'], ['t5', 'model-f16.safetensors'], ['t5-v1_1', 'model.safetensors'],
+  ])('%s from %s: both graphs\' tensors once, [in, out], equal to the wasm copies', async (name, file) => {
+    const gpu = standIn();
+    const read = (f) => new Uint8Array(fs.readFileSync(path.join(MODELS, name, f)));
+    const model = await loadModel(Module, { config: Buffer.from(read('config.json')).toString(), weights: read(file) }, { gpu });
+    expect(gpu.calls.create).toBe(1);
+    const wasm = {};
+    for (const [graph, t] of [['encoder', model._enc], ['decoder', model._t]]) {
+      for (const [key, w] of Object.entries(t.getWeights())) wasm[`${graph}:${key}`] = w;
+    }
+    expect([...gpu.uploads.keys()].sort()).toEqual(Object.keys(wasm).sort());
+    const sixteen = /:((embed|head)\.weight|blocks\.\d+\.((attn|xattn)\.w[qkvo]|ffn\.w[12g]))$/;
+    for (const [key, { data, shape }] of Object.entries(wasm)) {
+      const up = gpu.uploads.get(key);
+      expect([key, up.half]).toEqual([key, file.includes('f16') && sixteen.test(key) ? 'F16' : undefined]);
+      if (shape.length === 1) {
+        expect(up.data).toEqual(data);
+        continue;
+      }
+      const [rows, cols] = shape;
+      expect(up.shape).toEqual([cols, rows]);
+      const t = new Float32Array(rows * cols);
+      for (let r = 0; r < rows; r++) for (let c = 0; c < cols; c++) t[c * rows + r] = data[r * cols + c];
+      expect(up.data).toEqual(t);
+    }
+    // A forward the GPU side answers with null (device lost) is the wasm copy's.
+    const c = JSON.parse(Buffer.from(read('expected.json')).toString()).cases[0];
+    const r = await model.forward(c.ids, { decoderInputIds: c.decoder_input_ids });
+    expect(gpu.calls.forward).toBe(1);
+    const w = model.forwardSync(c.ids, { decoderInputIds: c.decoder_input_ids });
+    expect(r.logits.data).toEqual(w.logits.data);
+    expect(r.crossAttentions.map((a) => a.shape)).toEqual(w.crossAttentions.map((a) => a.shape));
+    model.dispose();
+    expect(gpu.calls.dispose).toBe(1);
   });
 
   // GGUF files (tests/golden/gguf/models/): F16 and BF16 matrices go up in 16 bits, also through

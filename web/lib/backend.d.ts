@@ -305,6 +305,8 @@ export interface WebGpuBackend<M = any, C = any> extends Backend<M, C> {
   modelBytes(m: GpuModelHandle): number;
   /** The forward on the GPU, or null once calls go to wasm (device lost): the caller runs its wasm copy. */
   modelForward(m: GpuModelHandle, ids: Int32Array, want: { attentions: boolean; hiddenStates: boolean }): Promise<GpuModelOutput | null>;
+  /** An encoder-decoder's forward on the GPU (spec.encoder given at modelCreate), or null once calls go to wasm. */
+  modelForwardEncDec(m: GpuModelHandle, ids: Int32Array, decoderIds: Int32Array, want: { attentions: boolean }): Promise<GpuSeq2SeqOutput | null>;
   modelDispose(m: GpuModelHandle): void;
 }
 
@@ -317,4 +319,14 @@ export interface GpuModelOutput {
   attentions: Float32Array[] | null;
   /** [L·E], or null */
   hidden: Float32Array | null;
+}
+export interface GpuSeq2SeqOutput {
+  /** [Ld·V] */
+  logits: Float32Array;
+  /** [He·Le·Le] per encoder layer, [H·Ld·Ld] and [H·Ld·Le] per decoder layer; null without attentions */
+  encoderAttentions: Float32Array[] | null;
+  decoderAttentions: Float32Array[] | null;
+  crossAttentions: Float32Array[] | null;
+  /** [Le·E], the encoder's output (the decoder's memory) */
+  encoderHidden: Float32Array;
 }

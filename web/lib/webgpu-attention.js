@@ -19,6 +19,8 @@ import { defaultScale, maskStrides } from './webgpu-host.js';
 import { scoreBuffers } from './webgpu-readback.js';
 
 const notFinite32 = (x) => !Number.isFinite(Math.fround(x));
+// The tensor mask's additive kind (attnlab::MaskKind::kAdditive; include/attention_rules.wgsl).
+const ADDITIVE = 3;
 
 /** True when a mask or softcap value is one the C++ core refuses (wasm then reports it). */
 export function refusedByCore(p) {
@@ -84,7 +86,12 @@ export function recordRotary(job, p, tables) {
  * (> 0: scores c·tanh(s/c)) and normEps (the q/k norms' epsilon).
  * obj.gpu: the projections, and qNorm / kNorm ([D] weights: an RMSNorm of
  * each head's q and k after the projections, before RoPE) when the model has them.
- * extra: { slopes } the ALiBi slopes ([H]) and { rope } the cos/sin tables ([rows, R/2]).
+ * extra: { slopes } the ALiBi slopes ([H]), { rope } the cos/sin tables ([rows, R/2]) and
+ * { bias: { t, strides } } an additive score bias read as [B, H, Lq, Lk] through the element
+ * strides [sb, sh, sq, sk] (T5's relative position bias, as the core's MhaShape::score_bias:
+ * the tensor mask's additive kind, with the causal mask as it is).
+ * A cross-attention (the decoder's, over the encoder's rows) passes its own rows as `query`
+ * and the memory as `key` and `value` (p.lq ≠ p.lk), as the core's MhaForward with kv_ready.
  */
 export function recordMha(job, obj, p, query, key, value, extra = {}) {
   const { cfg } = obj;
@@ -125,6 +132,7 @@ export function recordMha(job, obj, p, query, key, value, extra = {}) {
     v: { t: V, sb: Lk * Ekv, sh: D, sl: Ekv },
     out: { t: ctx, sb: Lq * Eq, sh: D, sl: Eq },
     ...ops.maskInputs(job, p.mask, maskStrides, extra.slopes),
+    ...(extra.bias ? { maskKind: ADDITIVE, mask: extra.bias.t, maskStrides: extra.bias.strides } : {}),
   };
   /** @type {any} */
   let trace = null;

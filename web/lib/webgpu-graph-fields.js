@@ -17,20 +17,16 @@
 // headDim, qkNorm, attnScale, attnSoftcap, finalSoftcap, slidingWindow,
 // layerKinds, ropeLocalTheta, rotaryDim, parallelResidual, sandwichNorm,
 // embedScale and the GeGLU activations; ModernBERT's normBias, firstNorm1,
-// mlmBias, gateBias and bidirectional window; checked against wasm and the
-// float64 references by tests/browser/models-webgpu*.browser.mjs). A field
-// added to the block graph before its GPU path goes here.
+// mlmBias, gateBias and bidirectional window; the encoder-decoders'
+// crossAttention, sinusoidHalves, relativeBuckets / relativeMaxDistance,
+// headScale and the relu / silu MLPs; checked against wasm and the float64
+// references by tests/browser/models-webgpu*.browser.mjs). A field added to
+// the block graph before its GPU path goes here.
 
 /**
  * @type {Array<{ field: string, label: string, used: (k: Record<string, any>, spec: any) => boolean }>}
  */
-export const GPU_UNSUPPORTED_FIELDS = [
-  { field: 'activation', label: 'activation relu / silu', used: (k) => ['relu', 'silu'].includes(k.activation) },
-  { field: 'crossAttention', label: "crossAttention (an encoder-decoder's decoder reading the encoder)", used: (k) => Boolean(k.crossAttention) },
-  { field: 'sinusoidHalves', label: "sinusoidHalves (Marian's sin | cos positions)", used: (k) => Boolean(k.sinusoidHalves) },
-  { field: 'relativeBuckets', label: "relativeBuckets (T5's relative position bias)", used: (k) => k.relativeBuckets > 0 },
-  { field: 'headScale', label: 'headScale', used: (k) => k.headScale !== undefined && k.headScale !== 1 },
-];
+export const GPU_UNSUPPORTED_FIELDS = [];
 
 /**
  * The entries of GPU_UNSUPPORTED_FIELDS that a model uses, in the list's order.
@@ -46,7 +42,9 @@ export function gpuUnsupportedFields(spec) {
 // table of embedding.wgsl (also the tied head's weight). From an F16 or
 // BF16 file they stay 16-bit on the GPU; other tensors (norms, biases, the
 // position and token-type tables) are float32.
-const HALF_ON_GPU = /^(embed\.weight|head\.weight|mlm\.dense\.weight|blocks\.\d+\.(attn\.w[qkvo]|ffn\.w[1g2]))$/;
+// An encoder-decoder's names carry their graph ('encoder:…', 'decoder:…'); its
+// cross-attention projections (xattn) are read by linear.wgsl too.
+const HALF_ON_GPU = /^((encoder|decoder):)?(embed\.weight|head\.weight|mlm\.dense\.weight|blocks\.\d+\.((attn|xattn)\.w[qkvo]|ffn\.w[1g2]))$/;
 
 /** True when the GPU keeps tensor `name` (a block-graph name) in 16 bits when its file holds 16-bit values. */
 export function keptHalfOnGpu(name) {

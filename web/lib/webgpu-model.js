@@ -1,32 +1,15 @@
 // Whole models on the webgpu backend (lab.loadModel / lab.pretrained on a
-// webgpu lab; web/lib/model/gpu.js uploads the weights): the block graph of
-// the C++ core (src/train/transformer_graph.cpp, TransformerConfig) recorded as
-// one job of WGSL kernels: one submission, one readback of what was asked.
-//
-//   x0 = Emb[ids]·embedScale + Pos (+ Type[0]); embedNorm: x0 = LN(x0)  [L, E]
-//   pre-norm block:  n1 = Norm1(x) (block 0 with firstNorm1 false: x);
-//                    a = MHA(n1); h = x + a; n2 = Norm2(h); x' = h + MLP(n2)
-//     parallelResidual: n2 = Norm2(x)
-//     sandwichNorm: h = x + PostAttnNorm(a); x' = h + PostFfnNorm(MLP(n2))
-//   post-norm block: h = LN1(x + MHA(x)); x' = LN2(h + MLP(h))
-//   MHA (webgpu-attention.js recordMha): headDim D, qkNorm (an RMSNorm of
-//     each head's q and k before RoPE), attnScale, attnSoftcap, RoPE on the
-//     first rotaryDim dims; local layers (slidingWindow, layerKinds 'l')
-//     attend to keys i − W < j ≤ i (bidirectional: |i − j| < W), with the
-//     ropeLocalTheta table when set
-//   MLP: W2·act(W1·n + b1) + b2, act GELU / gelu_new, or a gated one:
-//     act(Wg·n + bg)·(W1·n + b1), SiLU (swiglu) or GELU (geglu, geglu_tanh)
-//   Norm: RMSNorm, or LayerNorm (without β with normBias false); a bias the
-//     model lacks (mlmBias false, no gateBias …) is simply not added
-//   hidden = FinalNorm(x_N) (pre-norm) or x_N; MLM: t = LN(GELU(hidden·Wt + bt))
-//   logits = (t or hidden)·Wh + bh (Wh = Emb when tied)                 [L, V]
-//   finalSoftcap: logits = c·tanh(logits/c)
+// webgpu lab; web/lib/model/gpu.js uploads the weights): a model's GPU
+// buffers, the tables its config computes (from the C++ core through the
+// wasm backend: RoPE, the sinusoid, T5's buckets) and its forward, the block
+// graph recorded as one job of WGSL kernels (webgpu-model-graph.js): one
+// submission, one readback of what was asked. An encoder-decoder (spec.encoder)
+// holds two stacks, 'encoder:…' and 'decoder:…', run in one job
+// (modelForwardEncDec).
 //
 // The model's wasm copy (the same Model) answers everything else (forwardSync,
 // nextTokens, generate over the KV cache) and, after a device loss, forward
-// too: modelForward then resolves to null. The RoPE cos/sin tables come from
-// the C++ core through the wasm backend (one source); the attention is the
-// MHA recording of webgpu-attention.js (GQA heads by index arithmetic).
+// too: modelForward then resolves to null.
 //
 // Weights arrive by the block graph's names (`embed.weight`, `blocks.0.attn.wq`,
 // …), every matrix in keras layout [in, out] (what linear.wgsl reads),
@@ -34,25 +17,9 @@
 // F16/BF16 file the projections, the head and the word table arrive as their
 // 16-bit values (a buffer's `half`), which linear.wgsl and embedding.wgsl
 // widen as they read them.
-// Shape legend: L sequence (batch 1), E embed, H heads, Hkv kv heads,
-// D head dim, R rotary dim, F MLP width, V vocabulary, W window.
-import * as ops from './webgpu-ops.js';
-import { recordMha } from './webgpu-attention.js';
+// Shape legend: L sequence (batch 1), E embed, H heads, P positions, R rotary dim.
+import { recordModel, recordEncDec, headDimOf, isLocal } from './webgpu-model-graph.js';
 import { gpuUnsupportedFields, keptHalfOnGpu } from './webgpu-graph-fields.js';
-
-// The gated MLP activations (glu.wgsl): act(Wg·n)·(W1·n + b1).
-const GATED = new Set(['swiglu', 'geglu', 'geglu_tanh']);
-
-/** The head dim D: headDim, or E/H. */
-function headDimOf(spec) {
-  return spec.core.headDim || spec.embedDim / spec.numHeads;
-}
-
-/** Layer l attends through the sliding window (the core's IsLocal: every layer without layerKinds). */
-function isLocal(core, l) {
-  if (!(core.slidingWindow > 0)) return false;
-  return !core.layerKinds || core.layerKinds[l] === 'l';
-}
 
 /**
  * What a whole model's out-of-memory error says: the model (its type when the spec names it,
@@ -79,6 +46,8 @@ export function outOfMemoryAdvice(m, L, want, weightBytes) {
  * @property {number} [typeVocab] rows of BERT's token-type table
  * @property {number} eps
  * @property {Record<string, any>} core the architecture table's block fields (architectures.js)
+ * @property {{ numLayers: number, numHeads: number, numKvHeads?: number, ffnDim: number, core: Record<string, any> }} [encoder]
+ *   an encoder-decoder's encoder stack (the spec's own sizes are then the decoder's)
  */
 
 /**
@@ -88,136 +57,57 @@ export function outOfMemoryAdvice(m, L, want, weightBytes) {
 export function createGpuModels(rt, dl) {
   const { state, run, loadWasm } = dl;
 
-  function record(job, m, ids, want) {
-    const { numLayers: N, numHeads: H, numKvHeads: Hkv, embedDim: E, ffnDim: F, vocabSize: V, core } = m.spec;
-    const eps = Math.fround(m.spec.eps);
-    const L = ids.length;
-    const D = headDimOf(m.spec);
-    const g = (name) => m.buffers.get(name) ?? null; // null: the model has no such tensor (a bias)
-    const rows = (name, n) => job.storage(name, [1, L, n], L * n);
-    const layerNorm = (x, y, prefix, residual = null) => ops.addLayerNorm(job, {
-      x, residual, gamma: g(`${prefix}.weight`), beta: g(`${prefix}.bias`), y, rows: L, dim: E, eps,
-    });
-    // The block graph's Norm: RMSNorm (pre-norm only) or LayerNorm.
-    const norm = (x, y, prefix, residual = null) => (core.norm === 'rmsnorm'
-      ? ops.rmsNorm(job, { x, weight: g(`${prefix}.weight`), y, rows: L, dim: E, eps })
-      : layerNorm(x, y, prefix, residual));
-
-    let x = rows('the embeddings', E);
-    ops.embedding(job, {
-      ids: job.input('the token ids', [L], Uint32Array.from(ids)), word: g('embed.weight'),
-      pos: core.positional === 'learned' ? g('pos.weight') : null, types: g('type.weight'), x,
-      rows: L, dim: E, vocab: V, positions: m.spec.maxPositions, typeCount: m.spec.typeVocab ?? 0,
-      scale: Math.fround(core.embedScale ?? 1),
-    });
-    if (core.embedNorm) {
-      const y = rows('the normalised embeddings', E);
-      layerNorm(x, y, 'embed_norm');
-      x = y;
-    }
-    const gated = GATED.has(core.activation);
-    const n1 = rows('the attention input', E);
-    const n2 = rows('the MLP input', E);
-    const f1 = rows('the MLP hidden rows', F);
-    const fg = gated ? rows('the MLP gates', F) : null;
-    const R = core.rotaryDim || D;
-    const mhaCfg = {
-      embedDim: E, numHeads: H, numKvHeads: Hkv, kdim: E, vdim: E, headDim: D,
-      scale: core.attnScale ? Math.fround(core.attnScale) : 0,
-      softcap: core.attnSoftcap > 0 ? Math.fround(core.attnSoftcap) : 0,
-      normEps: eps,
-      rope: m.rope ? { rotaryDim: R, interleaved: false } : null,
+  /**
+   * One stack's sizes and the tables the core computes from its config (as
+   * Transformer::Impl::Bind), asked of the C++ core through the wasm backend
+   * (one source): the RoPE cos/sin tables, the sinusoid (uploaded [E, P], in
+   * Marian's sin | cos halves with sinusoidHalves) and T5's bucket of every
+   * key − query distance ([2·maxLength − 1], distance −(maxLength − 1) first).
+   */
+  async function stackOf(m, prefix, s) {
+    const spec = m.spec;
+    const core = s.core;
+    const st = {
+      prefix, numLayers: s.numLayers, numHeads: s.numHeads, numKvHeads: s.numKvHeads ?? s.numHeads, ffnDim: s.ffnDim,
+      embedDim: spec.embedDim, core, rope: null, ropeLocal: null, sinusoid: null, buckets: null,
     };
-    // The RoPE rows of positions 0 … L−1: the global table, or the local layers' own.
-    const ropeRows = (t) => ({ rope: { cos: t.cos.subarray(0, (L * R) / 2), sin: t.sin.subarray(0, (L * R) / 2) } });
-    const extra = m.rope ? ropeRows(m.rope) : {};
-    const localExtra = m.ropeLocal ? ropeRows(m.ropeLocal) : extra;
-    const base = { batch: 1, lq: L, lk: L, needWeights: want.attentions, trace: false };
-    const p = { ...base, mask: { causal: core.causal } };
-    // A local layer's mask (the core's LocalMaskView): causal, and the window i − W < j ≤ i;
-    // bidirectional (an encoder's): |i − j| < W.
-    const W = core.slidingWindow;
-    const pLocal = { ...base, mask: { causal: core.causal, window: true, windowLeft: W - 1, windowRight: core.causal ? 0 : W - 1 } };
-    const attentions = [];
-    for (let l = 0; l < N; l++) {
-      const b = `blocks.${l}.`;
-      const w = (key) => g(`${b}attn.${key}`);
-      const obj = {
-        cfg: mhaCfg,
-        gpu: {
-          wq: w('wq'), bq: w('bq'), wk: w('wk'), bk: w('bk'), wv: w('wv'), bv: w('bv'), wo: w('wo'), bo: w('bo'),
-          qNorm: core.qkNorm ? w('q_norm.weight') : null, kNorm: core.qkNorm ? w('k_norm.weight') : null,
-        },
-      };
-      const local = isLocal(core, l);
-      const attend = (input) => recordMha(job, obj, local ? pLocal : p, input, input, input, local ? localExtra : extra);
-      const mlp = (input) => {
-        ops.linear(job, { x: input, m: L, k: E, w: g(`${b}ffn.w1`), bias: g(`${b}ffn.b1`), n: F, y: f1 });
-        if (gated) {
-          ops.linear(job, { x: input, m: L, k: E, w: g(`${b}ffn.wg`), bias: g(`${b}ffn.bg`), n: F, y: fg });
-          ops.glu(job, fg, f1, L * F, core.activation);
-        } else {
-          ops.gelu(job, f1, L * F, core.activation === 'gelu_new');
-        }
-        const f2 = rows('the MLP output', E);
-        ops.linear(job, { x: f1, m: L, k: F, w: g(`${b}ffn.w2`), bias: g(`${b}ffn.b2`), n: E, y: f2 });
-        return f2;
-      };
-      // sandwichNorm's post norms: Norm(y) into fresh rows.
-      const postNorm = (y, prefix) => {
-        const out = rows(`the ${prefix} output`, E);
-        norm(y, out, `${b}${prefix}`);
-        return out;
-      };
-      let weights;
-      if (core.prenorm) {
-        // firstNorm1 false: block 0 attends to x itself (no norm1).
-        const identity = l === 0 && core.firstNorm1 === false;
-        if (!identity) norm(x, n1, `${b}norm1`);
-        const mha = attend(identity ? x : n1);
-        weights = mha.weights;
-        const h = core.sandwichNorm ? postNorm(mha.out, 'post_attn_norm') : mha.out;
-        ops.residualAdd(job, x, h, L * E); // h = x + a
-        norm(core.parallelResidual ? x : h, n2, `${b}norm2`);
-        const f2 = core.sandwichNorm ? postNorm(mlp(n2), 'post_ffn_norm') : mlp(n2);
-        ops.residualAdd(job, h, f2, L * E); // x' = h + f2
-        x = f2;
-      } else {
-        const mha = attend(x);
-        weights = mha.weights;
-        const h = rows('the block\'s first norm', E);
-        layerNorm(x, h, `${b}norm1`, mha.out);
-        const f2 = mlp(h);
-        const y = rows('the block output', E);
-        layerNorm(h, y, `${b}norm2`, f2);
-        x = y;
+    const n = spec.maxLength;
+    const E = spec.embedDim;
+    const wasm = (why) => loadWasm(why);
+    if (core.positional === 'rope') {
+      // As the core's Bind: frequencies over R = rotaryDim (or D); the local
+      // layers' own table when ropeLocalTheta is set and a layer is local.
+      const R = core.rotaryDim || headDimOf(st);
+      const fb = await wasm('the RoPE cos/sin tables need the wasm backend');
+      const table = (base) => fb.op('rotaryCache', { maxPosition: n, rotaryDim: R, base }, { cos: (n * R) / 2, sin: (n * R) / 2 });
+      st.rope = await table(core.ropeTheta);
+      const anyLocal = Array.from({ length: st.numLayers ?? 0 }, (_, l) => isLocal(core, l)).some(Boolean);
+      if (core.ropeLocalTheta > 0 && anyLocal) st.ropeLocal = await table(core.ropeLocalTheta);
+    } else if (core.positional === 'sinusoidal') {
+      const fb = await wasm('the sinusoidal positions need the wasm backend');
+      const pe = (await fb.op('positionalEncoding', { seqLen: n, dModel: E, base: 10000 }, { out: n * E })).out; // [P, E]
+      // Marian's layout (the core's Bind with sinusoid_halves): the sines of the column pairs
+      // (2i) in the first ceil(E/2) columns, their cosines (2i + 1) after them.
+      const first = Math.ceil(E / 2);
+      const col = (j) => (!core.sinusoidHalves ? j : j < first ? 2 * j : 2 * (j - first) + 1);
+      const table = new Float32Array(E * n); // [E, P]
+      for (let j = 0; j < E; j++) {
+        const from = col(j);
+        for (let q = 0; q < n; q++) table[j * n + q] = pe[q * E + from];
       }
-      if (want.attentions) attentions.push(weights);
+      if (!state.lost) {
+        st.sinusoid = rt.createPersistent(`${prefix}the sinusoid`, table);
+        m.buffers.set(`${prefix}the sinusoid`, st.sinusoid);
+      }
+    } else if (core.positional !== 'learned' && core.positional !== 'none') {
+      throw new Error(`webgpu: internal: no GPU path for positional ${JSON.stringify(core.positional)}`);
     }
-    let hidden = x;
-    if (core.prenorm) {
-      hidden = rows('the final norm', E);
-      norm(x, hidden, 'final_norm');
+    if (core.relativeBuckets > 0) {
+      const fb = await wasm("T5's relative position buckets need the wasm backend");
+      const args = { maxLength: n, buckets: core.relativeBuckets, maxDistance: core.relativeMaxDistance ?? 128, bidirectional: !core.causal };
+      st.buckets = Uint32Array.from((await fb.op('relativeBuckets', args, { out: 2 * n - 1 })).out);
     }
-    let headIn = hidden;
-    if (core.mlmHead) {
-      const t = rows('the MLM transform', E);
-      ops.linear(job, { x: hidden, m: L, k: E, w: g('mlm.dense.weight'), bias: g('mlm.dense.bias'), n: E, y: t });
-      ops.gelu(job, t, L * E, false);
-      headIn = rows('the MLM head input', E);
-      layerNorm(t, headIn, 'mlm.norm');
-    }
-    const reads = [];
-    if (core.hasHead !== false) {
-      const logits = job.storage('the logits', [1, L, V], L * V);
-      ops.linear(job, { x: headIn, m: L, k: E, w: core.tieEmbeddings ? g('embed.weight') : g('head.weight'), bias: g('head.bias'), n: V, y: logits });
-      if (core.finalSoftcap > 0) ops.logitSoftcap(job, logits, L * V, Math.fround(core.finalSoftcap));
-      job.read(logits, L * V);
-      reads.push('logits');
-    }
-    for (const a of attentions) job.read(a, H * L * L);
-    if (want.hiddenStates) job.read(hidden, L * E);
-    return reads;
+    return st;
   }
 
   // The block graph's fields (src/train/train.h) that have no GPU path here
@@ -235,25 +125,24 @@ export function createGpuModels(rt, dl) {
   const methods = {
     /**
      * A model's GPU side, empty: fill it with modelUpload. Resolves once the
-     * RoPE tables (RoPE models) have come from the C++ core.
+     * tables computed from the config (RoPE, the sinusoid, T5's buckets) have
+     * come from the C++ core. spec.encoder (an encoder-decoder): the encoder's
+     * { numLayers, numHeads, ffnDim, core }; spec's own sizes are the decoder's.
      * @param {GpuModelSpec} spec
      */
     async modelCreate(spec) {
       refuseGraphFields(spec);
-      const m = { spec, buffers: new Map(), rope: null, ropeLocal: null, disposed: false };
-      const core = spec.core;
-      if (core.positional === 'rope') {
-        // As the core's Bind: frequencies over R = rotaryDim (or D); the local
-        // layers' own table when ropeLocalTheta is set and a layer is local.
-        const R = core.rotaryDim || headDimOf(spec);
-        const n = spec.maxLength;
-        const fb = await loadWasm('the RoPE cos/sin tables need the wasm backend');
-        const table = (base) => fb.op('rotaryCache', { maxPosition: n, rotaryDim: R, base }, { cos: (n * R) / 2, sin: (n * R) / 2 });
-        m.rope = await table(core.ropeTheta);
-        const anyLocal = Array.from({ length: spec.numLayers ?? 0 }, (_, l) => isLocal(core, l)).some(Boolean);
-        if (core.ropeLocalTheta > 0 && anyLocal) m.ropeLocal = await table(core.ropeLocalTheta);
-      } else if (spec.core.positional !== 'learned') {
-        throw new Error(`webgpu: internal: no GPU path for positional ${JSON.stringify(spec.core.positional)}`);
+      if (spec.encoder) refuseGraphFields({ ...spec, ...spec.encoder });
+      const m = { spec, buffers: new Map(), stacks: [], disposed: false };
+      // An encoder-decoder's two stacks: their tensors' names start with 'encoder:' / 'decoder:'.
+      const parts = spec.encoder
+        ? [['encoder:', { numKvHeads: spec.encoder.numHeads, ...spec.encoder }], ['decoder:', spec]]
+        : [['', spec]];
+      try {
+        for (const [prefix, s] of parts) m.stacks.push(await stackOf(m, prefix, s));
+      } catch (err) {
+        methods.modelDispose(m);
+        throw err;
       }
       return m;
     },
@@ -298,7 +187,7 @@ export function createGpuModels(rt, dl) {
         const job = rt.job(where, { oom: outOfMemoryAdvice(m, ids.length, want, methods.modelBytes(m)) });
         let reads;
         try {
-          reads = record(job, m, ids, want);
+          reads = recordModel(job, m, ids, want);
         } catch (err) {
           job.abort();
           throw err;
@@ -307,6 +196,40 @@ export function createGpuModels(rt, dl) {
         const logits = reads.length ? out.shift() : null;
         const attentions = want.attentions ? out.splice(0, m.spec.numLayers) : null;
         return { logits, attentions, hidden: want.hiddenStates ? out.shift() : null };
+      }, () => null);
+    },
+
+    /**
+     * One forward pass of an encoder-decoder on the GPU (one job, one submission): { logits
+     * [Ld·V], encoderAttentions (per encoder layer [He·Le·Le]), decoderAttentions ([H·Ld·Ld])
+     * and crossAttentions ([H·Ld·Le]) per decoder layer (null without want.attentions),
+     * encoderHidden [Le·E] }, or null once calls go to the wasm backend (device lost). ids and
+     * decoderIds are validated by the caller (the EncoderDecoderModel).
+     * @param {any} m
+     * @param {Int32Array} ids
+     * @param {Int32Array} decoderIds
+     * @param {{ attentions: boolean }} want
+     */
+    modelForwardEncDec(m, ids, decoderIds, want) {
+      const where = 'model.forward';
+      if (m.stacks.length !== 2) throw new Error(`${where}: internal: not an encoder-decoder model`);
+      return run(async () => {
+        const L = Math.max(ids.length, decoderIds.length);
+        const job = rt.job(where, { oom: outOfMemoryAdvice(m, L, want, methods.modelBytes(m)) });
+        try {
+          recordEncDec(job, m, ids, decoderIds, want);
+        } catch (err) {
+          job.abort();
+          throw err;
+        }
+        const out = await job.submit();
+        const [es, ds] = m.stacks;
+        const logits = out.shift();
+        const take = (n) => (want.attentions ? out.splice(0, n) : null);
+        const encoderAttentions = take(es.numLayers);
+        const decoderAttentions = take(ds.numLayers);
+        const crossAttentions = take(ds.numLayers);
+        return { logits, encoderAttentions, decoderAttentions, crossAttentions, encoderHidden: out.shift() };
       }, () => null);
     },
 

@@ -189,9 +189,19 @@ export function rmsNorm(job, { x, weight, y, rows, dim, eps }) {
   job.dispatch('rms_norm', [x, weight ?? job.dummy, y], { rows, dim, eps, has_weight: weight ? 1 : 0 }, rows);
 }
 
-/** GELU in place on n floats of x: erf form, or GPT-2's tanh form (gelu_new). */
-export function gelu(job, x, n, tanhForm) {
-  job.dispatch('gelu', [x], { n, tanh_form: tanhForm ? 1 : 0 }, Math.ceil(n / WG_1D));
+// activation.wgsl's act: the non-gated MLP activations (the block graph's activation).
+const ACT = { gelu: 0, gelu_new: 1, relu: 2, silu: 3 };
+
+/** act(x) in place on n floats of x: 'gelu' (erf form), 'gelu_new' (GPT-2's tanh form), 'relu' or 'silu'. */
+export function activation(job, x, n, act) {
+  const code = ACT[act];
+  if (code === undefined) throw new Error(`webgpu: internal: no activation ${JSON.stringify(act)}`);
+  job.dispatch('activation', [x], { n, act: code }, Math.ceil(n / WG_1D));
+}
+
+/** y = x·s (n floats; y a separate buffer). */
+export function scale(job, x, y, n, s) {
+  job.dispatch('scale', [x, y], { n, s }, Math.ceil(n / WG_1D));
 }
 
 // glu.wgsl's act: the gate's activation of each gated MLP (the block graph's activation).

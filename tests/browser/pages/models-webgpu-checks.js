@@ -285,3 +285,76 @@ export async function biasParity() {
   plain.dispose();
   return out;
 }
+
+/**
+ * The encoder-decoders of issue 34 (tests/reference/hf_encdec.py's folders):
+ * per case the GPU forward (the encoder's and the decoder's stacks in one job)
+ * against forwardSync (the wasm copy) and against the float64 case, as max
+ * relative differences (|Δ| / max(1, |ref|)): logits, the encoder's, the
+ * decoder's and the cross-attentions (worst layer), the encoder's output; the
+ * fused (flash) kernel's logits without attentions.
+ * @param {{ name: string, folder?: string, file?: string }[]} goldens folders of
+ *   tests/golden/models/ (folder: when name is a variant; file: its weights, model.safetensors)
+ */
+export async function encdecParity(goldens) {
+  const t0 = performance.now();
+  const lab = await init({ backend: 'webgpu' });
+  const backend = lab._backend;
+  const out = { backend: lab.backend, models: {}, times: {} };
+  const worst = (list, ref) => Math.max(...list.map((a, l) => maxRel(a.data, ref[l].data ?? ref[l])));
+  for (const { name, folder = name, file = 'model.safetensors' } of goldens) {
+    const t = performance.now();
+    const dir = `/tests/golden/models/${folder}/`;
+    const ref = await (await fetch(`${dir}expected.json`)).json();
+    const model = await lab.loadModel({ config: await bytes(`${dir}config.json`), weights: await bytes(dir + file), tokenizer: await bytes(`${dir}tokenizer.json`) });
+    const c0 = backend.counters();
+    const cases = [];
+    for (const c of ref.cases) {
+      const opts = { decoderInputIds: c.decoder_input_ids, attentions: true };
+      const g = await model.forward(c.ids, opts);
+      const w = model.forwardSync(c.ids, opts);
+      const shapesOf = (r) => JSON.stringify([r.logits.shape, ...['encoderAttentions', 'decoderAttentions', 'crossAttentions'].map((k) => r[k].map((a) => a.shape)), r.encoderLastHiddenState.shape]);
+      cases.push({
+        lengths: [c.ids.length, c.decoder_input_ids.length],
+        shapes: shapesOf(g) === shapesOf(w),
+        counts: [g.encoderAttentions.length, g.decoderAttentions.length, g.crossAttentions.length],
+        wasm: {
+          logits: maxRel(g.logits.data, w.logits.data),
+          encoder: worst(g.encoderAttentions, w.encoderAttentions),
+          decoder: worst(g.decoderAttentions, w.decoderAttentions),
+          cross: worst(g.crossAttentions, w.crossAttentions),
+          hidden: maxRel(g.encoderLastHiddenState.data, w.encoderLastHiddenState.data),
+        },
+        golden: {
+          logits: maxRel(g.logits.data, c.logits),
+          encoder: worst(g.encoderAttentions, c.encoder_attentions),
+          decoder: worst(g.decoderAttentions, c.decoder_attentions),
+          cross: worst(g.crossAttentions, c.cross_attentions),
+          hidden: maxRel(g.encoderLastHiddenState.data, c.encoder_hidden),
+          // the wasm copy's own distance, for scale
+          wasmLogits: maxRel(w.logits.data, c.logits),
+        },
+      });
+    }
+    const c1 = backend.counters();
+    const c = ref.cases[0];
+    const flash = await model.forward(c.ids, { decoderInputIds: c.decoder_input_ids, attentions: false });
+    const flashWasm = model.forwardSync(c.ids, { decoderInputIds: c.decoder_input_ids, attentions: false });
+    out.models[name] = {
+      cases,
+      submissionsPerForward: (c1.submissions - c0.submissions) / ref.cases.length,
+      flashLogits: maxRel(flash.logits.data, flashWasm.logits.data),
+      flashAttentionsNull: flash.encoderAttentions === null && flash.decoderAttentions === null && flash.crossAttentions === null,
+      gpuBytes: model._gpu?.bytes ?? 0,
+      parameters: model.config.parameters,
+      // the default decoder input (decoder_start_token_id) on the GPU
+      startOnly: maxRel((await model.forward(c.ids)).logits.data, model.forwardSync(c.ids).logits.data),
+    };
+    model.dispose();
+    out.models[name].disposedThrows = await model.forward(c.ids).then(() => false, (e) => /dispose/i.test(String(e)));
+    out.times[name] = Math.round(performance.now() - t);
+  }
+  out.fallbackCalls = backend.counters().fallbackCalls;
+  out.times.total = Math.round(performance.now() - t0);
+  return out;
+}

@@ -8,7 +8,9 @@
 // decoder-only models. Results follow transformers' Seq2SeqLMOutput: logits
 // [1, Ld, V]; encoderAttentions one [1, H, Le, Le] per encoder layer;
 // decoderAttentions [1, H, Ld, Ld] and crossAttentions [1, H, Ld, Le] per
-// decoder layer; encoderLastHiddenState [1, Le, E].
+// decoder layer; encoderLastHiddenState [1, Le, E]. On a webgpu lab `forward`
+// runs both stacks on the GPU copy (model/gpu.js, web/lib/webgpu-model.js);
+// forwardSync, nextTokens and generate run on the wasm copy.
 import { rangeError, typeError, describe, checkInt, checkNumber, checkOptions } from '../errors.js';
 import { withArena, checkStatus } from '../graph/arena.js';
 import { Model } from './model.js';
@@ -109,14 +111,9 @@ export class EncoderDecoderModel extends Model {
    */
   forwardSync(input, options) {
     const where = 'model.forward';
-    this._live(where);
-    const o = checkKeys(where, options, FORWARD_KEYS);
-    const wantAtt = o.attentions === undefined ? true : o.attentions;
-    if (typeof wantAtt !== 'boolean') throw typeError(where, `attentions must be true or false, got ${describe(wantAtt)}`);
-    const ids = this._ids(where, input);
-    const dids = this._decoderIds(where, o.decoderInputIds);
+    const { ids, dids, wantAtt } = this._forwardArgs(where, input, options);
     const Module = this._Module;
-    const { vocabSize: V, numHeads: H, numLayers: N, embedDim: E, encoderHeads: He } = this.config;
+    const { vocabSize: V, numHeads: H, numLayers: N } = this.config;
     const Le = ids.length, Ld = dids.length;
     const enc = this._encode(where, ids, Symbol('forward'), wantAtt);
     return withArena(Module, where, (arena) => {
@@ -127,25 +124,62 @@ export class EncoderDecoderModel extends Model {
       checkStatus(Module, where, Module.transformerRun(this._t._handle, {
         batch: 1, length: Ld, keep: 0, tokens: arena.fromI32(dids), logits: lp, attention: ap, hidden: 0, layerInputs: 0, cross: xp, cached: false, lastOnly: false,
       }));
-      const tok = (a) => (this._tokenizer ? this._tokenizer.tokens(a) : null);
-      const layers = (p, n, size, shape) => (wantAtt ? Array.from({ length: n }, (_, l) => ({ data: arena.readF32(p + l * size * 4, size), shape })) : null);
-      return {
-        ids: Array.from(ids),
-        tokens: tok(ids),
-        decoderInputIds: Array.from(dids),
-        decoderTokens: tok(dids),
-        logits: { data: arena.readF32(lp, Ld * V), shape: [1, Ld, V] },
-        encoderAttentions: wantAtt ? enc.attentions.map((data) => ({ data, shape: [1, He, Le, Le] })) : null,
-        decoderAttentions: layers(ap, N, per, [1, H, Ld, Ld]),
-        crossAttentions: layers(xp, N, xper, [1, H, Ld, Le]),
-        encoderLastHiddenState: { data: enc.hidden, shape: [1, Le, E] },
-      };
+      const layers = (p, n, size) => (wantAtt ? Array.from({ length: n }, (_, l) => arena.readF32(p + l * size * 4, size)) : null);
+      return this._seq2seqResult(ids, dids, {
+        logits: arena.readF32(lp, Ld * V),
+        encoderAttentions: enc.attentions,
+        decoderAttentions: layers(ap, N, per),
+        crossAttentions: layers(xp, N, xper),
+        encoderHidden: enc.hidden,
+      });
     });
   }
 
-  /** forward on every backend: the wasm copy (a webgpu lab refuses these models at load). */
+  /** forward's and forwardSync's checked arguments: { ids, dids, wantAtt }. */
+  _forwardArgs(where, input, options) {
+    this._live(where);
+    const o = checkKeys(where, options, FORWARD_KEYS);
+    const wantAtt = o.attentions === undefined ? true : o.attentions;
+    if (typeof wantAtt !== 'boolean') throw typeError(where, `attentions must be true or false, got ${describe(wantAtt)}`);
+    const ids = this._ids(where, input);
+    const dids = this._decoderIds(where, o.decoderInputIds);
+    return { ids, dids, wantAtt };
+  }
+
+  /**
+   * The Seq2Seq output of flat arrays r: { logits [Ld·V], encoderAttentions,
+   * decoderAttentions, crossAttentions (per layer, or null), encoderHidden [Le·E] }.
+   */
+  _seq2seqResult(ids, dids, r) {
+    const { vocabSize: V, numHeads: H, embedDim: E, encoderHeads: He } = this.config;
+    const Le = ids.length, Ld = dids.length;
+    const tok = (a) => (this._tokenizer ? this._tokenizer.tokens(a) : null);
+    const shaped = (list, shape) => (list ? list.map((data) => ({ data, shape })) : null);
+    return {
+      ids: Array.from(ids),
+      tokens: tok(ids),
+      decoderInputIds: Array.from(dids),
+      decoderTokens: tok(dids),
+      logits: { data: r.logits, shape: [1, Ld, V] },
+      encoderAttentions: shaped(r.encoderAttentions, [1, He, Le, Le]),
+      decoderAttentions: shaped(r.decoderAttentions, [1, H, Ld, Ld]),
+      crossAttentions: shaped(r.crossAttentions, [1, H, Ld, Le]),
+      encoderLastHiddenState: { data: r.encoderHidden, shape: [1, Le, E] },
+    };
+  }
+
+  /**
+   * One forward pass: on a webgpu lab on the GPU (web/lib/webgpu-model.js: the
+   * encoder's and the decoder's stacks in one job), else (and after a device
+   * loss) as forwardSync on the wasm copy. The wasm copy's decoder memory and
+   * cache are left as they were.
+   */
   async forward(input, options) {
-    return this.forwardSync(input, options);
+    if (!this._gpu) return this.forwardSync(input, options);
+    const { ids, dids, wantAtt } = this._forwardArgs('model.forward', input, options);
+    const out = await this._gpu.forwardEncDec(ids, dids, { attentions: wantAtt });
+    if (!out) return this.forwardSync(input, options); // the device is lost: the wasm copy answers
+    return this._seq2seqResult(ids, dids, out);
   }
 
   /**

@@ -26,7 +26,9 @@ const WHERE = 'loadModel';
  * @param {{ modelType: string, embedDim: number, numHeads: number, core: Record<string, any> }} c
  */
 export function checkGpuRuns(c) {
-  const used = gpuUnsupportedFields(c).map((f) => f.label);
+  // An encoder-decoder's encoder graph too (its own core fields: c.encoder).
+  const specs = c.encoder ? [c, { ...c, ...c.encoder }] : [c];
+  const used = [...new Set(specs.flatMap((s) => gpuUnsupportedFields(s).map((f) => f.label)))];
   if (used.length) {
     throw rangeError(WHERE, `the webgpu backend's model path does not run ${used.join(', ')}, which model_type ${JSON.stringify(c.modelType)} uses here; load it on backend 'wasm' (init({ backend: 'wasm' }))`);
   }
@@ -77,7 +79,7 @@ function gpuData(name, data, dtype) {
 /**
  * Uploads the planned tensors (load.js `plan`: [{ entry, t }]) to `gpu` (a
  * webgpu backend), one file tensor at a time. Returns the model's GPU side:
- * { forward(ids, want), dispose(), bytes }. Frees what it uploaded on failure.
+ * { forward(ids, want), forwardEncDec(ids, decoderIds, want) (an encoder-decoder), dispose(), bytes }. Frees what it uploaded on failure.
  * @param {import('../backend.js').WebGpuBackend} gpu
  * @param {object} c the normalised config (architectures.js)
  * @param {number} maxLength the model's longest input
@@ -89,6 +91,8 @@ export async function uploadToGpu(gpu, c, maxLength, steps, io) {
     numLayers: c.numLayers, numHeads: c.numHeads, numKvHeads: c.numKvHeads, embedDim: c.embedDim,
     ffnDim: c.ffnDim, vocabSize: c.vocabSize, maxPositions: c.maxPositions, maxLength,
     typeVocab: c.typeVocab, eps: c.eps, core: c.core,
+    // an encoder-decoder's encoder graph (its tensors' names start with 'encoder:')
+    ...(c.encoder ? { encoder: { numLayers: c.encoder.numLayers, numHeads: c.encoder.numHeads, ffnDim: c.encoder.ffnDim, core: c.encoder.core } } : {}),
   });
   try {
     for (const { entry, t } of steps) {
@@ -108,6 +112,7 @@ export async function uploadToGpu(gpu, c, maxLength, steps, io) {
   }
   return {
     forward: (ids, want) => gpu.modelForward(handle, ids, want),
+    forwardEncDec: (ids, decoderIds, want) => gpu.modelForwardEncDec(handle, ids, decoderIds, want),
     dispose: () => gpu.modelDispose(handle),
     bytes: gpu.modelBytes(handle),
   };
