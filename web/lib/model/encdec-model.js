@@ -111,7 +111,7 @@ export class EncoderDecoderModel extends Model {
    */
   forwardSync(input, options) {
     const where = 'model.forward';
-    const { ids, dids, wantAtt } = this._forwardArgs(where, input, options);
+    const { ids, dids, wantAtt } = this._seq2seqArgs(where, input, options);
     const Module = this._Module;
     const { vocabSize: V, numHeads: H, numLayers: N } = this.config;
     const Le = ids.length, Ld = dids.length;
@@ -136,7 +136,7 @@ export class EncoderDecoderModel extends Model {
   }
 
   /** forward's and forwardSync's checked arguments: { ids, dids, wantAtt }. */
-  _forwardArgs(where, input, options) {
+  _seq2seqArgs(where, input, options) {
     this._live(where);
     const o = checkKeys(where, options, FORWARD_KEYS);
     const wantAtt = o.attentions === undefined ? true : o.attentions;
@@ -176,7 +176,7 @@ export class EncoderDecoderModel extends Model {
    */
   async forward(input, options) {
     if (!this._gpu) return this.forwardSync(input, options);
-    const { ids, dids, wantAtt } = this._forwardArgs('model.forward', input, options);
+    const { ids, dids, wantAtt } = this._seq2seqArgs('model.forward', input, options);
     const out = await this._gpu.forwardEncDec(ids, dids, { attentions: wantAtt });
     if (!out) return this.forwardSync(input, options); // the device is lost: the wasm copy answers
     return this._seq2seqResult(ids, dids, out);

@@ -23,7 +23,7 @@ const WHERE = 'loadModel';
  * Refuses, before any tensor is read, a model whose block graph uses a field
  * the GPU path does not run (webgpu-graph-fields.js, the rule modelCreate
  * also asks).
- * @param {{ modelType: string, embedDim: number, numHeads: number, core: Record<string, any> }} c
+ * @param {{ modelType: string, embedDim: number, numHeads: number, core: Record<string, any>, encoder?: Record<string, any> }} c
  */
 export function checkGpuRuns(c) {
   // An encoder-decoder's encoder graph too (its own core fields: c.encoder).
