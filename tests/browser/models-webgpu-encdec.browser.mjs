@@ -16,7 +16,8 @@
 //             attnScale 1, headDim 6 ≠ 16/3, ReLU, the tied head's headScale
 //   t5-v1_1   the gated-gelu MLP, an untied head
 // and from an F16 file (16-bit matrices, the cross projections included) for
-// marian and t5. In-page code: pages/models-webgpu-checks.js encdecParity.
+// marian and t5; after a device loss forward answers from the wasm copy.
+// In-page code: pages/models-webgpu-checks.js encdecParity.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -82,7 +83,14 @@ export default function (t) {
       assert.equal(m.submissionsPerForward, 1, `${name}: one forward should be one GPU submission`);
       assert.ok(m.gpuBytes >= 2 * m.parameters, `${name}: the GPU copy (${m.gpuBytes} bytes) holds fewer bytes than ${m.parameters} 16-bit parameters`);
       assert.ok(m.disposedThrows, `${name}: forward after dispose did not throw`);
+      // From an F16 file the matrices stay 16-bit on the GPU (the cross projections too).
+      const f32 = MODELS.find((x) => x.name !== name && (x.folder ?? x.name) === (MODELS.find((y) => y.name === name).folder ?? name) && !x.file);
+      if (name.endsWith('f16')) assert.ok(m.gpuBytes < 0.6 * result.models[f32.name].gpuBytes, `${name}: ${m.gpuBytes} bytes on the GPU, F32 ${result.models[f32.name].gpuBytes}`);
     }
     assert.equal(result.fallbackCalls, 0, 'forward calls were answered by the wasm fallback');
+    // After a device loss forward answers from the wasm copy, as forwardSync.
+    console.log(`    after a device loss: ${JSON.stringify(result.afterLoss)}`);
+    assert.equal(result.afterLoss.logits, 0);
+    assert.equal(result.afterLoss.cross, 0);
   }, { timeout: 120000 });
 }

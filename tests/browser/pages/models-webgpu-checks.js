@@ -355,6 +355,23 @@ export async function encdecParity(goldens) {
     out.times[name] = Math.round(performance.now() - t);
   }
   out.fallbackCalls = backend.counters().fallbackCalls;
+
+  // After a device loss the wasm copy answers forward (the same numbers as forwardSync).
+  const t = performance.now();
+  const dir = `/tests/golden/models/${goldens[0].folder ?? goldens[0].name}/`;
+  const c = (await (await fetch(`${dir}expected.json`)).json()).cases[0];
+  const model = await lab.loadModel({ config: await bytes(`${dir}config.json`), weights: await bytes(`${dir}model.safetensors`), tokenizer: null });
+  await backend.simulateDeviceLoss();
+  const opts = { decoderInputIds: c.decoder_input_ids, attentions: true };
+  const lost = await model.forward(c.ids, opts);
+  const w = model.forwardSync(c.ids, opts);
+  out.afterLoss = {
+    logits: maxDiff(lost.logits.data, w.logits.data),
+    cross: Math.max(...lost.crossAttentions.map((a, l) => maxDiff(a.data, w.crossAttentions[l].data))),
+    fallbackCalls: backend.counters().fallbackCalls - out.fallbackCalls,
+  };
+  model.dispose();
+  out.times.afterLoss = Math.round(performance.now() - t);
   out.times.total = Math.round(performance.now() - t0);
   return out;
 }
