@@ -768,7 +768,7 @@ export interface TransformerConfig {
   attnSoftcap?: number;
   /** > 0: logits c·tanh(z/c) (default 0: none). */
   finalSoftcap?: number;
-  /** > 0 (causal only): on local layers query i sees keys i − window < j ≤ i, with the KV cache too (default 0). */
+  /** > 0: on local layers query i sees keys i − window < j ≤ i (causal, with the KV cache too), or |i − j| < window (causal false: ModernBERT's local layers) (default 0). */
   slidingWindow?: number;
   /** '' (default: every layer local when slidingWindow > 0), or numLayers chars 'g' (global) / 'l' (local). */
   layerKinds?: string;
@@ -782,6 +782,12 @@ export interface TransformerConfig {
   sandwichNorm?: boolean;
   /** The token embedding is multiplied by it, before positions are added (default 1). */
   embedScale?: number;
+  /** false: the LayerNorms have no bias (ModernBERT's norm_bias false; default true). */
+  normBias?: boolean;
+  /** false (pre-norm only): block 0 attends to its input itself, without norm1 (ModernBERT's identity attn_norm; default true). */
+  firstNorm1?: boolean;
+  /** A gated activation's gate bias, blocks.{i}.ffn.bg [F], init 0 (default false). */
+  gateBias?: boolean;
 }
 
 export interface TrainerOptions {

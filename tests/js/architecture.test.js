@@ -203,6 +203,8 @@ async function familyTensorNames() {
     distilbert: { n_layers: 1, n_heads: 1, dim: 2, hidden_dim: 2, vocab_size: 2, max_position_embeddings: 2 },
     roberta: { num_hidden_layers: 1, num_attention_heads: 1, hidden_size: 2, intermediate_size: 2, vocab_size: 2, max_position_embeddings: 3 },
     'xlm-roberta': { num_hidden_layers: 1, num_attention_heads: 1, hidden_size: 2, intermediate_size: 2, vocab_size: 2, max_position_embeddings: 3 },
+    // two layers (layer 0 has no attn_norm), every bias and an untied decoder
+    modernbert: { ...small, num_hidden_layers: 2, norm_bias: true, attention_bias: true, mlp_bias: true, classifier_bias: true, tie_word_embeddings: false },
     // the decoders of issue 32, each with every optional tensor it names (biases, untied heads, the four norms)
     qwen3: { ...small, head_dim: 2, attention_bias: true },
     mistral: { ...small },
@@ -220,8 +222,8 @@ async function familyTensorNames() {
   const names = new Set(NAMED);
   for (const [type, table] of Object.entries(FAMILIES)) {
     expect(hf[type]).toBeDefined(); // a new family: add its smallest config.json here
-    // the MLM heads' first tensors (bert, distilbert, roberta), so that the heads' names are counted
-    const heads = new Set(['cls.predictions.transform.dense.weight', 'vocab_transform.weight', 'lm_head.dense.weight']);
+    // the MLM heads' first tensors (bert, distilbert, roberta, modernbert), so that the heads' names are counted
+    const heads = new Set(['cls.predictions.transform.dense.weight', 'vocab_transform.weight', 'lm_head.dense.weight', 'head.dense.weight']);
     const c = { modelType: type, ...table.config(hf[type], heads) };
     for (const t of table.tensors(c)) {
       // 'model.layers.0.self_attn.q_proj.weight' → 'self_attn.q_proj'

@@ -39,6 +39,7 @@ import { bert } from './bert.js';
 import { distilbert } from './distilbert.js';
 import { roberta } from './roberta.js';
 import { xlmRoberta } from './xlm-roberta.js';
+import { modernbert } from './modernbert.js';
 import { qwen3 } from './qwen3.js';
 import { mistral } from './mistral.js';
 import { gemma } from './gemma.js';
@@ -60,9 +61,9 @@ export const FAMILIES = {
 };
 
 // The encoders over bert.js's post-LN block graph (issue 34).
-Object.assign(FAMILIES, { distilbert, roberta, 'xlm-roberta': xlmRoberta });
-// The encoder-decoders over seq2seq.js: an encoder graph and a decoder graph
-// with cross-attention (issue 34 item 2).
+Object.assign(FAMILIES, { distilbert, roberta, 'xlm-roberta': xlmRoberta, modernbert });
+// The encoder-decoders over seq2seq.js and t5.js: an encoder graph and a
+// decoder graph with cross-attention (issue 34 item 2).
 Object.assign(FAMILIES, { marian, bart, t5 });
 
 export const SUPPORTED = Object.freeze(Object.keys(FAMILIES));
