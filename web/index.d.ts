@@ -751,9 +751,9 @@ export interface TransformerConfig {
   /**
    * MLP activation (default 'gelu', erf; 'gpt2': 'gelu_new', the tanh form).
    * 'swiglu', 'geglu' (exact GELU) and 'geglu_tanh' (tanh GELU) are gated:
-   * W2·(act(Wg·x) ⊙ W1·x), with the gate ffn.wg.
+   * W2·(act(Wg·x) ⊙ W1·x), with the gate ffn.wg; 'relu' (T5) and 'silu' (Marian's swish) are not.
    */
-  activation?: 'gelu' | 'gelu_new' | 'swiglu' | 'geglu' | 'geglu_tanh';
+  activation?: 'gelu' | 'gelu_new' | 'swiglu' | 'geglu' | 'geglu_tanh' | 'relu' | 'silu';
   /** The head is the token embedding (default false; 'gpt2': true). */
   tieEmbeddings?: boolean;
   /** A bias on the logits (default true; 'gpt2': false). */

@@ -153,11 +153,6 @@ enum class Activation : int { kGelu = 0, kGeluTanh = 1, kSwiGlu = 2, kGeGlu = 3,
 //   packed_weights  inference only (no Step): the projection weights are held
 //                 packed for the GEMM once instead of packed on every call;
 //                 written with WriteParam, read with CopyParams.
-//   relative_buckets  > 0: T5's relative position bias, a table [buckets,
-//                 H] (rel_bias.weight) read by bucket of (key − query)
-//                 position (bidirectional unless causal; exact below half
-//                 the buckets' range, log-spaced up to relative_max_distance)
-//                 and added to every self-attention layer's scores.
 //   sliding_window  causal: query i (its absolute position) sees keys
 //                 i − W < j <= i; bidirectional (causal false): |i − j| < W
 //                 (ModernBERT's |i − j| <= local_attention // 2 is W =
@@ -170,6 +165,11 @@ enum class Activation : int { kGelu = 0, kGeluTanh = 1, kSwiGlu = 2, kGeGlu = 3,
 //                 embedding norm already normalises x).
 //   gate_bias     a GLU MLP's gate Wg·x + bg (ModernBERT's Wi bias with
 //                 mlp_bias: its first half).
+//   relative_buckets  > 0: T5's relative position bias, a table [buckets,
+//                 H] (rel_bias.weight) read by bucket of (key − query)
+//                 position (bidirectional unless causal; exact below half
+//                 the buckets' range, log-spaced up to relative_max_distance)
+//                 and added to every self-attention layer's scores.
 //   packed_half   with packed_weights, 1 (F16) or 2 (BF16) keeps the packed
 //                 projections in 16 bits as a checkpoint holds them
 //                 (WriteParamHalf): half the bytes a decoding step reads, the
@@ -219,7 +219,7 @@ enum class Activation : int { kGelu = 0, kGeluTanh = 1, kSwiGlu = 2, kGeGlu = 3,
   X(bool, norm_bias, normBias, true, "false: every LayerNorm without its bias")  \
   X(bool, first_norm1, firstNorm1, true, "false: block 0's norm1 is the identity") \
   X(bool, mlm_bias, mlmBias, true, "mlm.dense.bias (mlmHead)")                  \
-  X(bool, gate_bias, gateBias, false, "ffn.bg [F], the gate's bias (GLU MLPs)")  \
+  X(bool, gate_bias, gateBias, false, "ffn.bg [F], the gate's bias (GLU MLPs)") \
   X(bool, cross_attention, crossAttention, false, "cross-attention on the memory (see above)") \
   X(bool, sinusoid_halves, sinusoidHalves, false, "sinusoidal: sin | cos halves (Marian)") \
   X(int64_t, relative_buckets, relativeBuckets, 0, "> 0: T5's position bias (see above)") \

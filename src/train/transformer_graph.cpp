@@ -132,7 +132,7 @@ void Transformer::Impl::Build() {
         b.xattn_id[i] = Add(p + "xattn." + kAttn[i], bias ? std::vector<int64_t>{rows} : std::vector<int64_t>{rows, cols}, !bias);
       }
       b.normx_w = Add(p + "norm_x.weight", {e}, false);
-      if (layer_norm) b.normx_b = Add(p + "norm_x.bias", {e}, false);
+      if (ln_bias) b.normx_b = Add(p + "norm_x.bias", {e}, false);
     }
   }
   if (config.relative_buckets > 0) rel_bias_id = Add("rel_bias.weight", {config.relative_buckets, config.num_heads}, false);

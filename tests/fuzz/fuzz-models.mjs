@@ -53,8 +53,8 @@ function clearError(err) {
 export async function runModelFuzz({ seconds = 3, seed = 1 } = {}) {
   const r = rng(seed);
   // and the decoders of issue 32, the encoders and encoder-decoders of issue 34
-  const configs = ['gpt2', 'llama', 'bert', 'qwen2', 'qwen3', 'mistral', 'gemma', 'gemma2', 'gemma3', 'phi3', 'gpt_neox', 'gpt_neo', 'distilbert', 'roberta', 'xlm-roberta',
-    'modernbert', 'marian', 'bart', 't5', 't5-v1_1']
+  const configs = ['gpt2', 'llama', 'bert', 'qwen2', 'qwen3', 'mistral', 'gemma', 'gemma2', 'gemma3', 'phi3', 'gpt_neox', 'gpt_neo', 'distilbert', 'roberta', 'xlm-roberta', 'modernbert',
+    'marian', 'bart', 't5', 't5-v1_1']
     .map((n) => JSON.parse(readFileSync(path.join(MODELS, n, 'config.json'))));
   const sharded = path.join(MODELS, 'llama-sharded');
   const index = JSON.parse(readFileSync(path.join(sharded, 'model.safetensors.index.json')));

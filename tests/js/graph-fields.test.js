@@ -113,7 +113,8 @@ describe('lab.transformer refuses bad graph fields', () => {
 });
 
 describe('the webgpu model path runs every graph field', () => {
-  // Its values against wasm and the float64 references: tests/browser/models-webgpu-families.browser.mjs.
+  // Its values against wasm and the float64 references: tests/browser/models-webgpu-families.browser.mjs
+  // and models-webgpu-encdec.browser.mjs.
   test('GPU_UNSUPPORTED_FIELDS is empty, and modelCreate takes every field of issues 32 and 34', async () => {
     const { GPU_UNSUPPORTED_FIELDS } = await import('../../web/lib/webgpu-graph-fields.js');
     const { checkGpuRuns } = await import('../../web/lib/model/gpu.js');
@@ -179,7 +180,7 @@ test('relativeBuckets (the binding the webgpu path asks for T5\'s buckets) equal
 });
 
 test('one rule (webgpu-graph-fields.js): loadModel\'s checkGpuRuns and modelCreate refuse the same listed fields, and pass the same values', async () => {
-  // The list is empty today; a synthetic entry stands for a future field the GPU path does not run yet.
+  // A synthetic entry stands for a future field the GPU path does not run yet.
   const { GPU_UNSUPPORTED_FIELDS } = await import('../../web/lib/webgpu-graph-fields.js');
   const { checkGpuRuns } = await import('../../web/lib/model/gpu.js');
   const { createGpuModels } = await import('../../web/lib/webgpu-model.js');

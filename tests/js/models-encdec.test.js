@@ -190,6 +190,32 @@ describe('encoder-decoders: bad input', () => {
     }
   });
 
+  test('a failed load leaves the wasm heap at its baseline; load → forward → generate → dispose cycles leave it flat', async () => {
+    const lab = labs.wasm;
+    const backend = lab._backend;
+    const f = folder('t5-v1_1');
+    const { tensors } = lab.readSafetensors(f.read('model.safetensors'));
+    // the last tensor of the plan bad: both graphs were allocated and filled when it fails
+    const head = tensors['lm_head.weight'];
+    const bad = lab.writeSafetensors({ ...tensors, 'lm_head.weight': { data: head.data.map((v, i) => (i === 7 ? NaN : v)), shape: head.shape, dtype: 'F32' } });
+    let before = 0;
+    for (let run = 0; run < 2; run++) {
+      before = backend.heapBytesInUse();
+      await expect(load('t5-v1_1', { weights: bad })).rejects.toThrow(/weights must be finite: head\.weight element 7/);
+    }
+    expect(backend.heapBytesInUse()).toBe(before);
+    const cycle = async () => {
+      const model = await load('marian');
+      model.forwardSync('the cat sat', { decoderInputIds: [52, 3] });
+      for await (const t of model.generate('the cat', { maxNewTokens: 3 })) void t;
+      model.dispose();
+    };
+    await cycle();
+    const start = backend.heapBytesInUse();
+    for (let i = 0; i < 4; i++) await cycle();
+    expect(Math.abs(backend.heapBytesInUse() - start)).toBeLessThan(64 * 1024);
+  });
+
   test('a Marian folder with source.spm / target.spm and no tokenizer.json runs by ids and says what to convert', async () => {
     const f = folder('marian');
     const files = [

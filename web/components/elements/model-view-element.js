@@ -325,6 +325,8 @@ export class AttentionLabModelView extends AttentionLabElement {
     const model = this._model;
     const text = this.text;
     if (this._run?.model === model && this._run.text === text) return;
+    // (marian, bart, t5: the three attention views of issue 34 are a later step)
+    if (model.config?.isEncoderDecoder) throw new TypeError(this.t('mv.encoderDecoder', { type: model.config.modelType }));
     const t0 = performance.now();
     const r = await model.forward(text, { attentions: true });
     const ms = model.lastMs ?? performance.now() - t0;

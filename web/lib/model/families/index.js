@@ -62,8 +62,8 @@ export const FAMILIES = {
 
 // The encoders over bert.js's post-LN block graph (issue 34).
 Object.assign(FAMILIES, { distilbert, roberta, 'xlm-roberta': xlmRoberta, modernbert });
-// The encoder-decoders over seq2seq.js: an encoder graph and a decoder graph
-// with cross-attention (issue 34 item 2).
+// The encoder-decoders over seq2seq.js and t5.js: an encoder graph and a
+// decoder graph with cross-attention (issue 34 item 2).
 Object.assign(FAMILIES, { marian, bart, t5 });
 
 export const SUPPORTED = Object.freeze(Object.keys(FAMILIES));
