@@ -73,18 +73,17 @@ export function createGpuModels(rt, dl) {
     };
     const n = spec.maxLength;
     const E = spec.embedDim;
-    const wasm = (why) => loadWasm(why);
     if (core.positional === 'rope') {
       // As the core's Bind: frequencies over R = rotaryDim (or D); the local
       // layers' own table when ropeLocalTheta is set and a layer is local.
       const R = core.rotaryDim || headDimOf(st);
-      const fb = await wasm('the RoPE cos/sin tables need the wasm backend');
+      const fb = await loadWasm('the RoPE cos/sin tables need the wasm backend');
       const table = (base) => fb.op('rotaryCache', { maxPosition: n, rotaryDim: R, base }, { cos: (n * R) / 2, sin: (n * R) / 2 });
       st.rope = await table(core.ropeTheta);
       const anyLocal = Array.from({ length: st.numLayers ?? 0 }, (_, l) => isLocal(core, l)).some(Boolean);
       if (core.ropeLocalTheta > 0 && anyLocal) st.ropeLocal = await table(core.ropeLocalTheta);
     } else if (core.positional === 'sinusoidal') {
-      const fb = await wasm('the sinusoidal positions need the wasm backend');
+      const fb = await loadWasm('the sinusoidal positions need the wasm backend');
       const pe = (await fb.op('positionalEncoding', { seqLen: n, dModel: E, base: 10000 }, { out: n * E })).out; // [P, E]
       // Marian's layout (the core's Bind with sinusoid_halves): the sines of the column pairs
       // (2i) in the first ceil(E/2) columns, their cosines (2i + 1) after them.
@@ -103,7 +102,7 @@ export function createGpuModels(rt, dl) {
       throw new Error(`webgpu: internal: no GPU path for positional ${JSON.stringify(core.positional)}`);
     }
     if (core.relativeBuckets > 0) {
-      const fb = await wasm("T5's relative position buckets need the wasm backend");
+      const fb = await loadWasm("T5's relative position buckets need the wasm backend");
       const args = { maxLength: n, buckets: core.relativeBuckets, maxDistance: core.relativeMaxDistance ?? 128, bidirectional: !core.causal };
       st.buckets = Uint32Array.from((await fb.op('relativeBuckets', args, { out: 2 * n - 1 })).out);
     }
