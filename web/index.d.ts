@@ -978,8 +978,9 @@ export interface EncoderDecoderOutput {
 /**
  * A translation model (marian, bart, t5): lab.loadModel<EncoderDecoderModel>(files). The encoder runs
  * once per source; the decoder's cross keys and values of its output are projected once and
- * decoding runs on the decoder's key/value cache. fillMask, save, headRoles, headScores,
- * logitLens, attribute and patch throw for these models.
+ * decoding runs on the decoder's key/value cache. On a webgpu lab forward runs the encoder and
+ * the decoder on the GPU (forwardSync, nextTokens and generate on the wasm copy). fillMask, save,
+ * headRoles, headScores, logitLens, attribute and patch throw for these models.
  */
 export interface EncoderDecoderModel extends Omit<Model, 'config' | 'forward' | 'forwardSync' | 'nextTokens' | 'generate'> {
   readonly config: Readonly<EncoderDecoderConfig>;
@@ -1221,7 +1222,7 @@ export interface AttentionLab<M extends LabMode = 'either'> {
    * every backend; on 'webgpu' the weights are also uploaded to the GPU, where
    * model.forward runs (the other calls run on the model's wasm copy; docs/models.md).
    * The encoder-decoders (marian, bart, t5) load as an EncoderDecoderModel
-   * (lab.loadModel<EncoderDecoderModel>(files)) on wasm; a webgpu lab refuses them.
+   * (lab.loadModel<EncoderDecoderModel>(files)); on 'webgpu' their forward runs both stacks on the GPU.
    */
   loadModel(source: LoadModelArgs | GgufLoadModelArgs | ModelFileSource | FileList | File[]): Promise<Model>;
   loadModel<T extends EncoderDecoderModel>(source: LoadModelArgs | ModelFileSource | FileList | File[]): Promise<T>;
