@@ -21,11 +21,15 @@ const COMMON = {
 };
 /**
  * The induction model's recipe (docs/training.md, "The induction model"): the live English recipe
- * with `repeat` of the rows carrying a random span written twice (lm-data.js sampler), trained to
- * `steps` by `npm run train:lm -- --lang induction` (scripts/lib/train-lm.mjs RECIPES.induction is
- * this object) into data/models/induction/, the end point of chapter 10's live run of it.
+ * with every row carrying a random span of 16 to 32 characters written twice (lm-data.js sampler,
+ * `repeat`, `repeatSpan`), a lower peak lr (2e-3: at 5e-3 no induction head had formed by step
+ * 2000) with a longer warmup and schedule; trained to `steps` by `npm run train:lm -- --lang
+ * induction` (scripts/lib/train-lm.mjs RECIPES.induction is this object) into
+ * data/models/induction/, the end point of chapter 10's live run of it.
  */
-export const INDUCTION_RECIPE = Object.freeze({ ...COMMON, repeat: 0.5, steps: 3000 });
+export const INDUCTION_RECIPE = Object.freeze({
+  ...COMMON, lr: 2e-3, warmup: 100, horizon: 6000, repeat: 1, repeatSpan: Object.freeze([16, 32]), steps: 4000,
+});
 
 /** The live recipes (the shipped ones, RECIPES of scripts/lib/train-lm.mjs, scaled down). */
 export const LIVE_RECIPES = Object.freeze({
