@@ -12,7 +12,8 @@ import path from 'node:path';
 import { init } from '../../web/node.js';
 import { ROOT, RECIPES, CORPUS } from '../../scripts/lib/train-lm.mjs';
 import { sampler, inductionScores } from '../../web/lib/train/lm-data.js';
-import { INDUCTION_RECIPE, LIVE_RECIPES } from '../../web/lib/train/lm-session.js';
+import { INDUCTION_RECIPE, LIVE_RECIPES, LmSession } from '../../web/lib/train/lm-session.js';
+import { loadTokenizer } from '../../scripts/lib/lm-eval.mjs';
 
 let lab;
 beforeAll(async () => {
@@ -159,6 +160,47 @@ test('inductionScores (the training curve) = model.headScores.repeated of the sa
   }
   loaded.dispose();
   model.dispose();
+});
+
+test('LmSession "induction": the English corpus with repeats; its curve, ceiling and probe agree with headScores.repeated', async () => {
+  const slice = (split, lines) => fs.readFileSync(path.join(ROOT, 'data', 'corpora', 'en', `${split}.txt`), 'utf8').split('\n').slice(0, lines).join('\n') + '\n';
+  const tok = loadTokenizer(path.join(ROOT, 'data', 'models', 'en'));
+  const tj = JSON.parse(fs.readFileSync(path.join(ROOT, 'data', 'models', 'en', 'tokenizer.json'), 'utf8'));
+  const recipe = { context: 32, embedDim: 32, numHeads: 2, ffnDim: 64, evalEvery: 5, evalWindows: 8, repeatSpan: [8, 16] };
+  const s = new LmSession(lab, { lang: 'induction', tokenizer: tok, tokenizerJson: tj, trainText: slice('train', 300), heldoutText: slice('heldout', 40), recipe });
+  try {
+    expect(s.recipe.repeat).toBe(INDUCTION_RECIPE.repeat);
+    expect(s.inductionLength).toBe(15);
+    // the ceiling by hand: rows of (bos) r r with an earlier copy of their token
+    const d = s.describe();
+    expect(d.inductionLength).toBe(15);
+    const model0 = await (async () => {
+      const f = s.files();
+      return lab.loadModel({ config: f['config.json'], weights: f['model.safetensors'], tokenizer: f['tokenizer.json'] });
+    })();
+    const ids = model0.headScores.repeated({ length: 15, seed: 0 }).ids;
+    model0.dispose();
+    let rows = 0;
+    for (let i = 0; i < ids.length; i++) if (ids.slice(0, i).includes(ids[i])) rows++;
+    expect(d.inductionCeiling).toBeCloseTo(rows / ids.length, 12);
+    s.run(1e9, 10);
+    const r = s.report({ maps: false });
+    expect(r.induction.map(([st]) => st)).toEqual([0, 5, 10]);
+    for (const [, score, layer, head] of r.induction) {
+      expect(score).toBeGreaterThanOrEqual(0);
+      expect(score).toBeLessThanOrEqual(d.inductionCeiling + 1e-6);
+      expect([0, 1]).toContain(layer);
+      expect([0, 1]).toContain(head);
+    }
+    const p = await s.probe();
+    expect(p.induction.length).toBe(15);
+    expect(p.induction.induction.shape).toEqual([2, 2]);
+    const [, score, layer, head] = r.induction[r.induction.length - 1];
+    expect(p.induction.induction.data[layer * 2 + head]).toBeCloseTo(score, 5);
+    expect(Math.max(...p.induction.induction.data)).toBeCloseTo(score, 5);
+  } finally {
+    s.dispose();
+  }
 });
 
 // The induction score by its definition (docs/interpretability.md), written again here: for each
