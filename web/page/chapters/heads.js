@@ -38,10 +38,13 @@ export const HEADS_PAIRS = Object.freeze({
     { clean: '白日依山尽，黄河入海流。欲穷千里目', corrupted: '白日依山尽，黄河入海流欲穷。千里目' },
     { clean: '春眠不觉晓，处处闻啼鸟。夜来风雨声', corrupted: '春眠不觉晓，处处闻啼鸟夜来。风雨声' },
   ],
-  // The induction model: the copy after a repeat against no repeat (the English pairs as well).
+  // The induction model: a random word written again, its last letter left out, against the same
+  // second word after another first one. Measured in Node: the clean text's top next token is the
+  // copy (k 0.57, l 0.59), the logit difference flips sign, and the best head restores 0.66 (L1 H1,
+  // the induction head) and 0.87 (L0 H2, the previous-token head that feeds it).
   induction: [
-    { clean: 'xqzjvk xqzjv', corrupted: 'xqzjvk bwpmy' },
-    { clean: 'He said "yes', corrupted: 'He said (yes' },
+    { clean: 'fwzrksxcuk, fwzrksxcu', corrupted: 'musoenmjao, fwzrksxcu' },
+    { clean: 'nzfsjul. nzfsju', corrupted: 'yqovztb. nzfsju' },
   ],
 });
 
