@@ -70,7 +70,7 @@ export default {
     // The induction model in place of the page language's (aria-pressed says which).
     const indBtn = ctx.text('button', 'heads.useInduction', { class: 'al-btn heads-induction', type: 'button', 'aria-pressed': 'false' });
     body.append(ctx.text('p', 'heads.p1'), ctx.text('p', 'heads.p2'), ctx.text('p', 'heads.p3'), ctx.text('p', 'heads.p4'), h('p', { class: 'inline-ctls' }, indBtn), label, input, status, box, patchNote,
-      ctx.tryThis(['heads.try1', 'heads.try2', 'heads.try3', 'heads.try4']));
+      ctx.tryThis(['heads.try1', 'heads.try2', 'heads.try3', 'heads.try4', 'heads.try5']));
 
     const local = { lang: null, pageLang: null, induction: false, panels: new Map(), near: false, edited: new Map(), want: null, seq: 0 };
     const panelT = () => translator(ctx.state().lang, HEADS_PANEL_MESSAGES);
