@@ -49,6 +49,8 @@ export default function (t) {
         await el.pause();
         await new Promise((r) => setTimeout(r, 300));
         if (el.report.step < n) await el.step(n - el.report.step);
+        // the drawing waits for an animation frame
+        await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
         const root = el.shadowRoot;
         return {
           step: el.report.step, info: el.info, induction: el.induction, pressed: document.querySelector('#ch10 button[data-lm="induction"]').getAttribute('aria-pressed'),
@@ -78,6 +80,7 @@ export default function (t) {
       const end = await page.evaluate(async () => {
         const el = document.getElementById('ch10-lm');
         const sh = await el.loadShipped();
+        await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
         const root = el.shadowRoot;
         const head = [...root.querySelectorAll('.lm-roles-table thead th')].map((th) => th.textContent);
         const rows = [...root.querySelectorAll('.lm-roles-table tbody tr[data-layer]')].map((tr) => Number(tr.lastElementChild.textContent));
