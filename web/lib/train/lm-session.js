@@ -1,5 +1,7 @@
 // A live language-model training session: chapter 10's "train a poet" / "train an English
-// model", run by the Web Worker web/lm-worker.js (and usable in Node: tests/js/lm-session.test.js).
+// model" / "train an induction head" (the English model with repeated random spans in its rows,
+// whose induction score it records as it trains), run by the Web Worker web/lm-worker.js (and
+// usable in Node: tests/js/lm-session.test.js, tests/js/induction-model.test.js).
 // The recipe has the shape of the shipped models' (scripts/lib/train-lm.mjs): GPT-2's block
 // through lab.transformer({ architecture: 'gpt2' }), the shipped character tokenizer, batches
 // and held-out windows from lm-data.js (the same sampler and windows as `npm run train:lm`), AdamW
