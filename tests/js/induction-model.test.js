@@ -55,7 +55,7 @@ describe('sampler with repeat', () => {
     let repeated = 0;
     let rows = 0;
     const spans = new Set();
-    for (let k = 0; k < 8; k++) {
+    for (let k = 0; k < 4; k++) {
       const b = next();
       expect(b.lossMask.shape).toEqual([r.batch, 32]);
       for (let row = 0; row < r.batch; row++) {
@@ -86,11 +86,8 @@ describe('sampler with repeat', () => {
         expect(fits.length).toBeGreaterThan(0);
         const [a, T] = fits[0];
         spans.add(T);
-        for (let j = 0; j < 2 * T; j++) {
-          expect(w[a + j]).toBeGreaterThanOrEqual(1);
-          expect(w[a + j]).toBeLessThan(V);
-          expect(w[a + j]).not.toBe(1); // never the newline (nor id 0)
-        }
+        // ids of the pool: never [UNK] (0) nor the newline (1)
+        expect(w.slice(a, a + 2 * T).every((id) => id >= 2 && id < V)).toBe(true);
       }
     }
     // about half the rows, and many span lengths
