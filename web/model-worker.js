@@ -10,6 +10,10 @@
 //       the package's shipped models (answers as 'load')
 //   { type: 'abort' }                      aborts the load in flight (no answer)
 //   { type: 'call', method, args }         forward | nextTokens | fillMask |
+//       (forward's second argument passes decoderInputIds to an
+//       encoder-decoder, whose answer is { ids, tokens, decoderInputIds,
+//       decoderTokens, encoderAttentions, decoderAttentions, crossAttentions,
+//       crossMean (per layer, the mean over heads: tensor-math.js headMean) })
 //       headRoles | headScores | headScoresRepeated | logitLens | attribute |
 //       patch | encode | decode | tokens on the loaded model (nextTokens'
 //       `ablate` option passes through; docs/interpretability.md)
@@ -21,6 +25,7 @@
 // Results that hold arrays (attentions) are transferred, not copied; logits
 // stay here (a [1, L, V] array is megabytes, and the views need none).
 import { init } from './index.js';
+import { headMean } from './components/lib/tensor-math.js';
 
 let labPromise = null;
 let model = null;
@@ -106,6 +111,18 @@ async function handle(m) {
       const md = needModel();
       const args = m.args ?? [];
       if (m.method === 'forward') {
+        if (md.config.isEncoderDecoder) {
+          const o = args[1] ?? {};
+          const r = md.forwardSync(args[0], { attentions: true, ...(o.decoderInputIds !== undefined ? { decoderInputIds: o.decoderInputIds } : {}) });
+          const pick = (list) => list.map((a) => ({ data: a.data, shape: a.shape }));
+          const value = {
+            ids: r.ids, tokens: r.tokens, decoderInputIds: r.decoderInputIds, decoderTokens: r.decoderTokens,
+            encoderAttentions: pick(r.encoderAttentions), decoderAttentions: pick(r.decoderAttentions), crossAttentions: pick(r.crossAttentions),
+            crossMean: r.crossAttentions.map(headMean),
+          };
+          const buffers = new Set([...value.encoderAttentions, ...value.decoderAttentions, ...value.crossAttentions, ...value.crossMean].map((a) => a.data.buffer));
+          return new WithTransfer(value, [...buffers]);
+        }
         const r = md.forwardSync(args[0], { attentions: true });
         const attentions = r.attentions.map((a) => ({ data: a.data, shape: a.shape }));
         return new WithTransfer({ ids: r.ids, tokens: r.tokens, attentions }, attentions.map((a) => a.data.buffer));

@@ -59,7 +59,15 @@ export default {
     const modelLine = h('p', { class: 'check-line ch5-model', hidden: true });
     const opened = ctx.text('p', 'ch5.opened', { class: 'small muted' });
     const bLabel = h('label', { class: 'inline-ctl', for: 'ch5-b' }, ctx.text('span', 'ch4.batchItem'), bSelect);
-    const crossBox = h('div', null, ctx.text('h3', 'ch5.cross'), crossP, crossMap.el);
+    // The same computation in a trained encoder-decoder: "Your model" with a translation model.
+    const realLink = ctx.text('a', 'ch5.realCross', { href: '#ym-encdec', class: 'ch5-real-cross' });
+    realLink.addEventListener('click', (e) => {
+      const target = document.getElementById('ym-encdec') ?? document.getElementById('your-model');
+      if (!target) return;
+      e.preventDefault();
+      target.scrollIntoView({ behavior: matchMedia('(prefers-reduced-motion: reduce)').matches ? 'auto' : 'smooth', block: 'start' });
+    });
+    const crossBox = h('div', null, ctx.text('h3', 'ch5.cross'), crossP, crossMap.el, h('p', { class: 'small' }, realLink, ctx.text('span', 'ch5.realCrossTail')));
     const crossNote = ctx.text('p', 'ch5.crossL', { class: 'small muted', hidden: true });
     const tryRandom = ctx.tryThis(['ch5.try1', 'ch5.try2']);
     const tryLearned = ctx.tryThis(['ch5.tryL1', 'ch5.tryL2']);
