@@ -37,7 +37,8 @@ export function slice2d(data, offset, rows, cols) {
  * The mean over heads of one layer's attention weights { data, shape [1, H, Lq, Lk] } →
  * { data, shape [1, 1, Lq, Lk] }: PyTorch's average_attn_weights=True (mean over dim 1) of the
  * weights the library returned, summed in float64. The model worker sends it with the
- * cross-attentions of an encoder-decoder (the alignment map's "mean over heads").
+ * cross-attentions of an encoder-decoder (the alignment map's "mean over heads"; web/model-worker.js
+ * holds the same function, as a worker entry imports only the library).
  */
 export function headMean(a) {
   const [B, H, Lq, Lk] = a.shape;
