@@ -449,7 +449,7 @@ export class AttentionLabModelView extends AttentionLabElement {
     this._crossHeadSel = h('select', { class: 'al-select al-mv-cross-head', onchange: () => this.setAttribute('head', this._crossHeadSel.value) });
     this._crossHeadLabel = h('label', { class: 'al-mv-group', hidden: true }, h('span'), this._crossHeadSel);
     this._bar = h('div', { class: 'al-mv-bar' },
-      h('span', { class: 'al-mv-group', role: 'group' }, this._viewBtns), this._layerLabel, this._crossHeadLabel, this._headBtns,
+      (this._viewGroup = h('span', { class: 'al-mv-group', role: 'group' }, this._viewBtns.slice(0, 2))), this._layerLabel, this._crossHeadLabel, this._headBtns,
       h('span', { class: 'al-mv-group' }, this._exportBtns));
     this._grid = h('div', { class: 'al-mv-grid', role: 'grid' });
     this._grid.addEventListener('keydown', (e) => this._gridKey(e));
@@ -565,10 +565,12 @@ export class AttentionLabModelView extends AttentionLabElement {
     // The encoder's and decoder's self-attention are drawn as the model view's grid.
     const pane = view === 'head' || view === 'cross' ? view : 'model';
     const VIEW_KEYS = { model: 'mv.modelView', head: 'mv.headView', encoder: 'mv.encoderView', decoder: 'mv.decoderView', cross: 'mv.crossView' };
-    this._viewBtns.forEach((b) => {
+    // Model and head views, or an encoder-decoder's three.
+    const shownBtns = this._viewBtns.filter((b) => encdec === ['encoder', 'decoder', 'cross'].includes(b.dataset.view));
+    if (shownBtns.some((b, i) => this._viewGroup.children[i] !== b) || this._viewGroup.children.length !== shownBtns.length) this._viewGroup.replaceChildren(...shownBtns);
+    shownBtns.forEach((b) => {
       b.textContent = t(VIEW_KEYS[b.dataset.view]);
       b.setAttribute('aria-pressed', String(b.dataset.view === view));
-      b.hidden = encdec !== ['encoder', 'decoder', 'cross'].includes(b.dataset.view);
     });
     this._exportBtns.forEach((b) => {
       b.textContent = t(`mv.export${b.dataset.export[0].toUpperCase()}${b.dataset.export.slice(1)}`);
