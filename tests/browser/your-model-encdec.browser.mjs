@@ -7,8 +7,9 @@
 // crossAttentions with decoderInputIds = [decoder start, …translation]) for
 // every layer and head, its mean over heads (against a float64 mean of Node's
 // heads), the encoder's and decoder's self-attention grids, and the hover of
-// a target token. A second test renames two vocabulary entries to markup (one
-// in the source, one the model writes) and checks they show as text.
+// a target token. A second test follows chapter 5's link to this section, then
+// renames two vocabulary entries to markup (one in the source, one the model
+// writes) and checks they show as text.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -175,6 +176,12 @@ export default function (t) {
       d.dismiss().catch(() => {});
     });
     try {
+      // Chapter 5's cross-attention links here.
+      const link = page.locator('#ch5 a.ch5-real-cross');
+      await link.scrollIntoViewIfNeeded();
+      assert.deepEqual([await link.textContent(), await link.getAttribute('href')], ['Cross-attention in a real translation model', '#ym-encdec']);
+      await link.click();
+      await page.waitForFunction(() => { const r = document.getElementById('ym-encdec').getBoundingClientRect(); return r.top >= 0 && r.top < innerHeight; }, null, { timeout: 10000 });
       const text = `the cat ${P} sat on the mat`;
       const greedy = await nodeTranslate(node, text, { maxNewTokens: 20, temperature: 0 });
       assert.ok(node.encode(text).includes(15) && greedy.includes(46), 'precondition: both payloads are in the run');
