@@ -7,7 +7,10 @@
 // crossAttentions with decoderInputIds = [decoder start, …translation]) for
 // every layer and head, its mean over heads (against a float64 mean of Node's
 // heads), the encoder's and decoder's self-attention grids, and the hover of
-// a target token. A second test follows chapter 5's link to this section, then
+// a target token. A second test runs the element alone: a folder src (in the
+// worker, in Chinese, view="encoder") and the model property (a Model on the
+// page's thread, whose mean over heads the element takes from
+// components/lib/tensor-math.js). A third test follows chapter 5's link to this section, then
 // renames two vocabulary entries to markup (one in the source, one the model
 // writes) and checks they show as text.
 import assert from 'node:assert/strict';
@@ -149,6 +152,62 @@ export default function (t) {
       const next = await page.evaluate(() => document.getElementById('ym-model-view').modelRun.panels.next.list.map((x) => x.id));
       assert.deepEqual(next, (await node.nextTokens(text, { k: 10, temperature: 1 })).map((x) => x.id));
       assert.deepEqual(page.ownProblems(), []);
+    } finally {
+      node.dispose();
+      await page.closeAll();
+    }
+  }, { timeout: 120000 });
+
+  t.test('the element alone: a Marian folder src (worker) in Chinese with view="encoder", and the model property (a Model on the page\'s thread): its cross map and mean = Node', async (h) => {
+    const node = await nodeModel(MARIAN);
+    const page = await h.newPage({ viewport: { width: 1000, height: 800 } });
+    const text = 'hello world';
+    const done = (id) => page.waitForFunction((i) => { const v = document.getElementById(i); return v?.dataset.state === 'error' || (v?.modelRun?.generated?.state === 'done' && v.dataset.state === 'ready' && v.data); }, id, { timeout: 60000 });
+    try {
+      await page.goto(h.url('/tests/browser/pages/blank.html'));
+      await page.evaluate(async (x) => {
+        await import('/web/components/define.js');
+        const { init } = await import('/web/index.js');
+        const lab = await init({ backend: 'wasm' });
+        const get = async (n) => new Uint8Array(await (await fetch(`/tests/golden/models/marian/${n}`)).arrayBuffer());
+        const model = await lab.loadModel({ config: await get('config.json'), weights: await get('model.safetensors'), tokenizer: await get('tokenizer.json') });
+        const a = document.createElement('attention-lab-model-view');
+        Object.assign(a, { id: 'src' });
+        for (const [k, val] of Object.entries({ eager: '', lang: 'zh', view: 'encoder', src: '/tests/golden/models/marian/', text: x })) a.setAttribute(k, val);
+        const b = document.createElement('attention-lab-model-view');
+        b.id = 'prop';
+        for (const [k, val] of Object.entries({ eager: '', layer: '1', text: x })) b.setAttribute(k, val);
+        document.body.append(a, b);
+        b.model = model;
+      }, text);
+      await done('src');
+      await done('prop');
+      const greedy = await nodeTranslate(node, text, { maxNewTokens: 20, temperature: 0 });
+      const ref = node.forwardSync(text, { decoderInputIds: [node.config.decoderStartTokenId, ...greedy], attentions: true });
+      const r = await page.evaluate(() => {
+        const a = document.getElementById('src');
+        const b = document.getElementById('prop');
+        const err = (v) => (v.dataset.state === 'error' ? v.shadowRoot.querySelector('.al-error').textContent : null);
+        return {
+          errors: [err(a), err(b)],
+          views: [...a.shadowRoot.querySelectorAll('[data-view]')].map((x) => [x.textContent, x.getAttribute('aria-pressed')]),
+          translate: a.shadowRoot.querySelector('.al-mv-generate').textContent,
+          enc: Array.from(a.data.data),
+          gen: [a.modelRun.generated.ids, b.modelRun.generated.ids],
+          cross: { ...b.crossMap, data: Array.from(b.crossMap.data) },
+        };
+      });
+      await page.locator('#src').screenshot({ path: path.join(ARTIFACTS, 'model-view-marian-encoder-zh.png') });
+      assert.deepEqual(r.errors, [null, null]);
+      assert.deepEqual(r.views, [['编码器', 'true'], ['解码器', 'false'], ['交叉注意力', 'false']]);
+      assert.equal(r.translate, '翻译');
+      assert.deepEqual(r.gen, [greedy, greedy]);
+      near(r.enc, ref.encoderAttentions.flatMap((x) => Array.from(x.data)), 1e-6, 'encoder view of the folder src');
+      const Ld = ref.decoderInputIds.length, Le = ref.ids.length, H = node.config.numHeads;
+      assert.deepEqual([r.cross.layer, r.cross.head, r.cross.rows, r.cross.cols], [1, 'mean', Ld, Le]);
+      const a = ref.crossAttentions[1].data;
+      near(r.cross.data, Array.from({ length: Ld * Le }, (_, q) => { let s = 0; for (let k = 0; k < H; k++) s += a[k * Ld * Le + q]; return s / H; }), 1e-6, 'mean cross map of the model property');
+      assert.deepEqual(page.problems(), []);
     } finally {
       node.dispose();
       await page.closeAll();
