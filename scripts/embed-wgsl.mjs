@@ -8,7 +8,8 @@
 // `struct Params { … }` uniform (scalars u32/i32/f32 only, in order) become
 // `WGSL_PARAMS[name]`, so the host packs uniforms from the shader's own
 // declaration. A line `// #include NAME` is replaced by web/webgpu/include/
-// NAME.wgsl (WGSL has no includes; pieces shared by kernels live there once).
+// NAME.wgsl (WGSL has no includes; pieces shared by kernels live there once;
+// an include may include others).
 // The constants of include/tiles.wgsl also become `WGSL_CONSTANTS`, so the
 // host sizes dispatches with the numbers the kernels were written for.
 // The output is committed, so the package works without a build;
@@ -22,12 +23,15 @@ const SRC_DIR = path.join(ROOT, 'web', 'webgpu');
 const OUT = path.join(ROOT, 'web', 'lib', 'wgsl-sources.js');
 const INCLUDE_DIR = path.join(SRC_DIR, 'include');
 
-// Replaces each `// #include NAME` line with web/webgpu/include/NAME.wgsl.
-function expandIncludes(file, source) {
+// Replaces each `// #include NAME` line with web/webgpu/include/NAME.wgsl,
+// whose own include lines are expanded likewise (an include that includes
+// itself, directly or not, is an error).
+function expandIncludes(file, source, open = []) {
   return source.replace(/^\/\/ #include ([a-z][a-z0-9_]*)$/gm, (_, name) => {
+    if (open.includes(name)) throw new Error(`${file}: #include ${name}: included from itself (${[...open, name].join(' → ')})`);
     const inc = path.join(INCLUDE_DIR, `${name}.wgsl`);
     if (!fs.existsSync(inc)) throw new Error(`${file}: #include ${name}: no ${path.relative(ROOT, inc)}`);
-    return fs.readFileSync(inc, 'utf8').replace(/\n$/, '');
+    return expandIncludes(file, fs.readFileSync(inc, 'utf8').replace(/\n$/, ''), [...open, name]);
   });
 }
 

@@ -153,6 +153,18 @@ enum class Activation : int { kGelu = 0, kGeluTanh = 1, kSwiGlu = 2, kGeGlu = 3,
 //   packed_weights  inference only (no Step): the projection weights are held
 //                 packed for the GEMM once instead of packed on every call;
 //                 written with WriteParam, read with CopyParams.
+//   sliding_window  causal: query i (its absolute position) sees keys
+//                 i − W < j <= i; bidirectional (causal false): |i − j| < W
+//                 (ModernBERT's |i − j| <= local_attention // 2 is W =
+//                 local_attention // 2 + 1).
+//   norm_bias     false: the LayerNorms (embed_norm, norm1, norm2, the
+//                 sandwich norms, final_norm, mlm.norm) have no bias
+//                 (ModernBERT's norm_bias); RMSNorm never has one.
+//   first_norm1   false (pre-norm): block 0 attends to x itself, no
+//                 blocks.0.norm1 (ModernBERT's nn.Identity attn_norm; its
+//                 embedding norm already normalises x).
+//   gate_bias     a GLU MLP's gate Wg·x + bg (ModernBERT's Wi bias with
+//                 mlp_bias: its first half).
 //   relative_buckets  > 0: T5's relative position bias, a table [buckets,
 //                 H] (rel_bias.weight) read by bucket of (key − query)
 //                 position (bidirectional unless causal; exact below half
@@ -197,13 +209,17 @@ enum class Activation : int { kGelu = 0, kGeluTanh = 1, kSwiGlu = 2, kGeGlu = 3,
   X(float, attn_scale, attnScale, 0.0f, "score scale; 0 is 1/sqrt(D)")          \
   X(float, attn_softcap, attnSoftcap, 0.0f, "> 0: scores c·tanh(s/c)")          \
   X(float, final_softcap, finalSoftcap, 0.0f, "> 0: logits c·tanh(z/c)")        \
-  X(int64_t, sliding_window, slidingWindow, 0, "> 0: local layers' window")     \
+  X(int64_t, sliding_window, slidingWindow, 0, "> 0: local layers' window (see above)") \
   X(std::string, layer_kinds, layerKinds, "", "'g'/'l' a layer (see above)")    \
   X(double, rope_local_theta, ropeLocalTheta, 0.0, "local layers' RoPE base; 0 is ropeTheta") \
   X(int64_t, rotary_dim, rotaryDim, 0, "R: RoPE on the first R dims; 0 is D")   \
   X(bool, parallel_residual, parallelResidual, false, "x + MHA(N1(x)) + MLP(N2(x))") \
   X(bool, sandwich_norm, sandwichNorm, false, "post-attention and post-FFN norms") \
-  X(float, embed_scale, embedScale, 1.0f, "x0 = Emb[tokens]·embedScale")      \
+  X(float, embed_scale, embedScale, 1.0f, "x0 = Emb[tokens]·embedScale")       \
+  X(bool, norm_bias, normBias, true, "false: every LayerNorm without its bias")  \
+  X(bool, first_norm1, firstNorm1, true, "false: block 0's norm1 is the identity") \
+  X(bool, mlm_bias, mlmBias, true, "mlm.dense.bias (mlmHead)")                  \
+  X(bool, gate_bias, gateBias, false, "ffn.bg [F], the gate's bias (GLU MLPs)") \
   X(bool, cross_attention, crossAttention, false, "cross-attention on the memory (see above)") \
   X(bool, sinusoid_halves, sinusoidHalves, false, "sinusoidal: sin | cos halves (Marian)") \
   X(int64_t, relative_buckets, relativeBuckets, 0, "> 0: T5's position bias (see above)") \
@@ -251,7 +267,7 @@ struct ParamInfo {
 // Extend). Parameter names (params()): embed.weight [V, E], pos.weight
 // [maxL, E], type.weight [T, E], embed_norm.{weight,bias}, per block
 // blocks.N.attn.{wq,bq,wk,bk,wv,bv,wo,bo} (wq [H·D, E], wk, wv [Hkv·D, E],
-// wo [E, H·D]), blocks.N.norm1.{weight,bias}, blocks.N.ffn.{w1,b1,wg,w2,b2}
+// wo [E, H·D]), blocks.N.norm1.{weight,bias}, blocks.N.ffn.{w1,b1,wg,bg,w2,b2}
 // (wg: the SwiGLU / GeGLU gate), blocks.N.norm2.{weight,bias},
 // blocks.N.attn.{q_norm,k_norm}.weight [D] (qk_norm),
 // blocks.N.{post_attn_norm,post_ffn_norm}.{weight,bias} (sandwich_norm),

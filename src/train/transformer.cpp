@@ -99,7 +99,6 @@ Status CheckConfig(const TransformerConfig& c) {
     os << "slidingWindow must be an integer >= 0 (0: no window; got " << c.sliding_window << ")";
     return Invalid(w, os.str());
   }
-  if (c.sliding_window > 0 && !c.causal) return Invalid(w, "slidingWindow needs causal attention");
   if (!c.layer_kinds.empty()) {
     bool local = false;
     for (char k : c.layer_kinds) {
@@ -116,6 +115,7 @@ Status CheckConfig(const TransformerConfig& c) {
     }
     if (local && c.sliding_window <= 0) return Invalid(w, "layerKinds with local ('l') layers needs slidingWindow > 0");
   }
+  if (!c.first_norm1 && !c.prenorm) return Invalid(w, "firstNorm1 false (block 0 without norm1) needs prenorm blocks");
   if (c.parallel_residual && !c.prenorm) return Invalid(w, "parallelResidual needs prenorm blocks");
   if (c.sandwich_norm && !c.prenorm) return Invalid(w, "sandwichNorm needs prenorm blocks");
   if (c.parallel_residual && c.sandwich_norm) return Invalid(w, "parallelResidual and sandwichNorm cannot both be set");
@@ -150,6 +150,10 @@ Status CheckConfig(const TransformerConfig& c) {
     std::ostringstream os;
     os << "headScale must be a finite number > 0 (got " << c.head_scale << ")";
     return Invalid(w, os.str());
+  }
+  if (c.gate_bias && c.activation != Activation::kSwiGlu && c.activation != Activation::kGeGlu &&
+      c.activation != Activation::kGeGluTanh) {
+    return Invalid(w, "gateBias needs a gated activation ('swiglu', 'geglu' or 'geglu_tanh')");
   }
   if (c.norm == NormKind::kRmsNorm && !c.prenorm) return Invalid(w, "norm 'rmsnorm' needs prenorm blocks");
   if (c.mlm_head && !c.has_head) return Invalid(w, "mlmHead needs a head");

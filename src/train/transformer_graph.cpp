@@ -57,13 +57,13 @@ bool IsProjection(const std::string& name) {
   return false;
 }
 // The mask of a local layer: `causal` (its alignment too) and the window
-// i − window < j <= i, query i at its absolute position (bottom-right with
-// the cache, as the causal frontier).
+// i − window < j <= i, or without causal |i − j| < window, query i at its
+// absolute position (bottom-right with the cache, as the causal frontier).
 void LocalMaskView(MaskSpec mask, int64_t batch, int64_t heads, int64_t lq, int64_t lk, int64_t window,
                    kernels::AttentionView* view) {
   mask.window = true;
   mask.window_left = window - 1;
-  mask.window_right = 0;
+  mask.window_right = mask.causal ? 0 : window - 1;
   mask.window_align = mask.causal_align;
   internal::ResolveMask(mask, batch, heads, lq, lk, view);
 }
@@ -73,6 +73,7 @@ void Transformer::Impl::Build() {
   const int64_t e = config.embed_dim, f = config.ffn_dim, vocab = config.vocab_size;
   const int64_t nl = config.num_layers, ekv = KvWidth(), d = HeadDim(), eq = config.num_heads * d;
   const bool layer_norm = config.norm == NormKind::kLayerNorm;
+  const bool ln_bias = layer_norm && config.norm_bias;  // the LayerNorms' β
   auto Add = [&](const std::string& name, std::vector<int64_t> shape, bool dec) {
     return store.Add(name, std::move(shape), dec, config.packed_weights && IsProjection(name));
   };
@@ -83,7 +84,7 @@ void Transformer::Impl::Build() {
   if (config.type_vocab > 0) type_id = Add("type.weight", {config.type_vocab, e}, true);
   if (config.embed_norm) {
     embed_norm_w = Add("embed_norm.weight", {e}, false);
-    embed_norm_b = Add("embed_norm.bias", {e}, false);
+    if (config.norm_bias) embed_norm_b = Add("embed_norm.bias", {e}, false);
   }
   static const char* kAttn[8] = {"wq", "bq", "wk", "bk", "wv", "bv", "wo", "bo"};
   blocks.resize(static_cast<size_t>(nl));
@@ -98,15 +99,18 @@ void Transformer::Impl::Build() {
       const int64_t cols = i == 6 ? eq : e;
       b.attn_id[i] = Add(p + "attn." + kAttn[i], bias ? std::vector<int64_t>{rows} : std::vector<int64_t>{rows, cols}, !bias);
     }
-    b.norm1_w = Add(p + "norm1.weight", {e}, false);
-    if (layer_norm) b.norm1_b = Add(p + "norm1.bias", {e}, false);
+    if (!IsIdentityNorm1(l)) {
+      b.norm1_w = Add(p + "norm1.weight", {e}, false);
+      if (ln_bias) b.norm1_b = Add(p + "norm1.bias", {e}, false);
+    }
     b.w1 = Add(p + "ffn.w1", {f, e}, true);
     if (config.ffn_bias) b.b1 = Add(p + "ffn.b1", {f}, false);
     if (Gated()) b.wg = Add(p + "ffn.wg", {f, e}, true);
+    if (Gated() && config.gate_bias) b.bg = Add(p + "ffn.bg", {f}, false);
     b.w2 = Add(p + "ffn.w2", {e, f}, true);
     if (config.ffn_bias) b.b2 = Add(p + "ffn.b2", {e}, false);
     b.norm2_w = Add(p + "norm2.weight", {e}, false);
-    if (layer_norm) b.norm2_b = Add(p + "norm2.bias", {e}, false);
+    if (ln_bias) b.norm2_b = Add(p + "norm2.bias", {e}, false);
     // The options' tensors, after the default ones.
     if (config.qk_norm) {
       b.q_norm = Add(p + "attn.q_norm.weight", {d}, false);
@@ -114,9 +118,9 @@ void Transformer::Impl::Build() {
     }
     if (config.sandwich_norm) {
       b.post_attn_w = Add(p + "post_attn_norm.weight", {e}, false);
-      if (layer_norm) b.post_attn_b = Add(p + "post_attn_norm.bias", {e}, false);
+      if (ln_bias) b.post_attn_b = Add(p + "post_attn_norm.bias", {e}, false);
       b.post_ffn_w = Add(p + "post_ffn_norm.weight", {e}, false);
-      if (layer_norm) b.post_ffn_b = Add(p + "post_ffn_norm.bias", {e}, false);
+      if (ln_bias) b.post_ffn_b = Add(p + "post_ffn_norm.bias", {e}, false);
     }
     if (config.cross_attention) {  // keys and values from the memory [Le, E]
       for (int i = 0; i < 8; ++i) {
@@ -128,19 +132,19 @@ void Transformer::Impl::Build() {
         b.xattn_id[i] = Add(p + "xattn." + kAttn[i], bias ? std::vector<int64_t>{rows} : std::vector<int64_t>{rows, cols}, !bias);
       }
       b.normx_w = Add(p + "norm_x.weight", {e}, false);
-      if (layer_norm) b.normx_b = Add(p + "norm_x.bias", {e}, false);
+      if (ln_bias) b.normx_b = Add(p + "norm_x.bias", {e}, false);
     }
   }
   if (config.relative_buckets > 0) rel_bias_id = Add("rel_bias.weight", {config.relative_buckets, config.num_heads}, false);
   if (config.prenorm) {
     final_norm_w = Add("final_norm.weight", {e}, false);
-    if (layer_norm) final_norm_b = Add("final_norm.bias", {e}, false);
+    if (ln_bias) final_norm_b = Add("final_norm.bias", {e}, false);
   }
   if (config.mlm_head) {
     mlm_w = Add("mlm.dense.weight", {e, e}, true);
-    mlm_b = Add("mlm.dense.bias", {e}, false);
+    if (config.mlm_bias) mlm_b = Add("mlm.dense.bias", {e}, false);
     mlm_norm_w = Add("mlm.norm.weight", {e}, false);
-    mlm_norm_b = Add("mlm.norm.bias", {e}, false);
+    if (config.norm_bias) mlm_norm_b = Add("mlm.norm.bias", {e}, false);
   }
   if (config.has_head && !config.tie_embeddings) head_w = Add("head.weight", {vocab, e}, true);
   if (config.has_head && config.head_bias) head_b = Add("head.bias", {vocab}, false);
@@ -295,12 +299,12 @@ bool Transformer::Impl::Mlp(int64_t rows, const BlockParams& bp, BlockActs& a, c
     case Activation::kRelu: train::ReluForward(rows * f, a.f1.data(), a.g.data()); break;
     case Activation::kSilu: train::SiluForward(rows * f, a.f1.data(), a.g.data()); break;
     case Activation::kSwiGlu:
-      if (!Lin(rows, e, f, in, bp.wg, -1, a.fg.data())) return false;
+      if (!Lin(rows, e, f, in, bp.wg, bp.bg, a.fg.data())) return false;
       train::SwiGluForward(rows * f, a.fg.data(), a.f1.data(), a.g.data());
       break;
     case Activation::kGeGlu:
     case Activation::kGeGluTanh:
-      if (!Lin(rows, e, f, in, bp.wg, -1, a.fg.data())) return false;
+      if (!Lin(rows, e, f, in, bp.wg, bp.bg, a.fg.data())) return false;
       train::GeGluForward(rows * f, a.fg.data(), a.f1.data(), config.activation == Activation::kGeGluTanh,
                           a.g.data());
       break;
@@ -331,7 +335,7 @@ bool Transformer::Impl::MlpBackward(int64_t rows, BlockParams& bp, BlockActs& a,
                              dg.data(), dg2.data(), dg.data());
       }
       if (!train::LinearBackward(rows, e, f, in, P(bp.wg), dg2.data(), din, false, G(bp.wg),
-                                 nullptr, &ws)) {
+                                 G(bp.bg), &ws)) {
         return false;
       }
       return train::LinearBackward(rows, e, f, in, P(bp.w1), dg.data(), din, true, G(bp.w1),
@@ -492,7 +496,7 @@ bool Transformer::Impl::Forward(int64_t batch, int64_t length,
     float* xweights = cross ? cross + l * batch * c.num_heads * length * memory_length : nullptr;
     float* weights = attention ? attention + l * batch * c.num_heads * length * lk : nullptr;
     const float* attn_in = xin;
-    if (c.prenorm) {
+    if (c.prenorm && !IsIdentityNorm1(l)) {
       Norm(rows, xin, nullptr, bp.norm1_w, bp.norm1_b, a.n1.data());
       attn_in = a.n1.data();
     }
@@ -627,13 +631,16 @@ bool Transformer::Impl::Backward(int64_t batch, int64_t length,
         std::memcpy(dtmp.data(), dhh, static_cast<size_t>(rows * e) * sizeof(float));
       }
       if (drop) train::DropoutBackward(rows * e, c.dropout, DropoutSeed(2 * call), dtmp.data());
-      float* dmha = dn.data();
-      if (!train::MhaBackward(shape, bp.attn, a.n1.data(), a.n1.data(), a.n1.data(), mask_view,
+      // first_norm1 false, block 0: n1 = x, so dx = dh + MHAᵀ(dh).
+      const bool identity = IsIdentityNorm1(l);
+      const float* n1 = identity ? xin : a.n1.data();
+      float* dmha = identity ? dx.data() : dn.data();
+      if (!train::MhaBackward(shape, bp.attn, n1, n1, n1, mask_view,
                               &head_enabled[static_cast<size_t>(l * c.num_heads)], a.mha,
                               dtmp.data(), dmha, dmha, dmha, bp.dattn, &ws)) {
         return false;
       }
-      NormBackward(rows, xin, nullptr, bp.norm1_w, bp.norm1_b, dmha, dx.data());
+      if (!identity) NormBackward(rows, xin, nullptr, bp.norm1_w, bp.norm1_b, dmha, dx.data());
       float* g = dx.data();
       for (int64_t i = 0; i < rows * e; ++i) g[i] += dhp[i];
       continue;

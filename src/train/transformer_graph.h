@@ -7,10 +7,10 @@
 //   post-norm block (x = x_l):
 //     a  = Dropout(MHA(x, x, x))   (MhaActivations q, k, v, ctx)     [R, E]
 //     h  = Norm1(x + a)                                              [R, E]
-//     f1 = h·W1ᵀ + b1;  g = act(f1) (SwiGLU: SiLU(h·Wgᵀ)·f1)          [R, F]
+//     f1 = h·W1ᵀ + b1;  g = act(f1) (SwiGLU: SiLU(h·Wgᵀ + bg)·f1)     [R, F]
 //     f2 = Dropout(g·W2ᵀ + b2);  x_{l+1} = Norm2(h + f2)             [R, E]
 //   pre-norm block:
-//     n1 = Norm1(x);  a = Dropout(MHA(n1));  h = x + a
+//     n1 = Norm1(x) (block 0 with first_norm1 false: x);  a = Dropout(MHA(n1));  h = x + a
 //     n2 = Norm2(h);  f1, g as above from n2;  x_{l+1} = h + Dropout(f2)
 //     parallel_residual: n2 = Norm2(x) (x_{l+1} = x + a + f2)
 //     sandwich_norm: h = x + PostAttnNorm(a);  x_{l+1} = h + PostFfnNorm(f2)
@@ -44,7 +44,7 @@ namespace train {
 struct BlockParams {
   MhaParams attn;
   MhaGrads dattn;
-  int64_t norm1_w = -1, norm1_b = -1, w1 = -1, b1 = -1, wg = -1, w2 = -1, b2 = -1,
+  int64_t norm1_w = -1, norm1_b = -1, w1 = -1, b1 = -1, wg = -1, bg = -1, w2 = -1, b2 = -1,
           norm2_w = -1, norm2_b = -1, attn_id[8] = {-1, -1, -1, -1, -1, -1, -1, -1};
   int64_t q_norm = -1, k_norm = -1;                 // qk_norm
   int64_t post_attn_w = -1, post_attn_b = -1, post_ffn_w = -1, post_ffn_b = -1;  // sandwich_norm
@@ -153,6 +153,8 @@ struct Transformer::Impl {
     if (config.sliding_window <= 0) return false;
     return config.layer_kinds.empty() || config.layer_kinds[static_cast<size_t>(l)] == 'l';
   }
+  // Block l's pre-norm norm1 is the identity (first_norm1 false, block 0).
+  bool IsIdentityNorm1(int64_t l) const { return l == 0 && config.prenorm && !config.first_norm1; }
   bool Gated() const {
     return config.activation == Activation::kSwiGlu || config.activation == Activation::kGeGlu ||
            config.activation == Activation::kGeGluTanh;

@@ -11,7 +11,12 @@
 //                  bidirectional, the MLM head
 //   distilbert, roberta, xlm-roberta  the encoders: no token types; positions
 //                  from padding_idx + 1 (the rows-from layout op's GPU face)
+//   modernbert     pre-norm encoder with bidirectional local layers, RoPE
+//                  bases per layer kind, GeGLU, bias-free LayerNorms, block 0
+//                  without norm1 (F32 and BF16)
 //   pretrained en  the shipped character GPT-2 (E 128, 4 layers), by text
+// From the BF16 shards the matrices stay 16-bit on the GPU (the kernels widen
+// them: the same numbers as llama's F32 file).
 // Tolerance |Δ| ≤ 1e-3 (the issue's bound) for every output; observed on
 // SwiftShader: see docs/models.md ("On the webgpu backend").
 // In-page code: pages/models-webgpu-checks.js.
@@ -22,12 +27,16 @@ const CHECKS = '/tests/browser/pages/models-webgpu-checks.js';
 const GOLDENS = [
   { name: 'gpt2' },
   { name: 'llama' },
-  { name: 'llama-sharded', shards: ['model-00001-of-00002.safetensors', 'model-00002-of-00002.safetensors'] },
+  { name: 'llama-sharded', shards: ['model-00001-of-00002.safetensors', 'model-00002-of-00002.safetensors'], half: true },
   { name: 'bert' },
   // the encoders of issue 34 (tests/reference/hf_encoders.py)
   { name: 'distilbert' },
   { name: 'roberta' },
   { name: 'xlm-roberta' },
+  // ModernBERT (issue 34): bidirectional local layers (|i − j| < 3) with their own RoPE base,
+  // GeGLU, LayerNorms without bias, block 0 without norm1, MLM dense without bias
+  { name: 'modernbert' },
+  { name: 'modernbert (BF16)', folder: 'modernbert', file: 'model-bf16.safetensors', half: true },
 ];
 const TEXT = 'The cat sat on the mat.';
 
@@ -36,7 +45,7 @@ function within(label, d) {
 }
 
 export default function (t) {
-  t.test('models on webgpu: gpt2, llama (GQA, RoPE, untied; BF16 shards), bert (MLM), distilbert, roberta, xlm-roberta and pretrained en agree with wasm and float64 within 1e-3', async (h) => {
+  t.test('models on webgpu: gpt2, llama (GQA, RoPE, untied; BF16 shards), bert (MLM), distilbert, roberta, xlm-roberta, modernbert and pretrained en agree with wasm and float64 within 1e-3', async (h) => {
     const page = await h.newPage();
     let result;
     try {
@@ -71,9 +80,16 @@ export default function (t) {
       within(`${name} logits without attentions (flash kernel)`, m.flashLogits);
       assert.ok(m.flashAttentionsNull, `${name}: attentions: false still returned attentions`);
       assert.equal(m.submissionsPerForward, 1, `${name}: one forward should be one GPU submission`);
-      assert.equal(m.gpuBytes >= m.wasmBytes, true, `${name}: the GPU copy (${m.gpuBytes} bytes) holds fewer bytes than the weights (${m.wasmBytes})`);
+      // From an F32 file the GPU copy holds what the wasm copy holds (float32); from a 16-bit
+      // one every parameter in 2 bytes at least, its matrices in no more than that.
+      const { half } = GOLDENS.find((gd) => gd.name === name);
+      if (!half) assert.equal(m.gpuBytes >= m.wasmBytes, true, `${name}: the GPU copy (${m.gpuBytes} bytes) holds fewer bytes than the weights (${m.wasmBytes})`);
+      else {
+        assert.ok(m.gpuBytes >= 2 * m.parameters, `${name}: the GPU copy (${m.gpuBytes} bytes) holds fewer bytes than ${m.parameters} parameters in 16 bits`);
+        assert.ok(m.gpuBytes < 4 * m.parameters, `${name}: the GPU copy of a 16-bit file (${m.gpuBytes} bytes) is float32 (${m.parameters} parameters)`);
+      }
       assert.ok(m.disposedThrows, `${name}: forward after dispose() did not throw`);
-      if (name === 'bert') assert.equal(m.fillMask, 1);
+      if (name === 'bert' || name.startsWith('modernbert')) assert.equal(m.fillMask, 1);
     }
     assert.equal(result.persistentAfterDispose, 0, 'dispose() left GPU buffers behind');
     const p = result.pretrained;

@@ -193,6 +193,8 @@ const NAMED = ['self_attn.q_proj', 'self_attn.k_proj', 'self_attn.v_proj', 'self
 async function familyTensorNames() {
   const { FAMILIES } = await import('../../web/lib/model/families/index.js');
   const small = { num_hidden_layers: 1, num_attention_heads: 1, hidden_size: 2, intermediate_size: 2, vocab_size: 2, max_position_embeddings: 2 };
+  const seq2seq = { d_model: 2, encoder_layers: 1, decoder_layers: 1, encoder_attention_heads: 1, decoder_attention_heads: 1,
+    encoder_ffn_dim: 2, decoder_ffn_dim: 2, vocab_size: 2, max_position_embeddings: 2, decoder_start_token_id: 1 };
   const hf = {
     gpt2: { n_layer: 1, n_head: 1, n_embd: 2, vocab_size: 2, n_positions: 2 },
     llama: { num_hidden_layers: 1, num_attention_heads: 1, hidden_size: 2, intermediate_size: 2, vocab_size: 2, max_position_embeddings: 2, attention_bias: true, mlp_bias: true },
@@ -201,6 +203,8 @@ async function familyTensorNames() {
     distilbert: { n_layers: 1, n_heads: 1, dim: 2, hidden_dim: 2, vocab_size: 2, max_position_embeddings: 2 },
     roberta: { num_hidden_layers: 1, num_attention_heads: 1, hidden_size: 2, intermediate_size: 2, vocab_size: 2, max_position_embeddings: 3 },
     'xlm-roberta': { num_hidden_layers: 1, num_attention_heads: 1, hidden_size: 2, intermediate_size: 2, vocab_size: 2, max_position_embeddings: 3 },
+    // two layers (layer 0 has no attn_norm), every bias and an untied decoder
+    modernbert: { ...small, num_hidden_layers: 2, norm_bias: true, attention_bias: true, mlp_bias: true, classifier_bias: true, tie_word_embeddings: false },
     // the decoders of issue 32, each with every optional tensor it names (biases, untied heads, the four norms)
     qwen3: { ...small, head_dim: 2, attention_bias: true },
     mistral: { ...small },
@@ -210,12 +214,16 @@ async function familyTensorNames() {
     phi3: { ...small },
     gpt_neox: { ...small, rotary_pct: 1, tie_word_embeddings: false },
     gpt_neo: { num_layers: 1, num_heads: 1, hidden_size: 2, vocab_size: 2, max_position_embeddings: 2, attention_types: [[['global'], 1]], tie_word_embeddings: false },
+    // the encoder-decoders of issue 34 item 2
+    marian: { ...seq2seq },
+    bart: { ...seq2seq },
+    t5: { d_model: 2, d_kv: 1, num_heads: 2, d_ff: 2, num_layers: 1, vocab_size: 2, decoder_start_token_id: 0, feed_forward_proj: 'gated-gelu', tie_word_embeddings: false },
   };
   const names = new Set(NAMED);
   for (const [type, table] of Object.entries(FAMILIES)) {
     expect(hf[type]).toBeDefined(); // a new family: add its smallest config.json here
-    // the MLM heads' first tensors (bert, distilbert, roberta), so that the heads' names are counted
-    const heads = new Set(['cls.predictions.transform.dense.weight', 'vocab_transform.weight', 'lm_head.dense.weight']);
+    // the MLM heads' first tensors (bert, distilbert, roberta, modernbert), so that the heads' names are counted
+    const heads = new Set(['cls.predictions.transform.dense.weight', 'vocab_transform.weight', 'lm_head.dense.weight', 'head.dense.weight']);
     const c = { modelType: type, ...table.config(hf[type], heads) };
     for (const t of table.tensors(c)) {
       // 'model.layers.0.self_attn.q_proj.weight' → 'self_attn.q_proj'

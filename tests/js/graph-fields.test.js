@@ -1,9 +1,10 @@
 // graph-fields.test.js — the block graph's config fields of issue 32
 // (headDim, qkNorm, attnScale, attnSoftcap, finalSoftcap, slidingWindow,
 // layerKinds, ropeLocalTheta, rotaryDim, parallelResidual, sandwichNorm,
-// embedScale, activation 'geglu' / 'geglu_tanh') through lab.transformer,
-// on both wasm backends:
-//   * the logits of three configs equal the float64 numpy reference's
+// embedScale, activation 'geglu' / 'geglu_tanh'; issue 34's bidirectional
+// window, normBias, firstNorm1, gateBias) through lab.transformer, on both
+// wasm backends:
+//   * the logits of four configs equal the float64 numpy reference's
 //     (tests/reference/graph_fields.py → tests/golden/graph-fields.json), with
 //     the reference's weights set by name (so the parameter names and shapes
 //     are the documented ones);
@@ -42,14 +43,15 @@ describe.each(BACKENDS)('%s: lab.transformer with the graph fields', (backend) =
       worst = Math.max(worst, Math.abs(logits.data[i] - want) / (1 + Math.abs(want)));
     }
     expect(worst).toBeLessThan(2e-5);
-    // The window as the weights show it: a local layer's query i sees i − W < j ≤ i.
+    // The window as the weights show it: a local layer's query i sees i − W < j ≤ i (bidirectional: |i − j| < W).
     const W = c.config.slidingWindow ?? 0;
+    const causal = c.config.causal;
     const kinds = c.config.layerKinds || (W > 0 ? 'l' : 'g').repeat(c.config.numLayers);
     const H = c.config.numHeads;
     for (let l = 0; l < c.config.numLayers; l++) {
       for (let i = 0; i < L; i++) {
         for (let j = 0; j < L; j++) {
-          const seen = j <= i && (kinds[l] === 'g' || j > i - W);
+          const seen = (!causal || j <= i) && (kinds[l] === 'g' || (causal ? j > i - W : Math.abs(i - j) < W));
           const w = attention[l].data[(0 * L + i) * L + j];
           if (seen) expect(w).toBeGreaterThan(0); else expect(w).toBe(0);
         }
@@ -90,7 +92,9 @@ describe('lab.transformer refuses bad graph fields', () => {
     [{ attnScale: -1 }, /attnScale/],
     [{ attnSoftcap: Infinity }, /attnSoftcap/],
     [{ finalSoftcap: '2' }, /finalSoftcap/],
-    [{ slidingWindow: 2, causal: false }, /slidingWindow needs causal/],
+    [{ firstNorm1: false, prenorm: false }, /firstNorm1 false \(block 0 without norm1\) needs prenorm blocks/],
+    [{ gateBias: true }, /gateBias needs a gated activation/],
+    [{ normBias: 1 }, /normBias/],
     [{ slidingWindow: 2, layerKinds: 'lx' }, /layerKinds/],
     [{ slidingWindow: 2, layerKinds: 'lg' }, /layerKinds must have numLayers \(1\) chars/],
     [{ layerKinds: 'l' }, /needs slidingWindow > 0/],
@@ -101,46 +105,53 @@ describe('lab.transformer refuses bad graph fields', () => {
     [{ sandwichNorm: true, prenorm: false }, /sandwichNorm needs prenorm/],
     [{ sandwichNorm: true, parallelResidual: true }, /cannot both be set/],
     [{ embedScale: 0 }, /embedScale/],
-    [{ activation: 'reglu' }, /'geglu' or 'geglu_tanh'/],
+    [{ activation: 'reglu' }, /'geglu', 'geglu_tanh', 'relu' or 'silu'/],
     [{ qkNorms: true }, /unknown config key "qkNorms"/],
   ])('%j', (extra, message) => {
     expect(() => labs.wasm.transformer({ ...base, ...extra })).toThrow(message);
   });
 });
 
-describe('the webgpu model path refuses the graph fields it does not run', () => {
-  test.each([
-    [{ qkNorm: true }, /qkNorm true/],
-    [{ slidingWindow: 4096, layerKinds: 'lg' }, /slidingWindow 4096, layerKinds "lg"/],
-    [{ headDim: 8 }, /headDim 8/],
-    [{ activation: 'geglu_tanh', finalSoftcap: 30 }, /finalSoftcap 30, activation "geglu_tanh"/],
-  ])('%j', async (fields, message) => {
+// The encoder-decoders' fields (issue 34 item 2), which the webgpu model path does not run yet.
+const ENCDEC_FIELDS = ['crossAttention', 'sinusoidHalves', 'relativeBuckets', 'headScale', 'activation'];
+
+describe('the webgpu model path runs every graph field but the encoder-decoders\'', () => {
+  // Its values against wasm and the float64 references: tests/browser/models-webgpu-families.browser.mjs.
+  test('GPU_UNSUPPORTED_FIELDS lists the encoder-decoder fields alone, and modelCreate takes every field of issue 32 and ModernBERT\'s', async () => {
+    const { GPU_UNSUPPORTED_FIELDS } = await import('../../web/lib/webgpu-graph-fields.js');
+    const { checkGpuRuns } = await import('../../web/lib/model/gpu.js');
     const { createGpuModels } = await import('../../web/lib/webgpu-model.js');
+    expect(GPU_UNSUPPORTED_FIELDS.map((f) => f.field)).toEqual(ENCDEC_FIELDS);
     const gpu = createGpuModels({}, { state: {}, run: null, loadWasm: null }).methods;
-    const spec = { embedDim: 8, numHeads: 2, maxLength: 4, core: { positional: 'learned', activation: 'gelu', ...fields } };
-    await expect(gpu.modelCreate(spec)).rejects.toThrow(message);
-    await expect(gpu.modelCreate(spec)).rejects.toThrow(/load this model on a wasm lab/);
-  });
-  test('defaults and headDim = E/H pass the check', async () => {
-    const { createGpuModels } = await import('../../web/lib/webgpu-model.js');
-    const gpu = createGpuModels({}, { state: {}, run: null, loadWasm: null }).methods;
-    const core = { positional: 'learned', activation: 'gelu', headDim: 4, qkNorm: false, embedScale: 1, layerKinds: '' };
-    await expect(gpu.modelCreate({ embedDim: 8, numHeads: 2, maxLength: 4, core })).resolves.toBeTruthy();
+    const fields = [
+      { headDim: 8 }, { qkNorm: true }, { attnScale: 0.25 }, { attnSoftcap: 50 }, { finalSoftcap: 30 },
+      { slidingWindow: 4, layerKinds: 'lg' }, { ropeLocalTheta: 10 }, { rotaryDim: 2 }, { parallelResidual: true },
+      { sandwichNorm: true }, { embedScale: 2 }, { activation: 'geglu' }, { activation: 'geglu_tanh' },
+      // ModernBERT's (issue 34)
+      { normBias: false }, { firstNorm1: false }, { mlmBias: false }, { gateBias: true }, { slidingWindow: 3, causal: false },
+    ];
+    for (const f of fields) {
+      const spec = { modelType: 'x', numLayers: 2, embedDim: 8, numHeads: 2, maxLength: 4, core: { positional: 'learned', activation: 'gelu', ...f } };
+      expect(() => checkGpuRuns(spec)).not.toThrow();
+      await expect(gpu.modelCreate(spec)).resolves.toBeTruthy();
+    }
+    // the encoder-decoders' fields: both checks refuse them by name
+    const uses = [{ crossAttention: true }, { sinusoidHalves: true }, { relativeBuckets: 8 }, { headScale: 0.5 }, { activation: 'relu' }, { activation: 'silu' }];
+    for (const f of uses) {
+      const spec = { modelType: 'x', numLayers: 2, embedDim: 8, numHeads: 2, maxLength: 4, core: { positional: 'learned', activation: 'gelu', ...f } };
+      const [field, value] = Object.entries(f)[0];
+      expect(() => checkGpuRuns(spec)).toThrow(new RegExp(`does not run ${field}`));
+      await expect(gpu.modelCreate(spec)).rejects.toThrow(`${field} ${JSON.stringify(value)}`);
+    }
   });
 });
 
-test('one rule (webgpu-graph-fields.js): loadModel\'s checkGpuRuns and modelCreate refuse the same fields, and pass the same values', async () => {
+test('one rule (webgpu-graph-fields.js): loadModel\'s checkGpuRuns and modelCreate refuse the same listed fields, and pass the same values', async () => {
+  // A synthetic entry stands for a future field the GPU path does not run yet.
   const { GPU_UNSUPPORTED_FIELDS } = await import('../../web/lib/webgpu-graph-fields.js');
   const { checkGpuRuns } = await import('../../web/lib/model/gpu.js');
   const { createGpuModels } = await import('../../web/lib/webgpu-model.js');
   const gpu = createGpuModels({}, { state: {}, run: null, loadWasm: null }).methods;
-  // E 8, H 2: D 4. One value per field that the GPU path cannot run, and values it computes anyway.
-  const uses = {
-    headDim: 8, qkNorm: true, attnScale: 0.25, attnSoftcap: 50, finalSoftcap: 30, slidingWindow: 4, layerKinds: 'lg', ropeLocalTheta: 10,
-    rotaryDim: 2, parallelResidual: true, sandwichNorm: true, embedScale: 2, activation: 'geglu',
-  };
-  expect(Object.keys(uses)).toEqual(GPU_UNSUPPORTED_FIELDS.map((f) => f.field));
-  const passes = [{ headDim: 4 }, { attnScale: 0.5 }, { rotaryDim: 4 }, { ropeLocalTheta: 1e4 }, { layerKinds: 'gg' }, { embedScale: 1 }, { activation: 'gelu' }];
   const both = async (fields) => {
     const spec = { modelType: 'x', embedDim: 8, numHeads: 2, maxLength: 4, core: { positional: 'learned', activation: 'gelu', ropeTheta: 1e4, ...fields } };
     let a = null;
@@ -152,12 +163,18 @@ test('one rule (webgpu-graph-fields.js): loadModel\'s checkGpuRuns and modelCrea
     const b = await gpu.modelCreate(spec).then(() => null, (err) => err);
     return [a, b];
   };
-  for (const { field, label } of GPU_UNSUPPORTED_FIELDS) {
-    const [a, b] = await both({ [field]: uses[field] });
-    expect([field, a?.message.includes(label)]).toEqual([field, true]);
-    expect([field, b?.message.includes(`${field} ${JSON.stringify(uses[field])}`)]).toEqual([field, true]);
+  GPU_UNSUPPORTED_FIELDS.push({ field: 'futureField', label: 'futureField (a later graph field)', used: (k) => k.futureField > 1 });
+  try {
+    const [a, b] = await both({ futureField: 3 });
+    expect(a.message).toMatch(/the webgpu backend's model path does not run futureField \(a later graph field\), which model_type "x" uses here; load it on backend 'wasm'/);
+    expect(b.message).toMatch(/the webgpu backend does not run futureField 3 yet; load this model on a wasm lab/);
+    // a value the GPU path computes anyway is not a use
+    expect(await both({ futureField: 1 })).toEqual([null, null]);
+    expect(await both({})).toEqual([null, null]);
+  } finally {
+    GPU_UNSUPPORTED_FIELDS.pop();
   }
-  for (const fields of passes) expect(await both(fields)).toEqual([null, null]);
+  expect(GPU_UNSUPPORTED_FIELDS.map((f) => f.field)).toEqual(ENCDEC_FIELDS);
 });
 
 test("save() of an architecture 'gpt2' model refuses the fields GPT-2's files cannot hold", async () => {

@@ -1,4 +1,4 @@
-// The family tables of issue 32 against the float64 references
+// The family tables of issues 32 and 34 (decoders; modernbert, the pre-norm encoder) against the float64 references
 // (tests/reference/hf_families.py, tests/golden/models/<folder>/), through a
 // small float64 interpreter of the block graph's contract written here from
 // its field list (docs/models.md; TransformerConfig in src/train/train.h):
@@ -19,7 +19,9 @@ import { decode } from '../../web/lib/io/dtypes.js';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const MODELS = path.join(HERE, '..', 'golden', 'models');
-const FOLDERS = ['qwen2', 'qwen3', 'mistral', 'gemma', 'gemma2', 'gemma3', 'phi3', 'gpt_neox', 'gpt_neox-sequential', 'gpt_neo'];
+const FOLDERS = ['qwen2', 'qwen3', 'mistral', 'gemma', 'gemma2', 'gemma3', 'phi3', 'gpt_neox', 'gpt_neox-sequential', 'gpt_neo',
+  // and the pre-norm encoder of issue 34 (tests/reference/hf_encoders.py): bidirectional window, no first norm1, no LayerNorm biases, the MLM head
+  'modernbert'];
 
 /** The block graph's parameters (name → { data, shape }) and the normalised config of a folder, as loadModel builds them. */
 async function loaded(folder) {
@@ -112,12 +114,15 @@ function forward({ c, params }, ids) {
   ids.forEach((id, i) => {
     for (let j = 0; j < E; j++) x[i * E + j] = P('embed.weight').data[id * E + j] * (k.embedScale ?? 1) + (k.positional === 'learned' ? P('pos.weight').data[i * E + j] : 0);
   });
+  if (k.embedNorm) x.set(norm('layernorm', x, E, P('embed_norm.weight'), P('embed_norm.bias'), c.eps));
+  // causal (the decoders) or bidirectional (the encoders); a local layer's window i − W < j ≤ i, or |i − j| < W
+  const causal = k.causal !== false;
   const attentions = [];
   const mlp = (h, b) => {
     if (k.activation === 'swiglu' || k.activation === 'geglu' || k.activation === 'geglu_tanh') {
       const act = k.activation === 'swiglu' ? ACT.silu : k.activation === 'geglu' ? ACT.gelu : ACT.gelu_new;
-      const g = linear(h, n, P(`${b}ffn.wg`)), u = linear(h, n, P(`${b}ffn.w1`));
-      return linear(g.map((v, i) => act(v) * u[i]), n, P(`${b}ffn.w2`));
+      const g = linear(h, n, P(`${b}ffn.wg`), P(`${b}ffn.bg`)), u = linear(h, n, P(`${b}ffn.w1`), P(`${b}ffn.b1`));
+      return linear(g.map((v, i) => act(v) * u[i]), n, P(`${b}ffn.w2`), P(`${b}ffn.b2`));
     }
     const u = linear(h, n, P(`${b}ffn.w1`), P(`${b}ffn.b1`)).map(ACT[k.activation]);
     return linear(u, n, P(`${b}ffn.w2`), P(`${b}ffn.b2`));
@@ -126,7 +131,7 @@ function forward({ c, params }, ids) {
     const b = `blocks.${l}.`;
     const local = k.slidingWindow > 0 && (!k.layerKinds || k.layerKinds[l] === 'l');
     const theta = local && k.ropeLocalTheta ? k.ropeLocalTheta : k.ropeTheta;
-    const h = nrm(x, `${b}norm1`);
+    const h = l === 0 && k.firstNorm1 === false ? x : nrm(x, `${b}norm1`);
     const q = linear(h, n, P(`${b}attn.wq`), P(`${b}attn.bq`));
     const kk = linear(h, n, P(`${b}attn.wk`), P(`${b}attn.bk`));
     const v = linear(h, n, P(`${b}attn.wv`), P(`${b}attn.bv`));
@@ -145,8 +150,8 @@ function forward({ c, params }, ids) {
       const g = Math.floor(hh / (H / Hkv));
       for (let i = 0; i < n; i++) {
         const s = new Float64Array(n).fill(-Infinity);
-        for (let j = 0; j <= i; j++) {
-          if (local && !(j > i - k.slidingWindow)) continue;
+        for (let j = 0; j < (causal ? i + 1 : n); j++) {
+          if (local && !(causal ? j > i - k.slidingWindow : Math.abs(i - j) < k.slidingWindow)) continue;
           let d = 0;
           for (let t = 0; t < D; t++) d += q[(i * H + hh) * D + t] * kk[(j * Hkv + g) * D + t];
           d *= scale;
@@ -178,7 +183,9 @@ function forward({ c, params }, ids) {
     }
   }
   const hidden = nrm(x, 'final_norm');
-  let logits = linear(hidden, n, k.tieEmbeddings ? P('embed.weight') : P('head.weight'));
+  // BERT's MLM transform LN(GELU(dense(h))) before the head
+  const headIn = k.mlmHead ? norm('layernorm', linear(hidden, n, P('mlm.dense.weight'), P('mlm.dense.bias')).map(ACT.gelu), E, P('mlm.norm.weight'), P('mlm.norm.bias'), c.eps) : hidden;
+  let logits = linear(headIn, n, k.tieEmbeddings ? P('embed.weight') : P('head.weight'), P('head.bias'));
   if (k.finalSoftcap) logits = logits.map((z) => k.finalSoftcap * Math.tanh(z / k.finalSoftcap));
   return { logits, attentions, hidden };
 }

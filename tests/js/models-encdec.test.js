@@ -17,7 +17,7 @@ import { checkGpuRuns } from '../../web/lib/model/gpu.js';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const MODELS = path.join(HERE, '..', 'golden', 'models');
-const FAMILIES = ['marian', 'bart'];
+const FAMILIES = ['marian', 'bart', 't5', 't5-v1_1'];
 
 function folder(name) {
   const dir = path.join(MODELS, name);
@@ -53,7 +53,7 @@ describe.each(BACKENDS)('encoder-decoders, float64 references — %s', (backend)
     const f = folder(name);
     const e = f.expected;
     const model = await load(name, { lab: labs[backend], file });
-    expect(model.config.modelType).toBe(name);
+    expect(model.config.modelType).toBe(e.model_type);
     expect(model.config.isEncoderDecoder).toBe(true);
     expect(model.config.decoderStartTokenId).toBe(e.decoder_start_token_id);
     expect(model.config.parameters).toBe(e.parameters);
@@ -164,19 +164,56 @@ describe('encoder-decoders: bad input', () => {
     await expect(load('marian', { config: { ...f.config, share_encoder_decoder_embeddings: false } })).rejects.toThrow(/share_encoder_decoder_embeddings: false is not supported/);
     await expect(load('marian', { config: { ...f.config, activation_function: 'tanh' } })).rejects.toThrow(/activation_function "tanh" is not supported for marian; allowed: gelu, gelu_new, swish, silu, relu/);
     await expect(load('bart', { config: { ...folder('bart').config, decoder_vocab_size: 7 } })).rejects.toThrow(/decoder_vocab_size \(7\) differs from vocab_size/);
+    const t5 = folder('t5').config;
+    await expect(load('t5', { config: { ...t5, relative_attention_max_distance: 4 } })).rejects.toThrow(/relative_attention_max_distance \(4\) must exceed relative_attention_num_buckets \/ 2 \(4\)/);
+    await expect(load('t5', { config: { ...t5, feed_forward_proj: 'gated-relu' } })).rejects.toThrow(/feed_forward_proj "gated-relu" is not supported for t5; allowed: relu, gelu, silu, gated-gelu, gated-silu/);
   });
 
   test('missing or wrong-shaped tensors: the tensor and both shapes', async () => {
     const lab = labs.wasm;
+    const names = {
+      marian: ['model.decoder.layers.1.encoder_attn.k_proj.weight', 'model.encoder.layers.0.fc1.weight'],
+      bart: ['model.decoder.layers.1.encoder_attn.k_proj.weight', 'model.encoder.layers.0.fc1.weight'],
+      t5: ['decoder.block.1.layer.1.EncDecAttention.k.weight', 'encoder.block.0.layer.1.DenseReluDense.wi.weight'],
+      't5-v1_1': ['decoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight', 'encoder.block.0.layer.1.DenseReluDense.wi_1.weight'],
+    };
     for (const name of FAMILIES) {
       const f = folder(name);
+      const [gone, fcName] = names[name];
       const { tensors } = lab.readSafetensors(f.read('model.safetensors'));
-      const { 'model.decoder.layers.1.encoder_attn.k_proj.weight': _, ...missing } = tensors;
-      await expect(load(name, { weights: lab.writeSafetensors(missing) })).rejects.toThrow(/lack 1 tensor a .* model with this config.json needs: "model.decoder.layers.1.encoder_attn.k_proj.weight"/);
-      const fc = tensors['model.encoder.layers.0.fc1.weight'];
-      const bad = { ...tensors, 'model.encoder.layers.0.fc1.weight': { data: fc.data.subarray(0, 16 * 31), shape: [31, 16], dtype: 'F32' } };
-      await expect(load(name, { weights: lab.writeSafetensors(bad) })).rejects.toThrow(/tensor "model.encoder.layers.0.fc1.weight" has shape \[31, 16\], but config.json implies \[32, 16\]/);
+      const { [gone]: _, ...missing } = tensors;
+      const re = (x) => x.replace(/[.[\]]/g, '\\$&');
+      await expect(load(name, { weights: lab.writeSafetensors(missing) })).rejects.toThrow(new RegExp(`lack 1 tensor a ${f.expected.model_type} model with this config.json needs: "${re(gone)}"`));
+      const fc = tensors[fcName];
+      const bad = { ...tensors, [fcName]: { data: fc.data.subarray(0, 16 * 31), shape: [31, 16], dtype: 'F32' } };
+      await expect(load(name, { weights: lab.writeSafetensors(bad) })).rejects.toThrow(new RegExp(`tensor "${re(fcName)}" has shape \\[31, 16\\], but config.json implies \\[32, 16\\]`));
     }
+  });
+
+  test('a failed load leaves the wasm heap at its baseline; load → forward → generate → dispose cycles leave it flat', async () => {
+    const lab = labs.wasm;
+    const backend = lab._backend;
+    const f = folder('t5-v1_1');
+    const { tensors } = lab.readSafetensors(f.read('model.safetensors'));
+    // the last tensor of the plan bad: both graphs were allocated and filled when it fails
+    const head = tensors['lm_head.weight'];
+    const bad = lab.writeSafetensors({ ...tensors, 'lm_head.weight': { data: head.data.map((v, i) => (i === 7 ? NaN : v)), shape: head.shape, dtype: 'F32' } });
+    let before = 0;
+    for (let run = 0; run < 2; run++) {
+      before = backend.heapBytesInUse();
+      await expect(load('t5-v1_1', { weights: bad })).rejects.toThrow(/weights must be finite: head\.weight element 7/);
+    }
+    expect(backend.heapBytesInUse()).toBe(before);
+    const cycle = async () => {
+      const model = await load('marian');
+      model.forwardSync('the cat sat', { decoderInputIds: [52, 3] });
+      for await (const t of model.generate('the cat', { maxNewTokens: 3 })) void t;
+      model.dispose();
+    };
+    await cycle();
+    const start = backend.heapBytesInUse();
+    for (let i = 0; i < 4; i++) await cycle();
+    expect(Math.abs(backend.heapBytesInUse() - start)).toBeLessThan(64 * 1024);
   });
 
   test('a Marian folder with source.spm / target.spm and no tokenizer.json runs by ids and says what to convert', async () => {
@@ -203,6 +240,7 @@ describe('encoder-decoders: bad input', () => {
       const { type, arch } = architectureOf(hf);
       const c = { modelType: type, ...arch.config(hf, new Set()) };
       expect(() => checkGpuRuns(c)).toThrow(/does not run .*crossAttention \(an encoder-decoder's decoder reading the encoder\).*load it on backend 'wasm'/);
+      if (type === 't5') expect(() => checkGpuRuns(c)).toThrow(/relativeBuckets \(T5's relative position bias\)/);
     }
   });
 });

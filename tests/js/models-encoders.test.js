@@ -1,11 +1,15 @@
-// The encoders of issue 34 item 1 (distilbert, roberta, xlm-roberta), each
+// The encoders of issue 34 item 1 (distilbert, roberta, xlm-roberta,
+// modernbert), each
 // against the independent float64 reference of tests/reference/hf_encoders.py
 // (numpy, transformers' modeling files; its batched and row-at-a-time
 // formulations agree to 1e-10): the tiny checkpoints of
 // tests/golden/models/<family>/, in F32 and a 16-bit dtype, on both wasm
 // backends. Logits, every layer's attentions, the hidden states, the
 // parameter count (num_parameters()), fillMask with the family's mask token,
-// save → reload, and the bad inputs of the new tables.
+// save → reload, and the bad inputs of the new tables. ModernBERT's tiny
+// model has local layers whose window (|i − j| <= local_attention // 2 = 2)
+// is shorter than every text, and a variant with every bias and other keys
+// is checked against the same reference run on a rewritten folder.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -18,7 +22,9 @@ const HERE = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.join(HERE, '..', '..');
 const MODELS = path.join(ROOT, 'tests', 'golden', 'models');
 const PYTHON = '/usr/bin/python3';
-const ENCODERS = ['distilbert', 'roberta', 'xlm-roberta'];
+const ENCODERS = ['distilbert', 'roberta', 'xlm-roberta', 'modernbert'];
+// model.config.maxPositions: RoBERTa's table from padding_idx + 1 (32 of 34 rows), ModernBERT's RoPE positions
+const MAX_POSITIONS = { distilbert: 32, roberta: 32, 'xlm-roberta': 32, modernbert: 64 };
 
 function folder(name) {
   const dir = path.join(MODELS, name);
@@ -62,9 +68,13 @@ describe.each(BACKENDS)('encoders, float64 references — %s', (backend) => {
       });
       expect(r.hiddenStates.shape).toEqual([1, L, model.config.embedDim]);
       expect(maxRel(r.hiddenStates.data, c.hidden_states)).toBeLessThan(1e-4);
+      // 'all': every block's input, then the last hidden state (transformers'
+      // output_hidden_states; ModernBERT's ends before final_norm, so its
+      // last entry is compared with last_hidden_state)
       const all = model.forwardSync(c.ids, { attentions: false, hiddenStates: 'all' }).hiddenStates;
-      expect(all).toHaveLength(model.config.numLayers + 1);
-      all.forEach((h, l) => expect(maxRel(h.data, c.all_hidden_states[l])).toBeLessThan(1e-4));
+      const N = model.config.numLayers;
+      expect(all).toHaveLength(N + 1);
+      all.forEach((h, l) => expect(maxRel(h.data, l < N ? c.all_hidden_states[l] : c.hidden_states)).toBeLessThan(1e-4));
     }
     model.dispose();
   });
@@ -96,8 +106,9 @@ describe('encoders: fillMask with the family mask token', () => {
     await expect(model.nextTokens(cases[0].ids)).rejects.toThrow(new RegExp(`masked language model.*fillMask\\(text\\) for its ${f.expected.mask_token.replace(/[[\]]/g, '\\$&')} predictions`));
     expect(() => model.generate(cases[0].ids)).toThrow(TypeError);
     // RoBERTa's positions: padding_idx + 1 on, so 32 of the table's 34 rows
-    expect(model.config.maxPositions).toBe(32);
-    expect(() => model.forwardSync(new Array(33).fill(5))).toThrow(/33 tokens, more than the model's 32 positions/);
+    const P = MAX_POSITIONS[name];
+    expect(model.config.maxPositions).toBe(P);
+    expect(() => model.forwardSync(new Array(P + 1).fill(5))).toThrow(new RegExp(`${P + 1} tokens, more than the model's ${P} positions`));
     model.dispose();
   });
 });
@@ -119,7 +130,7 @@ describe('encoders: save and reload', () => {
     const c = f.expected.cases[0];
     const ours = model.forwardSync(c.ids).logits.data;
     expect(Array.from(back.forwardSync(c.ids).logits.data)).toEqual(Array.from(ours));
-    if (name !== 'distilbert') {
+    if (name === 'roberta' || name === 'xlm-roberta') {
       // The position rows before padding_idx + 1, which no unpadded input reads, are written as zeros.
       const orig = lab.readSafetensors(f.read('model.safetensors')).tensors['roberta.embeddings.position_embeddings.weight'];
       const pos = tensors['roberta.embeddings.position_embeddings.weight'];
@@ -213,6 +224,137 @@ describe('encoders: bad input', () => {
     expect(r.logits).toBeNull();
     expect(maxRel(r.hiddenStates.data, c.hidden_states)).toBeLessThan(1e-4);
     await expect(model.fillMask(c.text)).rejects.toThrow(/fillMask needs a masked language model/);
+    model.dispose();
+  });
+});
+
+// ModernBERT (modeling_modernbert.py): the window, the layer pattern and the
+// keys the golden folder leaves at their defaults.
+describe('modernbert', () => {
+  const f = () => folder('modernbert');
+  const lab = () => labs.wasm;
+
+  test('local layers see |i − j| <= local_attention // 2 only, global layers every token', async () => {
+    const m = f();
+    const model = await lab().loadModel({ config: m.config, weights: m.read('model.safetensors'), tokenizer: m.tokenizer });
+    const c = m.expected.cases[2];
+    const L = c.ids.length, H = model.config.numHeads;
+    const half = Math.floor(m.config.local_attention / 2);
+    expect(L).toBeGreaterThan(2 * half + 1); // the window is shorter than the text
+    const { attentions } = model.forwardSync(c.ids);
+    attentions.forEach((a, l) => {
+      const local = l % m.config.global_attn_every_n_layers !== 0;
+      for (let h = 0; h < H; h++) {
+        for (let i = 0; i < L; i++) {
+          for (let j = 0; j < L; j++) {
+            const w = a.data[(h * L + i) * L + j];
+            if (!local || Math.abs(i - j) <= half) expect(w).toBeGreaterThan(0); else expect(w).toBe(0);
+          }
+        }
+      }
+    });
+    model.dispose();
+  });
+
+  test('every bias, gelu_pytorch_tanh, another window and layer pattern, an untied decoder: the numpy reference of the rewritten folder', async () => {
+    const l = lab();
+    const m = f();
+    const { tensors } = l.readSafetensors(m.read('model.safetensors'));
+    const cfg = {
+      ...m.config, norm_bias: true, attention_bias: true, mlp_bias: true, classifier_bias: true, hidden_activation: 'gelu_pytorch_tanh',
+      local_attention: 7, global_attn_every_n_layers: 2, local_rope_theta: null, tie_word_embeddings: false,
+    };
+    // seeded biases: a Linear's [out], every LayerNorm's [E]
+    let seed = 7;
+    const rnd = (n, s) => Float32Array.from({ length: n }, () => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return (seed / 2 ** 31 - 0.5) * s;
+    });
+    const add = (name, n, s = 0.2) => { tensors[name] = { dtype: 'F32', shape: [n], data: rnd(n, s) }; };
+    const E = cfg.hidden_size, I = cfg.intermediate_size, V = cfg.vocab_size;
+    for (const k of Object.keys(tensors)) {
+      if (/norm\.weight$/.test(k)) add(k.replace(/weight$/, 'bias'), E);
+    }
+    for (let i = 0; i < cfg.num_hidden_layers; i++) {
+      const p = `model.layers.${i}.`;
+      add(`${p}attn.Wqkv.bias`, 3 * E);
+      add(`${p}attn.Wo.bias`, E);
+      add(`${p}mlp.Wi.bias`, 2 * I, 0.6);
+      add(`${p}mlp.Wo.bias`, E);
+    }
+    add('head.dense.bias', E);
+    const emb = tensors['model.embeddings.tok_embeddings.weight'];
+    tensors['decoder.weight'] = { dtype: 'F32', shape: [V, E], data: Float32Array.from(emb.data, (v, i) => v * 0.5 + rnd(1, 0.1)[0] + (i % 3) * 0.01) };
+    const weights = l.writeSafetensors(tensors);
+    const model = await l.loadModel({ config: cfg, weights, tokenizer: m.tokenizer });
+    expect(model.config.parameters).toBe(Object.values(tensors).reduce((n, t) => n + t.data.length, 0));
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'attnlab-mb-'));
+    fs.writeFileSync(path.join(dir, 'config.json'), JSON.stringify(cfg));
+    fs.writeFileSync(path.join(dir, 'model.safetensors'), weights);
+    for (const c of m.expected.cases) {
+      const out = JSON.parse(execFileSync(PYTHON, [path.join(ROOT, 'tests', 'reference', 'hf_encoders.py'), 'forward', dir, '--ids', c.ids.join(',')], { encoding: 'utf8', maxBuffer: 1 << 26 }));
+      const r = model.forwardSync(c.ids);
+      expect(maxRel(r.logits.data, out.logits)).toBeLessThan(1e-4);
+      r.attentions.forEach((a, i) => expect(maxRel(a.data, out.attentions[i])).toBeLessThan(1e-4));
+      expect(maxRel(r.hiddenStates.data, out.hidden_states)).toBeLessThan(1e-4);
+    }
+    fs.rmSync(dir, { recursive: true });
+    model.dispose();
+  });
+
+  test('bad input: a missing key names it and the family; a wrong shape names both shapes; refused values', async () => {
+    const m = f();
+    const args = (edit = {}, drop = null) => {
+      const config = { ...m.config, ...edit };
+      if (drop) delete config[drop];
+      return { config, weights: m.read('model.safetensors') };
+    };
+    await expect(lab().loadModel(args({}, 'hidden_size'))).rejects.toThrow(/config\.json has no "hidden_size" \(model_type "modernbert" needs it\)/);
+    await expect(lab().loadModel(args({}, 'intermediate_size'))).rejects.toThrow(/config\.json has no "intermediate_size" \(model_type "modernbert" needs it\)/);
+    const l = lab();
+    const { tensors } = l.readSafetensors(m.read('model.safetensors'));
+    const t = tensors['model.layers.2.attn.Wqkv.weight'];
+    tensors['model.layers.2.attn.Wqkv.weight'] = { ...t, data: t.data.subarray(0, 64 * 32), shape: [64, 32] };
+    await expect(l.loadModel({ config: m.config, weights: l.writeSafetensors(tensors) }))
+      .rejects.toThrow(/"model\.layers\.2\.attn\.Wqkv\.weight" has shape \[64, 32\], but config\.json implies \[96, 32\] \(3 × hidden_size 32\)/);
+    const { tensors: t2 } = l.readSafetensors(m.read('model.safetensors'));
+    delete t2['model.layers.1.attn_norm.weight'];
+    await expect(l.loadModel({ config: m.config, weights: l.writeSafetensors(t2) }))
+      .rejects.toThrow(/lack 1 tensor a modernbert model with this config\.json needs: "model\.layers\.1\.attn_norm\.weight"/);
+    // norm_bias: true wants the LayerNorms' biases the file lacks
+    await expect(lab().loadModel(args({ norm_bias: true }))).rejects.toThrow(/lack \d+ tensors a modernbert model .*"model\.embeddings\.norm\.bias"/);
+    await expect(lab().loadModel(args({ hidden_activation: 'relu' })))
+      .rejects.toThrow(/hidden_activation "relu" is not supported for modernbert; allowed: gelu, gelu_pytorch_tanh, gelu_new/);
+    await expect(lab().loadModel(args({ classifier_activation: 'silu' })))
+      .rejects.toThrow(/classifier_activation "silu" is not supported for modernbert .*allowed: gelu/);
+    await expect(lab().loadModel(args({ layer_types: ['full_attention', 'full_attention', 'sliding_attention', 'full_attention'] })))
+      .rejects.toThrow(/layer_types .* disagrees with global_attn_every_n_layers 3/);
+    await expect(lab().loadModel(args({ rope_parameters: { sliding_attention: { rope_type: 'yarn', factor: 2 } } })))
+      .rejects.toThrow(/rope_parameters type "yarn" is not supported for modernbert/);
+    await expect(lab().loadModel(args({ local_attention: 0 }))).rejects.toThrow(/"local_attention" must be an integer in \[1, /);
+    await expect(lab().loadModel(args({ norm_bias: 'no' }))).rejects.toThrow(/norm_bias must be true or false, got "no"/);
+  });
+
+  test('the webgpu model path takes it (its values on the GPU: tests/browser/models-webgpu.browser.mjs)', async () => {
+    const { architectureOf } = await import('../../web/lib/model/families/index.js');
+    const { checkGpuRuns } = await import('../../web/lib/model/gpu.js');
+    const m = f();
+    const { type, arch } = architectureOf(m.config);
+    const c = { modelType: type, ...arch.config(m.config, new Set(m.expected.tensors)) };
+    expect(c.core).toMatchObject({ causal: false, firstNorm1: false, normBias: false, mlmBias: false });
+    expect(c.core.slidingWindow).toBeGreaterThan(0);
+    expect(() => checkGpuRuns(c)).not.toThrow();
+  });
+
+  test('transformers >= 5 keys: layer_types and rope_parameters give the same model', async () => {
+    const m = f();
+    const cfg = { ...m.config, layer_types: ['full_attention', 'sliding_attention', 'sliding_attention', 'full_attention'],
+      rope_parameters: { full_attention: { rope_type: 'default', rope_theta: 160000 }, sliding_attention: { rope_type: 'default', rope_theta: 10000 } } };
+    delete cfg.global_rope_theta;
+    delete cfg.local_rope_theta;
+    const model = await lab().loadModel({ config: cfg, weights: m.read('model.safetensors') });
+    const c = m.expected.cases[0];
+    expect(maxRel(model.forwardSync(c.ids).logits.data, c.logits)).toBeLessThan(1e-4);
     model.dispose();
   });
 });

@@ -4,9 +4,12 @@
 // uploaded once, under its block-graph name, in keras layout [in, out]: the
 // transpose of what the wasm block graph holds (Transformer.getWeights,
 // torch layout), for GPT-2's Conv1D and fused c_attn, Llama's GQA and untied
-// head (F32 and BF16 shards) and BERT's MLM head. A forward answered null
-// (a device loss) falls back to the wasm copy. The browser test
-// (tests/browser/models-webgpu.browser.mjs) runs the kernels.
+// head (F32 and BF16 shards), BERT's MLM head and the decoder families of
+// issue 32 (their q/k and sandwich norms, fused projections split, Gemma's
+// 1 + w). From a 16-bit file the matrices go up as their 16-bit values
+// (widened here by a decoder of this file). A forward answered null (a
+// device loss) falls back to the wasm copy. The browser tests (tests/browser/models-webgpu.browser.mjs,
+// models-webgpu-families.browser.mjs) run the kernels.
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -14,6 +17,28 @@ import { init } from '../../web/node.js';
 import { loadModel } from '../../web/lib/model/load.js';
 
 const MODELS = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'golden', 'models');
+
+/** 16-bit values → float32, written here (not the library's decoder): BF16 the upper half of the bits, F16 by its fields. */
+function widen(bits, half) {
+  const out = new Float32Array(bits.length);
+  for (let i = 0; i < bits.length; i++) {
+    const b = bits[i];
+    if (half === 'BF16') {
+      out[i] = new Float32Array(new Uint32Array([b << 16]).buffer)[0];
+      continue;
+    }
+    const sign = b & 0x8000 ? -1 : 1;
+    const e = (b >> 10) & 0x1f;
+    const m = b & 0x3ff;
+    out[i] = sign * (e === 0 ? m * 2 ** -24 : e === 31 ? (m ? NaN : Infinity) : (1 + m / 1024) * 2 ** (e - 15));
+  }
+  return out;
+}
+
+// The 16-bit checkpoints of tests/golden/models/: their matrices go up in 16 bits (but the
+// position and token-type tables), everything else in float32.
+const SIXTEEN = { 'llama-sharded': 'BF16', qwen2: 'BF16', qwen3: 'BF16', gemma: 'BF16', gemma3: 'BF16', mistral: 'F16', phi3: 'F16', 'gpt_neox-sequential': 'F16' };
+const halfExpected = (folder, key, shape) => (shape.length === 2 && !/^(pos|type)\.weight$/.test(key) ? SIXTEEN[folder] : undefined);
 
 function standIn() {
   const uploads = new Map();
@@ -26,9 +51,14 @@ function standIn() {
       calls.create++;
       return { spec, disposed: false };
     },
-    modelUpload(m, where, name, shape, data) {
+    modelUpload(m, where, name, shape, data, half) {
       expect(uploads.has(name)).toBe(false);
-      uploads.set(name, { shape, data: Float32Array.from(data) });
+      const count = shape.reduce((a, b) => a * b, 1);
+      if (half) {
+        expect(data).toBeInstanceOf(Uint16Array);
+        expect(data.length).toBe(count + (count & 1)); // padded to an even count
+      }
+      uploads.set(name, { shape, half, data: half ? widen(data.subarray(0, count), half) : Float32Array.from(data) });
     },
     modelBytes: () => 0,
     async modelForward() {
@@ -74,6 +104,7 @@ describe('loadModel onto a GPU: the uploaded tensors', () => {
     expect([...gpu.uploads.keys()].sort()).toEqual(Object.keys(wasm).sort());
     for (const [key, { data, shape }] of Object.entries(wasm)) {
       const up = gpu.uploads.get(key);
+      expect([key, up.half]).toEqual([key, halfExpected(name, key, shape)]);
       if (shape.length === 1) {
         expect(up.shape).toEqual(shape);
         expect(up.data).toEqual(data);
@@ -121,47 +152,63 @@ describe('loadModel onto a GPU: the uploaded tensors', () => {
     expect(backend.heapBytesInUse()).toBe(before);
   });
 
-  // The families of issue 32: the GPU path runs what Llama's blocks do; anything else is refused by
-  // name before a tensor is read or the block graph allocated (web/lib/model/gpu.js checkGpuRuns).
+  // The families of issue 32: the GPU path runs every block-graph field they use
+  // (tests/browser/models-webgpu-families.browser.mjs checks its values); their tensors go up
+  // as the wasm copy holds them (fused projections split, Gemma's norms as 1 + w, q/k and
+  // sandwich norms included).
   const decoder = (name, patch = {}) => {
     const read = (f) => new Uint8Array(fs.readFileSync(path.join(MODELS, name, f)));
     return { config: { ...JSON.parse(Buffer.from(read('config.json')).toString()), ...patch }, weights: read('model.safetensors') };
   };
 
   test.each([
-    ['qwen3', {}, /does not run headDim ≠ hidden\/heads, qkNorm \(q\/k norms\), which model_type "qwen3" uses here; load it on backend 'wasm'/],
-    ['gemma', {}, /headDim ≠ hidden\/heads, embedScale, activation geglu \/ geglu_tanh/],
-    ['gpt_neox', {}, /rotaryDim \(partial rotary\), parallelResidual/],
-    ['gpt_neo', {}, /attnScale .*slidingWindow/],
-    ['mistral', {}, /slidingWindow \(local attention\)/],
-  ])('%s is refused on the GPU before any tensor is read', async (name, patch, message) => {
-    const gpu = standIn();
-    const progress = [];
-    const before = backend.heapBytesInUse();
-    await expect(loadModel(Module, { ...decoder(name, patch), onProgress: (p) => progress.push(p) }, { gpu })).rejects.toThrow(message);
-    expect(gpu.calls.create).toBe(0);
-    expect(progress).toEqual([]);
-    expect(backend.heapBytesInUse()).toBe(before);
-  });
-
-  test.each([
+    ['qwen2', {}], ['qwen3', {}], ['mistral', {}], ['gemma', {}], ['gemma2', {}], ['gemma3', {}],
+    ['phi3', {}], ['gpt_neox', {}], ['gpt_neox-sequential', {}], ['gpt_neo', {}],
     // Phi-3 with every rotary dim: the fused qkv_proj and gate_up_proj split on the way up (split-rows)
     ['phi3', { partial_rotary_factor: 1 }],
-    // Mistral without its window is Llama's block
-    ['mistral', { sliding_window: null }],
   ])('%s %j: every block-graph tensor once, [in, out], equal to the wasm copy', async (name, patch) => {
     const gpu = standIn();
     const model = await loadModel(Module, decoder(name, patch), { gpu });
+    expect(gpu.calls.create).toBe(1);
     const wasm = model._t.getWeights();
     expect([...gpu.uploads.keys()].sort()).toEqual(Object.keys(wasm).sort());
     for (const [key, { data, shape }] of Object.entries(wasm)) {
       const up = gpu.uploads.get(key);
+      expect([key, up.half]).toEqual([key, halfExpected(name, key, shape)]);
       if (shape.length === 1) {
         expect(up.data).toEqual(data);
         continue;
       }
       const [rows, cols] = shape;
       expect(up.shape).toEqual([cols, rows]);
+      const t = new Float32Array(rows * cols);
+      for (let r = 0; r < rows; r++) for (let c = 0; c < cols; c++) t[c * rows + r] = data[r * cols + c];
+      expect(up.data).toEqual(t);
+    }
+    model.dispose();
+  });
+
+  // GGUF files (tests/golden/gguf/models/): F16 and BF16 matrices go up in 16 bits, also through
+  // the rope-unpermute of a llama Q/K; dequantised types (Q8_0) in float32.
+  test.each([
+    ['llama-bf16.gguf', 'BF16', 'BF16'],
+    ['qwen2-f16.gguf', 'F16', 'F16'],
+    ['gemma3-f16.gguf', 'F16', 'F16'],
+    ['llama-q8_0.gguf', 'float32', undefined],
+  ])('GGUF %s: matrices in %s on the GPU, equal to the wasm copy', async (file, _, half) => {
+    const gpu = standIn();
+    const weights = new Uint8Array(fs.readFileSync(path.join(MODELS, '..', 'gguf', 'models', file)));
+    const model = await loadModel(Module, { weights }, { gpu });
+    const wasm = model._t.getWeights();
+    expect([...gpu.uploads.keys()].sort()).toEqual(Object.keys(wasm).sort());
+    for (const [key, { data, shape }] of Object.entries(wasm)) {
+      const up = gpu.uploads.get(key);
+      expect([key, up.half]).toEqual([key, shape.length === 2 && !/^(pos|type)\.weight$/.test(key) ? half : undefined]);
+      if (shape.length === 1) {
+        expect(up.data).toEqual(data);
+        continue;
+      }
+      const [rows, cols] = shape;
       const t = new Float32Array(rows * cols);
       for (let r = 0; r < rows; r++) for (let c = 0; c < cols; c++) t[c * rows + r] = data[r * cols + c];
       expect(up.data).toEqual(t);

@@ -1,5 +1,6 @@
 // The shared block graph (src/train/transformer.cpp) in the architecture
-// settings that web/lib/model/ maps GPT-2, Llama and BERT onto:
+// settings that web/lib/model/ maps GPT-2, Llama, BERT, the decoders of
+// issue 32 and ModernBERT onto:
 //   * the whole-model gradient against central differences of the loss
 //     (pre-norm, final norm, RMSNorm, SwiGLU, gelu_new, tied head, GQA,
 //     RoPE with another base, BERT's embedding norm, token types, MLM head);
@@ -170,6 +171,17 @@ std::vector<Arch> Archs() {
     out.push_back({"GeGluTanh", c});
   }
   {
+    TransformerConfig c = Base();  // T5's original MLP: W2·ReLU(W1·x), post-norm here
+    c.activation = Activation::kRelu;
+    out.push_back({"Relu", c});
+  }
+  {
+    TransformerConfig c = llama();  // Marian's "swish": W2·SiLU(W1·x), not gated
+    c.activation = Activation::kSilu;
+    c.ffn_bias = true;
+    out.push_back({"Silu", c});
+  }
+  {
     TransformerConfig c = Base();  // GPT-NeoX: x + Attn(LN1(x)) + MLP(LN2(x))
     c.positional = Positional::kRope;
     c.prenorm = true;
@@ -203,6 +215,63 @@ std::vector<Arch> Archs() {
     c.embed_scale = 2.828427f;
     c.tie_embeddings = true;
     out.push_back({"Gemma2", c});
+  }
+  {
+    // ModernBERT's encoder: pre-norm with block 0's norm1 the identity,
+    // LayerNorms without bias, GeGLU, a global layer then local layers with
+    // a bidirectional window (|i − j| < 2) and their own RoPE base, the MLM
+    // head without its dense bias, tied decoder with a bias.
+    TransformerConfig c = Base();
+    c.causal = false;
+    c.num_layers = 3;
+    c.positional = Positional::kRope;
+    c.rope_theta = 160000.0;
+    c.rope_local_theta = 10000.0;
+    c.sliding_window = 2;
+    c.layer_kinds = "gll";
+    c.prenorm = true;
+    c.first_norm1 = false;
+    c.norm_bias = false;
+    c.embed_norm = true;
+    c.activation = Activation::kGeGlu;
+    c.qkv_bias = false;
+    c.out_bias = false;
+    c.ffn_bias = false;
+    c.mlm_head = true;
+    c.mlm_bias = false;
+    c.tie_embeddings = true;
+    out.push_back({"ModernBert", c});
+  }
+  {
+    // ModernBERT with attention_bias, mlp_bias and norm_bias: the gate's
+    // bias (Wi's first half), the tanh GeGLU, every LayerNorm with its bias.
+    TransformerConfig c = Base();
+    c.causal = false;
+    c.positional = Positional::kRope;
+    c.sliding_window = 3;
+    c.layer_kinds = "gl";
+    c.prenorm = true;
+    c.first_norm1 = false;
+    c.embed_norm = true;
+    c.activation = Activation::kGeGluTanh;
+    c.gate_bias = true;
+    c.mlm_head = true;
+    c.tie_embeddings = true;
+    out.push_back({"GateBias", c});
+  }
+  {
+    // The same fields on a causal decoder, so that the key/value cache and
+    // the last-row prefill run them too (a window of 3 on layer 0).
+    TransformerConfig c = Base();
+    c.positional = Positional::kRope;
+    c.sliding_window = 3;
+    c.layer_kinds = "lg";
+    c.prenorm = true;
+    c.first_norm1 = false;
+    c.norm_bias = false;
+    c.activation = Activation::kSwiGlu;
+    c.gate_bias = true;
+    out.push_back({"CausalModernBertFields", c});
   }
   return out;
 }
@@ -496,10 +565,8 @@ TEST(Model, RejectsBadArchitectures) {
       {"finalSoftcap", [](TransformerConfig* t) { t->final_softcap = -2.0f; }},
       {"embedScale", [](TransformerConfig* t) { t->embed_scale = 0.0f; }},
       {"slidingWindow must be", [](TransformerConfig* t) { t->sliding_window = -1; }},
-      {"slidingWindow needs causal", [](TransformerConfig* t) {
-         t->sliding_window = 2;
-         t->causal = false;
-       }},
+      {"firstNorm1 false (block 0 without norm1) needs prenorm", [](TransformerConfig* t) { t->first_norm1 = false; }},
+      {"gateBias needs a gated activation", [](TransformerConfig* t) { t->gate_bias = true; }},
       {"layerKinds must hold only", [](TransformerConfig* t) {
          t->sliding_window = 2;
          t->layer_kinds = "lx";
@@ -570,6 +637,75 @@ TEST(Model, SlidingWindowAndLayerKindsMaskTheWeights) {
       }
     }
   }
+}
+
+// The bidirectional window (causal false): on a local layer query i sees
+// keys |i − j| < window, on a global one every key, also when the window is
+// shorter than the text; firstNorm1 false leaves block 0 without norm1 and
+// normBias false, mlmBias false leave the LayerNorms and the MLM dense
+// without biases; gateBias adds ffn.bg.
+TEST(Model, BidirectionalWindowAndModernBertFields) {
+  TransformerConfig c = Base();
+  c.causal = false;
+  c.positional = Positional::kRope;
+  c.prenorm = true;
+  c.num_layers = 3;
+  c.sliding_window = 3;
+  c.layer_kinds = "lgl";
+  c.first_norm1 = false;
+  c.norm_bias = false;
+  c.embed_norm = true;
+  c.mlm_head = true;
+  c.mlm_bias = false;
+  c.tie_embeddings = true;
+  c.activation = Activation::kGeGlu;
+  c.gate_bias = true;
+  Status s;
+  auto t = attnlab::Transformer::Create(c, &s);
+  ASSERT_TRUE(s.ok()) << s.message;
+  std::string names;
+  for (const auto& info : t->params()) names += info.name + " ";
+  EXPECT_EQ(names.find("blocks.0.norm1"), std::string::npos) << names;
+  EXPECT_NE(names.find("blocks.1.norm1.weight"), std::string::npos) << names;
+  EXPECT_EQ(names.find(".bias "), names.find("head.bias ") + 4) << names;  // head.bias only
+  EXPECT_NE(names.find("blocks.0.ffn.bg"), std::string::npos) << names;
+  std::vector<float> p0 = Normal(t->ParamCount(), 3, 0.5f);
+  ASSERT_TRUE(t->SetParams(p0.data()).ok());
+  const int64_t L = 8, H = c.num_heads, W = c.sliding_window;
+  std::vector<int32_t> tok(L);
+  for (int64_t i = 0; i < L; ++i) tok[i] = static_cast<int32_t>((i * 3 + 2) % c.vocab_size);
+  std::vector<float> logits(L * c.vocab_size), att(3 * H * L * L);
+  ASSERT_TRUE(t->Forward(1, L, tok.data(), logits.data(), att.data()).ok());
+  for (int64_t l = 0; l < 3; ++l) {
+    for (int64_t h = 0; h < H; ++h) {
+      for (int64_t i = 0; i < L; ++i) {
+        for (int64_t j = 0; j < L; ++j) {
+          const float w = att[((l * H + h) * L + i) * L + j];
+          const bool seen = l == 1 || std::abs(i - j) < W;
+          if (seen) {
+            EXPECT_GT(w, 0.0f) << l << " " << h << " " << i << " " << j;
+          } else {
+            EXPECT_EQ(w, 0.0f) << l << " " << h << " " << i << " " << j;
+          }
+        }
+      }
+    }
+  }
+  // A local layer's row depends on no token outside its window: changing the
+  // last token leaves layer 0's attention of query 0 as it was (window 3:
+  // keys 0..2), while the global layer 1 sees the change.
+  std::vector<int32_t> tok2(tok);
+  tok2[L - 1] = static_cast<int32_t>((tok[L - 1] + 1) % c.vocab_size);
+  std::vector<float> att2(3 * H * L * L);
+  ASSERT_TRUE(t->Forward(1, L, tok2.data(), logits.data(), att2.data()).ok());
+  bool global_changed = false;
+  for (int64_t h = 0; h < H; ++h) {
+    for (int64_t j = 0; j < L; ++j) {
+      EXPECT_EQ(att[(h * L + 0) * L + j], att2[(h * L + 0) * L + j]) << h << " " << j;
+      global_changed = global_changed || att[((1 * H + h) * L + 0) * L + j] != att2[((1 * H + h) * L + 0) * L + j];
+    }
+  }
+  EXPECT_TRUE(global_changed);
 }
 
 }  // namespace

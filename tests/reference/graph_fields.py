@@ -4,7 +4,9 @@
 Writes tests/golden/graph-fields.json: for a few lab.transformer configs that
 set headDim, qkNorm, attnScale, attnSoftcap, finalSoftcap, slidingWindow,
 layerKinds, ropeLocalTheta, rotaryDim, parallelResidual, sandwichNorm,
-embedScale and the GeGLU activations, seeded weights under the parameter
+embedScale and the GeGLU activations, and (issue 34, ModernBERT's
+modeling_modernbert.py) the bidirectional window |i - j| < slidingWindow,
+normBias, firstNorm1 and gateBias, seeded weights under the parameter
 names of src/train/train.h, token ids and the logits of this reference.
 tests/js/graph-fields.test.js loads the weights into lab.transformer and
 compares its logits.
@@ -74,8 +76,8 @@ def forward(c, w, tokens):
     i = np.arange(L)[:, None]
     j = np.arange(L)[None, :]
 
-    def norm(v, name):
-        return layer_norm(v, w[name + '.weight'], w[name + '.bias'], eps)
+    def norm(v, name):  # normBias false: no bias
+        return layer_norm(v, w[name + '.weight'], w.get(name + '.bias', 0.0), eps)
 
     def attn(v, l):
         p = f'blocks.{l}.attn.'
@@ -93,9 +95,10 @@ def forward(c, w, tokens):
         s = q @ k.transpose(0, 2, 1) * scale
         if cap > 0:
             s = cap * np.tanh(s / cap)
-        seen = j <= i
-        if kinds[l] == 'l':
-            seen = seen & (j > i - window)
+        causal = c.get('causal', False)
+        seen = j <= i if causal else np.ones((L, L), dtype=bool)
+        if kinds[l] == 'l':  # causal: i - W < j <= i; bidirectional: |i - j| < W
+            seen = seen & ((j > i - window) if causal else (np.abs(i - j) < window))
         s = np.where(seen[None], s, -np.inf)
         s = np.exp(s - s.max(-1, keepdims=True))
         s = s / s.sum(-1, keepdims=True)
@@ -107,7 +110,7 @@ def forward(c, w, tokens):
         up = v @ w[p + 'w1'].T + w[p + 'b1']
         act = c.get('activation', 'gelu')
         if act in ('geglu', 'geglu_tanh'):
-            gate = v @ w[p + 'wg'].T
+            gate = v @ w[p + 'wg'].T + w.get(p + 'bg', 0.0)
             g = (gelu(gate) if act == 'geglu' else gelu_tanh(gate)) * up
         else:
             g = gelu(up) if act == 'gelu' else gelu_tanh(up)
@@ -124,7 +127,8 @@ def forward(c, w, tokens):
             h = x + norm(attn(norm(x, b + 'norm1'), l), b + 'post_attn_norm')
             x = h + norm(mlp(norm(h, b + 'norm2'), l), b + 'post_ffn_norm')
         else:
-            h = x + attn(norm(x, b + 'norm1'), l)
+            # firstNorm1 false: block 0 attends to x itself
+            h = x + attn(x if l == 0 and c.get('firstNorm1', True) is False else norm(x, b + 'norm1'), l)
             x = h + mlp(norm(h, b + 'norm2'), l)
     if c.get('prenorm'):
         x = norm(x, 'final_norm')
@@ -152,13 +156,21 @@ def param_shapes(c):
         s[b + 'ffn.w1'], s[b + 'ffn.b1'], s[b + 'ffn.w2'], s[b + 'ffn.b2'] = (F, E), (F,), (E, F), (E,)
         if gated:
             s[b + 'ffn.wg'] = (F, E)
+        if gated and c.get('gateBias'):
+            s[b + 'ffn.bg'] = (F,)
         names = ['norm1', 'norm2'] + (['post_attn_norm', 'post_ffn_norm'] if c.get('sandwichNorm') else [])
+        if l == 0 and c.get('firstNorm1', True) is False:
+            names.remove('norm1')
         for n in names:
-            s[b + n + '.weight'], s[b + n + '.bias'] = (E,), (E,)
+            s[b + n + '.weight'] = (E,)
+            if c.get('normBias', True):
+                s[b + n + '.bias'] = (E,)
         if c.get('qkNorm'):
             s[b + 'attn.q_norm.weight'], s[b + 'attn.k_norm.weight'] = (D,), (D,)
     if c.get('prenorm'):
-        s['final_norm.weight'], s['final_norm.bias'] = (E,), (E,)
+        s['final_norm.weight'] = (E,)
+        if c.get('normBias', True):
+            s['final_norm.bias'] = (E,)
     if not c.get('tieEmbeddings'):
         s['head.weight'] = (V, E)
     s['head.bias'] = (V,)
@@ -182,6 +194,12 @@ CONFIGS = [
          'vocabSize': 9, 'maxLength': 9, 'embedDim': 8, 'numHeads': 2, 'numLayers': 2, 'ffnDim': 10,
          'causal': True, 'positional': 'rope', 'slidingWindow': 2, 'qkNorm': True, 'rotaryDim': 2,
          'finalSoftcap': 2.0}),
+    ('modernbert-like: bidirectional, a global layer then local ones whose window |i - j| < 2 is shorter than the '
+     'text, two RoPE bases, block 0 without norm1, LayerNorms without bias, geglu with the gate bias', {
+         'vocabSize': 10, 'maxLength': 9, 'embedDim': 8, 'numHeads': 2, 'numLayers': 3, 'ffnDim': 6,
+         'causal': False, 'positional': 'rope', 'prenorm': True, 'activation': 'geglu', 'tieEmbeddings': True,
+         'slidingWindow': 2, 'layerKinds': 'gll', 'ropeLocalTheta': 100.0,
+         'firstNorm1': False, 'normBias': False, 'gateBias': True}),
 ]
 
 

@@ -1,10 +1,12 @@
 #!/usr/bin/python3
 """Float64 numpy references and tiny golden checkpoints of the encoder-decoder
-(translation) families of issue 34 item 2: marian (opus-mt) and bart.
+(translation) families of issue 34 item 2: marian (opus-mt), bart and t5
+(the original relu T5 with its tied, rescaled head; v1.1 / Flan's gated-gelu
+with an untied lm_head).
 
     /usr/bin/python3 tests/reference/hf_encdec.py generate
 
-writes tests/golden/models/{marian,bart}/{config.json, tokenizer.json,
+writes tests/golden/models/{marian,bart,t5,t5-v1_1}/{config.json, tokenizer.json,
 model.safetensors (F32), model-f16.safetensors (the same values in F16),
 expected.json, tokenizer-samples.json}. numpy only; nothing here reads web/,
 src/ or bindings/ (helpers of tests/reference/hf_models.py: safetensors, the
@@ -40,6 +42,19 @@ Semantics (transformers v4.x, eval mode, eager attention):
           post-LN layers with encoder_attn, scale_embedding (sqrt(d_model)
           when true), activation_function, final_logits_bias, shared
           embeddings, decoder_start_token_id.
+  t5      modeling_t5.py: x0 = shared(ids) (no scale, no positions); pre-norm
+          T5LayerNorm (x / sqrt(mean(x^2) + eps) * w, no mean, no bias);
+          T5Attention without the 1/sqrt(d) scaling, inner dim num_heads *
+          d_kv, no biases; the relative position bias (block 0's
+          relative_attention_bias [num_buckets, H], _relative_position_bucket
+          of key - query: bidirectional in the encoder, causal in the
+          decoder) added to every self-attention layer's scores, none in
+          EncDecAttention; layer.0 SelfAttention, (decoder) layer.1
+          EncDecAttention, the last layer DenseReluDense: wo(act(wi(x))) or,
+          gated, wo(act(wi_0(x)) * wi_1(x)) (feed_forward_proj "gated-gelu" is
+          gelu_new); final_layer_norm after each stack; logits =
+          lm_head(x * d_model^-0.5) when tie_word_embeddings (lm_head =
+          shared), lm_head(x) otherwise; decoder_start_token_id (the pad id).
 """
 import json
 import math
@@ -54,7 +69,7 @@ from hf_models import (OUT, act, check_tokenizers, exact, layer_norm, read_safet
 
 TOL = 1e-10
 TF_VERSION = '4.46.3'
-FOLDERS = ('marian', 'bart')
+FOLDERS = ('marian', 'bart', 't5', 't5-v1_1')
 GREEDY = 4
 rng = np.random.default_rng(20261204)
 
@@ -261,18 +276,22 @@ class Decoder:
 def forward_cached(cfg, t, ids, dids):
     s = spec(cfg, t)
     mem, enc_atts = encode_cached(s, t, ids)
-    dec = Decoder(s, t, mem)
+    return run_cached(s, Decoder(s, t, mem), lambda: Decoder(s, t, mem), mem, enc_atts, ids, dids, s['Hd'])
+
+
+def run_cached(s, dec, fresh, mem, enc_atts, ids, dids, H):
+    """The decoder ids one step at a time, then the greedy continuation on a fresh decoder."""
     Ld, Le = len(dids), len(ids)
     logits = []
-    selfs = [np.zeros((s['Hd'], Ld, Ld)) for _ in range(s['Nd'])]
-    crosses = [np.zeros((s['Hd'], Ld, Le)) for _ in range(s['Nd'])]
+    selfs = [np.zeros((H, Ld, Ld)) for _ in range(s['Nd'])]
+    crosses = [np.zeros((H, Ld, Le)) for _ in range(s['Nd'])]
     for i, tok in enumerate(dids):
         lg, ws, wcs = dec.step(tok)
         logits.append(lg)
         for li in range(s['Nd']):
             selfs[li][:, i, :i + 1] = ws[li]  # the causal zeros beyond
             crosses[li][:, i, :] = wcs[li]
-    g = Decoder(s, t, mem)
+    g = fresh()
     seq = [s['start']]
     while len(seq) <= GREEDY and seq[-1] != s['eos'] or len(seq) == 1:
         lg, _, _ = g.step(seq[-1])
@@ -285,8 +304,9 @@ def forward_cached(cfg, t, ids, dids):
 
 def forward(folder, ids, dids, weights=None):
     cfg, t = load(folder, weights)
-    a = forward_batched(cfg, t, ids, dids)
-    b = forward_cached(cfg, t, ids, dids)
+    t5 = cfg['model_type'] == 't5'
+    a = (t5_batched if t5 else forward_batched)(cfg, t, ids, dids)
+    b = (t5_cached if t5 else forward_cached)(cfg, t, ids, dids)
     for k in ('logits', 'encoder_hidden'):
         err = np.max(np.abs(a[k] - b[k]))
         assert err < TOL, (k, err)
@@ -297,17 +317,237 @@ def forward(folder, ids, dids, weights=None):
     return a
 
 
+# ---- t5 ----------------------------------------------------------------------------------
+
+def t5_spec(cfg, t):
+    proj = cfg.get('feed_forward_proj', 'relu')
+    parts = proj.split('-')
+    gated = parts[0] == 'gated'
+    name = 'gelu_new' if proj == 'gated-gelu' else parts[-1]
+    tied = cfg.get('tie_word_embeddings', True)
+    return {'E': cfg['d_model'], 'H': cfg['num_heads'], 'D': cfg['d_kv'], 'Ne': cfg['num_layers'],
+            'Nd': cfg.get('num_decoder_layers') or cfg['num_layers'], 'eps': cfg['layer_norm_epsilon'],
+            'act': act(name), 'gated': gated, 'embed': t['shared.weight'],
+            'head': t['shared.weight'] if tied else t['lm_head.weight'], 'head_scale': cfg['d_model'] ** -0.5 if tied else 1.0,
+            'buckets': cfg['relative_attention_num_buckets'], 'max_distance': cfg['relative_attention_max_distance'],
+            'start': cfg['decoder_start_token_id'], 'eos': cfg['eos_token_id']}
+
+
+def t5_bucket(rel, bidirectional, n, max_distance):
+    """_relative_position_bucket for one distance (key - query)."""
+    out = 0
+    if bidirectional:
+        n //= 2
+        out += n if rel > 0 else 0
+        rel = abs(rel)
+    else:
+        rel = -min(rel, 0)
+    exact = n // 2
+    if rel < exact:
+        return out + rel
+    large = exact + int(math.log(rel / exact) / math.log(max_distance / exact) * (n - exact))
+    return out + min(large, n - 1)
+
+
+def t5_bias_matrix(s, t, stack, lq, lk, pos0=0):
+    """compute_bias: [H, lq, lk] of block 0's table, queries at pos0.., as a matrix of buckets."""
+    table = t[f'{stack}.block.0.layer.0.SelfAttention.relative_attention_bias.weight']
+    ctx = np.arange(pos0, pos0 + lq)[:, None]
+    mem = np.arange(lk)[None, :]
+    rel = mem - ctx
+    n, md = s['buckets'], s['max_distance']
+    bidir = stack == 'encoder'
+    if bidir:
+        n //= 2
+        b = (rel > 0).astype(np.int64) * n
+        rel = np.abs(rel)
+    else:
+        b = np.zeros_like(rel)
+        rel = -np.minimum(rel, 0)
+    exact = n // 2
+    large = exact + (np.log(np.maximum(rel, 1) / exact) / math.log(md / exact) * (n - exact)).astype(np.int64)
+    b = b + np.where(rel < exact, rel, np.minimum(large, n - 1))
+    return table[b].transpose(2, 0, 1)
+
+
+def rms(x, w, eps):
+    return x / np.sqrt((x * x).mean(axis=-1, keepdims=True) + eps) * w
+
+
+def t5_attn(t, pre, xq, xk, H, D, bias, causal):
+    q = (xq @ t[pre + 'q.weight'].T).reshape(len(xq), H, D).transpose(1, 0, 2)
+    k = (xk @ t[pre + 'k.weight'].T).reshape(len(xk), H, D).transpose(1, 0, 2)
+    v = (xk @ t[pre + 'v.weight'].T).reshape(len(xk), H, D).transpose(1, 0, 2)
+    sc = q @ k.transpose(0, 2, 1)  # no 1/sqrt(D)
+    if bias is not None:
+        sc = sc + bias
+    if causal:
+        sc = np.where(np.tril(np.ones(sc.shape[1:], dtype=bool)), sc, -np.inf)
+    p = softmax(sc)
+    return (p @ v).transpose(1, 0, 2).reshape(len(xq), H * D) @ t[pre + 'o.weight'].T, p
+
+
+def t5_ff(s, t, pre, x):
+    if s['gated']:
+        h = s['act'](x @ t[pre + 'wi_0.weight'].T) * (x @ t[pre + 'wi_1.weight'].T)
+    else:
+        h = s['act'](x @ t[pre + 'wi.weight'].T)
+    return h @ t[pre + 'wo.weight'].T
+
+
+def t5_encode_batched(s, t, ids):
+    x = s['embed'][ids]
+    bias = t5_bias_matrix(s, t, 'encoder', len(ids), len(ids))
+    atts = []
+    for i in range(s['Ne']):
+        p = f'encoder.block.{i}.layer.'
+        n = rms(x, t[p + '0.layer_norm.weight'], s['eps'])
+        a, w = t5_attn(t, p + '0.SelfAttention.', n, n, s['H'], s['D'], bias, False)
+        x = x + a
+        atts.append(w)
+        x = x + t5_ff(s, t, p + '1.DenseReluDense.', rms(x, t[p + '1.layer_norm.weight'], s['eps']))
+    return rms(x, t['encoder.final_layer_norm.weight'], s['eps']), atts
+
+
+def t5_decode_batched(s, t, mem, dids):
+    x = s['embed'][dids]
+    bias = t5_bias_matrix(s, t, 'decoder', len(dids), len(dids))
+    selfs, crosses = [], []
+    for i in range(s['Nd']):
+        p = f'decoder.block.{i}.layer.'
+        n = rms(x, t[p + '0.layer_norm.weight'], s['eps'])
+        a, w = t5_attn(t, p + '0.SelfAttention.', n, n, s['H'], s['D'], bias, True)
+        x = x + a
+        c, wc = t5_attn(t, p + '1.EncDecAttention.', rms(x, t[p + '1.layer_norm.weight'], s['eps']), mem, s['H'], s['D'], None, False)
+        x = x + c
+        x = x + t5_ff(s, t, p + '2.DenseReluDense.', rms(x, t[p + '2.layer_norm.weight'], s['eps']))
+        selfs.append(w)
+        crosses.append(wc)
+    x = rms(x, t['decoder.final_layer_norm.weight'], s['eps'])
+    return (x * s['head_scale']) @ s['head'].T, selfs, crosses
+
+
+def t5_batched(cfg, t, ids, dids):
+    s = t5_spec(cfg, t)
+    mem, enc_atts = t5_encode_batched(s, t, np.array(ids))
+    logits, selfs, crosses = t5_decode_batched(s, t, mem, np.array(dids))
+    seq = [s['start']]
+    while len(seq) <= GREEDY and seq[-1] != s['eos'] or len(seq) == 1:
+        lg, _, _ = t5_decode_batched(s, t, mem, np.array(seq))
+        seq.append(int(np.argmax(lg[-1])))
+    return {'logits': logits, 'encoder_attentions': enc_atts, 'decoder_attentions': selfs,
+            'cross_attentions': crosses, 'encoder_hidden': mem, 'greedy': seq[1:]}
+
+
+def mat_row(w, row):
+    return np.array([float(np.dot(w[o], row)) for o in range(w.shape[0])])
+
+
+def rms_row(row, w, eps):
+    ms = sum(v * v for v in row) / len(row)
+    return np.array([v / math.sqrt(ms + eps) for v in row]) * w
+
+
+def t5_attend_row(q, ks, vs, H, D, bias_row):
+    """bias_row(h, j): the score bias of key j (None: no bias); no scaling."""
+    ctx = np.zeros(H * D)
+    w = np.zeros((H, len(ks)))
+    for h in range(H):
+        sl = slice(h * D, (h + 1) * D)
+        sc = [float(np.dot(q[sl], k[sl])) + (bias_row(h, j) if bias_row else 0.0) for j, k in enumerate(ks)]
+        m = max(sc)
+        ex = [math.exp(c - m) for c in sc]
+        z = sum(ex)
+        for j, v in enumerate(vs):
+            w[h, j] = ex[j] / z
+            ctx[sl] += w[h, j] * v[sl]
+    return ctx, w
+
+
+def t5_ff_row(s, t, pre, x):
+    if s['gated']:
+        h = s['act'](mat_row(t[pre + 'wi_0.weight'], x)) * mat_row(t[pre + 'wi_1.weight'], x)
+    else:
+        h = s['act'](mat_row(t[pre + 'wi.weight'], x))
+    return mat_row(t[pre + 'wo.weight'], h)
+
+
+def t5_encode_cached(s, t, ids):
+    H, D, eps = s['H'], s['D'], s['eps']
+    table = t['encoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight']
+    rows = [s['embed'][tok].copy() for tok in ids]
+    atts = []
+    for li in range(s['Ne']):
+        p = f'encoder.block.{li}.layer.'
+        ns = [rms_row(r, t[p + '0.layer_norm.weight'], eps) for r in rows]
+        ks = [mat_row(t[p + '0.SelfAttention.k.weight'], n) for n in ns]
+        vs = [mat_row(t[p + '0.SelfAttention.v.weight'], n) for n in ns]
+        w = np.zeros((H, len(rows), len(rows)))
+        new = []
+        for i, n in enumerate(ns):
+            brow = lambda h, j, i=i: table[t5_bucket(j - i, True, s['buckets'], s['max_distance'])][h]  # noqa: E731
+            ctx, w[:, i, :] = t5_attend_row(mat_row(t[p + '0.SelfAttention.q.weight'], n), ks, vs, H, D, brow)
+            x = rows[i] + mat_row(t[p + '0.SelfAttention.o.weight'], ctx)
+            new.append(x + t5_ff_row(s, t, p + '1.DenseReluDense.', rms_row(x, t[p + '1.layer_norm.weight'], eps)))
+        rows = new
+        atts.append(w)
+    return [rms_row(r, t['encoder.final_layer_norm.weight'], eps) for r in rows], atts
+
+
+class T5Decoder:
+    def __init__(self, s, t, mem):
+        self.s, self.t = s, t
+        self.cache = [([], []) for _ in range(s['Nd'])]
+        self.cross = []
+        for li in range(s['Nd']):
+            p = f'decoder.block.{li}.layer.1.EncDecAttention.'
+            self.cross.append(([mat_row(t[p + 'k.weight'], m) for m in mem], [mat_row(t[p + 'v.weight'], m) for m in mem]))
+        self.table = t['decoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight']
+
+    def step(self, tok):
+        s, t = self.s, self.t
+        H, D, eps = s['H'], s['D'], s['eps']
+        pos = len(self.cache[0][0])
+        x = s['embed'][tok].copy()
+        ws, wcs = [], []
+        for li in range(s['Nd']):
+            p = f'decoder.block.{li}.layer.'
+            n = rms_row(x, t[p + '0.layer_norm.weight'], eps)
+            ks, vs = self.cache[li]
+            ks.append(mat_row(t[p + '0.SelfAttention.k.weight'], n))
+            vs.append(mat_row(t[p + '0.SelfAttention.v.weight'], n))
+            brow = lambda h, j: self.table[t5_bucket(j - pos, False, s['buckets'], s['max_distance'])][h]  # noqa: E731
+            ctx, w = t5_attend_row(mat_row(t[p + '0.SelfAttention.q.weight'], n), ks, vs, H, D, brow)
+            x = x + mat_row(t[p + '0.SelfAttention.o.weight'], ctx)
+            n = rms_row(x, t[p + '1.layer_norm.weight'], eps)
+            ctx, wc = t5_attend_row(mat_row(t[p + '1.EncDecAttention.q.weight'], n), *self.cross[li], H, D, None)
+            x = x + mat_row(t[p + '1.EncDecAttention.o.weight'], ctx)
+            x = x + t5_ff_row(s, t, p + '2.DenseReluDense.', rms_row(x, t[p + '2.layer_norm.weight'], eps))
+            ws.append(w)
+            wcs.append(wc)
+        x = rms_row(x, t['decoder.final_layer_norm.weight'], eps) * s['head_scale']
+        return np.array([float(np.dot(s['head'][v], x)) for v in range(s['head'].shape[0])]), ws, wcs
+
+
+def t5_cached(cfg, t, ids, dids):
+    s = t5_spec(cfg, t)
+    mem, enc_atts = t5_encode_cached(s, t, ids)
+    return run_cached(s, T5Decoder(s, t, mem), lambda: T5Decoder(s, t, mem), mem, enc_atts, ids, dids, s['H'])
+
+
 # ---- tokenizer -------------------------------------------------------------------------------
 
 WORDS = ['the', 'cat', 'sat', 'on', 'mat', 'dog', 'is', 'a', 'hello', 'world', 'die', 'katze', 'der', 'hund',
          'auf', 'ist', 'ein', 'hallo', 'welt']
 
 
-def tokenizer():
+def tokenizer(t5=False):
     """An opus-mt conversion's tokenizer.json layout: a Unigram (SentencePiece)
     model over ▁-prefixed pieces, </s> 0 and <unk> 1 first, <pad> last (the
     decoder's start), Metaspace pre-tokenizer and decoder, TemplateProcessing
-    $A </s>."""
+    $A </s>. t5: T5's order, <pad> 0 (the decoder's start), </s> 1, <unk> 2."""
+    if t5:
+        return t5_tokenizer()
     pieces = [('</s>', 0.0), ('<unk>', 0.0)]
     for i, w in enumerate(WORDS):
         pieces.append(('\u2581' + w, -4.0 - 0.05 * i))
@@ -364,6 +604,25 @@ def tokenizer():
     return tok, encode, len(pieces), pad
 
 
+def t5_tokenizer():
+    tok, encode, n, pad = tokenizer()
+    # the same pieces, the specials moved: <pad> 0, </s> 1, <unk> 2 (T5's spiece order)
+    vocab = tok['model']['vocab']
+    words = vocab[2:pad]
+    new = [['<pad>', 0.0], ['</s>', 0.0], ['<unk>', 0.0]] + words
+    remap = {0: 1, 1: 2, pad: 0}
+    remap.update({i: i + 1 for i in range(2, pad)})
+
+    def added(i, content):
+        return {'id': i, 'content': content, 'single_word': False, 'lstrip': False, 'rstrip': False,
+                'normalized': False, 'special': True}
+    tok = dict(tok, added_tokens=[added(0, '<pad>'), added(1, '</s>'), added(2, '<unk>')],
+               model={'type': 'Unigram', 'unk_id': 2, 'vocab': new, 'byte_fallback': False},
+               post_processor=dict(tok['post_processor'],
+                                   special_tokens={'</s>': {'id': '</s>', 'ids': [1], 'tokens': ['</s>']}}))
+    return tok, lambda text: [remap[i] for i in encode(text)], len(new), 0
+
+
 # ---- weights ---------------------------------------------------------------------------------
 
 def w(*shape, std=0.1):
@@ -409,6 +668,31 @@ def encdec_weights(V, E, F, Ne, Nd, positions=None):
     return t
 
 
+def t5_weights(V, E, D, H, F, N, buckets, gated, tied):
+    """transformers' names of a T5ForConditionalGeneration (shared kept, the
+    tied embed_tokens left out; lm_head when untied)."""
+    t = [('shared.weight', w(V, E, std=0.5))]
+    for stack in ('encoder', 'decoder'):
+        t.append((f'{stack}.block.0.layer.0.SelfAttention.relative_attention_bias.weight', w(buckets, H, std=0.8)))
+        for i in range(N):
+            p = f'{stack}.block.{i}.layer.'
+            attn = [('0.SelfAttention', 0.3)] + ([('1.EncDecAttention', 0.35)] if stack == 'decoder' else [])
+            for name, sharp in attn:
+                t += [(p + name + '.q.weight', w(H * D, E, std=sharp)), (p + name + '.k.weight', w(H * D, E, std=sharp)),
+                      (p + name + '.v.weight', w(H * D, E, std=0.2)), (p + name + '.o.weight', w(E, H * D, std=0.2))]
+                t.append((p + name[0] + '.layer_norm.weight', norm_w(E)))
+            ff = f'{len(attn)}.DenseReluDense.'
+            if gated:
+                t += [(p + ff + 'wi_0.weight', w(F, E, std=0.3)), (p + ff + 'wi_1.weight', w(F, E, std=0.3))]
+            else:
+                t.append((p + ff + 'wi.weight', w(F, E, std=0.3)))
+            t += [(p + ff + 'wo.weight', w(E, F, std=0.2)), (p + f'{len(attn)}.layer_norm.weight', norm_w(E))]
+        t.append((f'{stack}.final_layer_norm.weight', norm_w(E)))
+    if not tied:
+        t.append(('lm_head.weight', w(V, E, std=0.5)))
+    return t
+
+
 # ---- configs, as save_pretrained writes them ---------------------------------------------
 
 def marian_config(V, pad):
@@ -436,6 +720,19 @@ def bart_config(V, pad):
             'transformers_version': TF_VERSION, 'use_cache': True, 'vocab_size': V}
 
 
+def t5_config(V, gated):
+    c = {'architectures': ['T5ForConditionalGeneration'], 'classifier_dropout': 0.0, 'd_ff': 32, 'd_kv': 6, 'd_model': 16,
+         'decoder_start_token_id': 0, 'dense_act_fn': 'gelu_new' if gated else 'relu', 'dropout_rate': 0.1,
+         'eos_token_id': 1, 'feed_forward_proj': 'gated-gelu' if gated else 'relu', 'initializer_factor': 1.0,
+         'is_encoder_decoder': True, 'is_gated_act': gated, 'layer_norm_epsilon': 1e-6, 'model_type': 't5',
+         'num_decoder_layers': 2, 'num_heads': 3, 'num_layers': 2, 'pad_token_id': 0,
+         'relative_attention_max_distance': 12, 'relative_attention_num_buckets': 8, 'torch_dtype': 'float32',
+         'transformers_version': TF_VERSION, 'use_cache': True, 'vocab_size': V}
+    if gated:
+        c['tie_word_embeddings'] = False  # v1.1 and Flan-T5
+    return c
+
+
 # ---- generate ------------------------------------------------------------------------------------
 
 def write_folder(name, tensors, config, tok, seqs):
@@ -461,7 +758,7 @@ def write_folder(name, tensors, config, tok, seqs):
                       'greedy': r['greedy']})
     # num_parameters(): the tied embed_tokens / lm_head once (model.shared),
     # plus BART's position tables; final_logits_bias is a buffer, not a parameter.
-    params = int(sum(v.size for k, v in tensors if k != 'final_logits_bias'))
+    params = int(sum(v.size for k, v in tensors if k != 'final_logits_bias'))  # (t5: every tensor a parameter)
     if config['model_type'] == 'marian':  # each stack's sinusoid table is an nn.Parameter (not saved)
         params += 2 * config['max_position_embeddings'] * config['d_model']
     expected = {'model_type': config['model_type'], 'architecture': config['architectures'][0],
@@ -486,6 +783,12 @@ def generate():
         d = write_folder(name, weights, cfg, tok, seqs)
         jobs[d] = {'texts': texts, 'expect': {x: ids for x, ids, _ in seqs}}
         dirs.append(d)
+    ttok, tencode, TV, _ = tokenizer(t5=True)
+    for name, gated in (('t5', False), ('t5-v1_1', True)):
+        cfg = t5_config(TV, gated)
+        seqs = [(x, tencode(x), [0] + tencode(y)[:-1]) for x, y in zip(texts, targets)]
+        d = write_folder(name, t5_weights(TV, 16, 6, 3, 32, 2, 8, gated, not gated), cfg, ttok, seqs)
+        jobs[d] = {'texts': texts, 'expect': {x: ids for x, ids, _ in seqs}}
     checked = check_tokenizers({d: dict(j, roundtrip=lambda x: ANY) for d, j in jobs.items()})
     for d in jobs if checked else ():
         f = os.path.join(d, 'tokenizer-samples.json')

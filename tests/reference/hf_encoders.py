@@ -1,11 +1,11 @@
 #!/usr/bin/python3
 """Float64 numpy references and tiny golden checkpoints of the encoders of
-issue 34 item 1: distilbert, roberta and xlm-roberta (masked LMs).
+issue 34 item 1: distilbert, roberta, xlm-roberta and modernbert (masked LMs).
 
     /usr/bin/python3 tests/reference/hf_encoders.py generate
     /usr/bin/python3 tests/reference/hf_encoders.py forward tests/golden/models/roberta --ids 0,5,7,2
 
-writes tests/golden/models/{distilbert,roberta,xlm-roberta}/{config.json,
+writes tests/golden/models/{distilbert,roberta,xlm-roberta,modernbert}/{config.json,
 tokenizer.json, model.safetensors (F32), model-f16.safetensors or model-bf16.safetensors (the same values in 16 bits),
 expected.json, tokenizer-samples.json}. numpy only; nothing here reads web/,
 src/ or bindings/ (helpers of tests/reference/hf_models.py: safetensors, the
@@ -18,7 +18,10 @@ formulations, and the generator asserts that they agree to 1e-10:
     mask, as transformers computes them);
   * rowwise: one query row and one head at a time with explicit dot products,
     the LayerNorm from sums of squares, position ids by the closed form
-    padding_idx + 1 + i (RoBERTa) or i (DistilBERT).
+    padding_idx + 1 + i (RoBERTa) or i (DistilBERT); ModernBERT's RoPE as
+    explicit (d, d + D/2) rotations and its window as the loop over the keys
+    j in [i - local_attention // 2, i + local_attention // 2] (the batched
+    form adds transformers' sliding_window_mask, finfo.min outside).
 
 Semantics (transformers v4.x, eval mode, eager attention):
 
@@ -39,6 +42,24 @@ Semantics (transformers v4.x, eval mode, eager attention):
                the word embeddings.
   xlm-roberta  modeling_xlm_roberta.py: RoBERTa's classes copied
                (Roberta->XLMRoberta), base_model_prefix "roberta".
+  modernbert   modeling_modernbert.py (configuration_modernbert.py for the
+               defaults): ModernBertEmbeddings = norm(tok_embeddings[ids]);
+               ModernBertEncoderLayer: h = x + attn(attn_norm(x)) with
+               attn_norm nn.Identity in layer 0, x' = h + mlp(mlp_norm(h));
+               ModernBertAttention: Wqkv viewed [L, 3, H, D], rotate_half
+               RoPE at positions 0..L-1 with global_rope_theta on global
+               layers and local_rope_theta (None: the global) on layers with
+               layer_id % global_attn_every_n_layers != 0, whose eager mask
+               is _update_attention_mask's |i - j| <= local_attention // 2;
+               scores * head_dim**-0.5; Wo; ModernBertMLP: input, gate =
+               Wi(x).chunk(2), Wo(act(input) * gate), act hidden_activation;
+               final_norm; ModernBertPredictionHead norm(act(dense(h))) with
+               classifier_activation; decoder tied to tok_embeddings, bias
+               decoder.bias. Every LayerNorm has norm_eps and a bias only
+               with norm_bias; Linear biases with attention_bias, mlp_bias,
+               classifier_bias (absent tensors are read as no bias).
+               hidden_states (output_hidden_states) end with the last
+               layer's output before final_norm, as transformers gives them.
 """
 import json
 import math
@@ -49,12 +70,12 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from hf_models import (OUT, GPT2_SPLIT, BERT_WORDS, act, bert_tokenizer, bpe, bytes_to_unicode,  # noqa: E402
-                       check_tokenizers, exact, layer_norm, learn_merges, read_safetensors, round_floats,
+                       check_tokenizers, exact, layer_norm, learn_merges, read_safetensors, rope, round_floats,
                        softmax, write_json, write_safetensors)
 
 TOL = 1e-10
 TF_VERSION = '4.46.3'
-FOLDERS = ('distilbert', 'roberta', 'xlm-roberta')
+FOLDERS = ('distilbert', 'roberta', 'xlm-roberta', 'modernbert')
 rng = np.random.default_rng(20261202)
 
 
@@ -216,11 +237,153 @@ def forward_rowwise(cfg, t, ids):
     return {'logits': logits, 'attentions': atts, 'hidden_states': np.array(rows), 'all_hidden_states': states}
 
 
+# ---- modernbert: both formulations ----------------------------------------------------------
+
+def mb_spec(cfg, t):
+    N = cfg['num_hidden_layers']
+    every = cfg.get('global_attn_every_n_layers', 3)
+    g_theta = cfg.get('global_rope_theta', 160000.0)
+    l_theta = cfg.get('local_rope_theta', 10000.0)
+    if cfg.get('layer_types') is not None:
+        assert cfg['layer_types'] == ['sliding_attention' if i % every else 'full_attention' for i in range(N)]
+    rp = cfg.get('rope_parameters') or {}
+    g_theta = (rp.get('full_attention') or {}).get('rope_theta', g_theta)
+    l_theta = (rp.get('sliding_attention') or {}).get('rope_theta', l_theta)
+    p = 'model.' if 'model.embeddings.tok_embeddings.weight' in t else ''
+    E, H = cfg['hidden_size'], cfg['num_attention_heads']
+    return {
+        'E': E, 'H': H, 'D': E // H, 'N': N, 'I': cfg['intermediate_size'], 'p': p,
+        'local': [i % every != 0 for i in range(N)], 'half': cfg.get('local_attention', 128) // 2,
+        'theta': [(l_theta if l_theta is not None else g_theta) if i % every else g_theta for i in range(N)],
+        'eps': cfg.get('norm_eps', 1e-5), 'act': act(cfg.get('hidden_activation', 'gelu')),
+        'head_act': act(cfg.get('classifier_activation', 'gelu')),
+        'word': t[p + 'embeddings.tok_embeddings.weight'],
+        'decoder': t.get('decoder.weight', t[p + 'embeddings.tok_embeddings.weight'])
+        if not cfg.get('tie_word_embeddings', True) else t[p + 'embeddings.tok_embeddings.weight'],
+        'head': 'head.dense.weight' in t,
+    }
+
+
+def modernbert_batched(cfg, t, ids):
+    s = mb_spec(cfg, t)
+    E, H, D, N, I, p = s['E'], s['H'], s['D'], s['N'], s['I'], s['p']
+    L = len(ids)
+    zero = np.zeros(E)
+
+    def lin(a, n):
+        y = a @ t[n + '.weight'].T
+        return y + t[n + '.bias'] if n + '.bias' in t else y
+
+    def ln(a, n):
+        return layer_norm(a, t[n + '.weight'], t.get(n + '.bias', zero), s['eps'])
+
+    x = ln(s['word'][ids], p + 'embeddings.norm')
+    pos = np.arange(L)
+    dist = np.abs(pos[:, None] - pos[None, :])
+    # _update_attention_mask: the global mask is 0 (no padding); the sliding one finfo.min outside the window
+    window = np.where(dist <= s['half'], 0.0, np.finfo(np.float64).min)
+    states, atts = [], []
+    for i in range(N):
+        states.append(x)
+        q_in = x if i == 0 else ln(x, f'{p}layers.{i}.attn_norm')
+        qkv = lin(q_in, f'{p}layers.{i}.attn.Wqkv').reshape(L, 3, H, D).transpose(1, 2, 0, 3)  # [3, H, L, D]
+        q, k, v = qkv[0], qkv[1], qkv[2]
+        q, k = rope(q, s['theta'][i], pos), rope(k, s['theta'][i], pos)
+        sc = (q @ k.transpose(0, 2, 1)) * D ** -0.5
+        if s['local'][i]:
+            sc = sc + window
+        pr = softmax(sc)
+        atts.append(pr)
+        ctx = (pr @ v).transpose(1, 0, 2).reshape(L, E)
+        x = x + lin(ctx, f'{p}layers.{i}.attn.Wo')
+        wi = lin(ln(x, f'{p}layers.{i}.mlp_norm'), f'{p}layers.{i}.mlp.Wi')
+        inp, gate = wi[:, :I], wi[:, I:]
+        x = x + lin(s['act'](inp) * gate, f'{p}layers.{i}.mlp.Wo')
+    states.append(x)
+    hidden = ln(x, p + 'final_norm')
+    logits = None
+    if s['head']:
+        y = ln(s['head_act'](lin(hidden, 'head.dense')), 'head.norm')
+        logits = y @ s['decoder'].T
+        if 'decoder.bias' in t:
+            logits = logits + t['decoder.bias']
+    return {'logits': logits, 'attentions': atts, 'hidden_states': hidden, 'all_hidden_states': states}
+
+
+def modernbert_rowwise(cfg, t, ids):
+    s = mb_spec(cfg, t)
+    E, H, D, N, I, p = s['E'], s['H'], s['D'], s['N'], s['I'], s['p']
+    L = len(ids)
+
+    def lin(row, n):
+        w = t[n + '.weight']
+        b = t.get(n + '.bias')
+        return np.array([float(np.dot(w[o], row)) + (b[o] if b is not None else 0.0) for o in range(w.shape[0])])
+
+    def ln(row, n):
+        b = t.get(n + '.bias')
+        return ln_row(row, t[n + '.weight'], b if b is not None else 0.0, s['eps'])
+
+    def rot(vec, pos, theta):  # pairs (d, d + D/2) at angle pos * theta^(-2d/D)
+        out = np.array(vec, dtype=np.float64)
+        for d in range(D // 2):
+            a = pos * theta ** (-2.0 * d / D)
+            c, sn = math.cos(a), math.sin(a)
+            out[d] = vec[d] * c - vec[d + D // 2] * sn
+            out[d + D // 2] = vec[d + D // 2] * c + vec[d] * sn
+        return out
+
+    def gelu_list(f, fn):
+        return np.array([float(fn(np.array([c]))[0]) for c in f])
+
+    rows = [ln(s['word'][tok], p + 'embeddings.norm') for tok in ids]
+    states, atts = [], []
+    for li in range(N):
+        states.append(np.array(rows))
+        n = f'{p}layers.{li}.'
+        qkv = [lin(r if li == 0 else ln(r, n + 'attn_norm'), n + 'attn.Wqkv') for r in rows]
+        probs = np.zeros((H, L, L))
+        ctx = [np.zeros(E) for _ in range(L)]
+        for h in range(H):
+            q = [rot(qkv[i][h * D:(h + 1) * D], i, s['theta'][li]) for i in range(L)]
+            k = [rot(qkv[j][E + h * D:E + (h + 1) * D], j, s['theta'][li]) for j in range(L)]
+            v = [qkv[j][2 * E + h * D:2 * E + (h + 1) * D] for j in range(L)]
+            for i in range(L):
+                keys = [j for j in range(L) if not s['local'][li] or abs(i - j) <= s['half']]
+                sc = {j: float(np.dot(q[i], k[j])) / math.sqrt(D) for j in keys}
+                m = max(sc.values())
+                z = sum(math.exp(c - m) for c in sc.values())
+                for j in keys:
+                    probs[h, i, j] = math.exp(sc[j] - m) / z
+                    ctx[i][h * D:(h + 1) * D] += probs[h, i, j] * v[j]
+        atts.append(probs)
+        new = []
+        for i in range(L):
+            hrow = rows[i] + lin(ctx[i], n + 'attn.Wo')
+            wi = lin(ln(hrow, n + 'mlp_norm'), n + 'mlp.Wi')
+            g = gelu_list(wi[:I], s['act']) * wi[I:]
+            new.append(hrow + lin(g, n + 'mlp.Wo'))
+        rows = new
+    states.append(np.array(rows))
+    hidden = [ln(r, p + 'final_norm') for r in rows]
+    logits = None
+    if s['head']:
+        out = []
+        for r in hidden:
+            y = ln(gelu_list(lin(r, 'head.dense'), s['head_act']), 'head.norm')
+            b = t.get('decoder.bias')
+            out.append(np.array([float(np.dot(s['decoder'][j], y)) + (b[j] if b is not None else 0.0)
+                                 for j in range(s['decoder'].shape[0])]))
+        logits = np.array(out)
+    return {'logits': logits, 'attentions': atts, 'hidden_states': np.array(hidden), 'all_hidden_states': states}
+
+
 def forward(folder, ids, weights=None):
     cfg, t = load(folder, weights)
     ids = np.asarray(ids, dtype=np.int64)
-    a = forward_batched(cfg, t, ids)
-    b = forward_rowwise(cfg, t, ids)
+    mb = cfg['model_type'] == 'modernbert'
+    a = (modernbert_batched if mb else forward_batched)(cfg, t, ids)
+    b = (modernbert_rowwise if mb else forward_rowwise)(cfg, t, ids)
     for key in ('logits', 'hidden_states'):
         if a[key] is not None:
             assert np.max(np.abs(a[key] - b[key])) < TOL, (folder, key)
@@ -358,6 +521,66 @@ def xlmr_tokenizer():
     return tok, encode, mask + 1
 
 
+MODERNBERT_CORPUS = ('The cat sat on the mat. The dog sat on the log. Attention is all you need, '
+                     'and the local window sees its neighbours while the global layers see every token.')
+
+
+def modernbert_tokenizer():
+    """ModernBERT's tokenizer.json layout (answerdotai/ModernBERT-base: OLMo's
+    byte-level BPE): NFC normalizer, ByteLevel pre-tokenizer and decoder,
+    <|padding|> first, the specials [UNK] [CLS] [SEP] [PAD] [MASK] after the
+    merges ([MASK] lstrip), TemplateProcessing [CLS] $A [SEP]."""
+    table = bytes_to_unicode()
+    b2u = dict(table)
+    words = {}
+    for piece in GPT2_SPLIT.findall(MODERNBERT_CORPUS):
+        w = tuple(b2u[b] for b in piece.encode('utf-8'))
+        words[w] = words.get(w, 0) + 1
+    merges = learn_merges(words, 48)
+    vocab = {'<|padding|>': 0}
+    for _, u in table:
+        vocab[u] = len(vocab)
+    for a, b in merges:
+        vocab[a + b] = len(vocab)
+    specials = ['[UNK]', '[CLS]', '[SEP]', '[PAD]', '[MASK]']
+    for sp in specials:
+        vocab[sp] = len(vocab)
+    cls, sep, mask = vocab['[CLS]'], vocab['[SEP]'], vocab['[MASK]']
+    tok = {
+        'version': '1.0', 'truncation': None, 'padding': None,
+        'added_tokens': [added(0, '<|padding|>')] + [added(vocab[sp], sp, lstrip=sp == '[MASK]') for sp in specials],
+        'normalizer': {'type': 'NFC'},
+        'pre_tokenizer': {'type': 'ByteLevel', 'add_prefix_space': False, 'trim_offsets': True, 'use_regex': True},
+        'post_processor': {
+            'type': 'TemplateProcessing',
+            'single': [{'SpecialToken': {'id': '[CLS]', 'type_id': 0}}, {'Sequence': {'id': 'A', 'type_id': 0}},
+                       {'SpecialToken': {'id': '[SEP]', 'type_id': 0}}],
+            'pair': [{'SpecialToken': {'id': '[CLS]', 'type_id': 0}}, {'Sequence': {'id': 'A', 'type_id': 0}},
+                     {'SpecialToken': {'id': '[SEP]', 'type_id': 0}}, {'Sequence': {'id': 'B', 'type_id': 1}},
+                     {'SpecialToken': {'id': '[SEP]', 'type_id': 1}}],
+            'special_tokens': {'[CLS]': {'id': '[CLS]', 'ids': [cls], 'tokens': ['[CLS]']},
+                               '[SEP]': {'id': '[SEP]', 'ids': [sep], 'tokens': ['[SEP]']}}},
+        'decoder': {'type': 'ByteLevel', 'add_prefix_space': True, 'trim_offsets': True, 'use_regex': True},
+        'model': {'type': 'BPE', 'dropout': None, 'unk_token': None, 'continuing_subword_prefix': None,
+                  'end_of_word_suffix': None, 'fuse_unk': False, 'byte_fallback': False, 'ignore_merges': False,
+                  'vocab': vocab, 'merges': [a + ' ' + b for a, b in merges]},
+    }
+    ranks = {m: r for r, m in enumerate(merges)}
+
+    def encode(text):  # ASCII; [MASK] whole, eating the space before it (lstrip)
+        ids = [cls]
+        parts = text.split('[MASK]')
+        for n, part in enumerate(parts):
+            if n < len(parts) - 1:
+                part = part.rstrip()
+            for piece in GPT2_SPLIT.findall(part):
+                ids += [vocab[x] for x in bpe([b2u[b] for b in piece.encode('utf-8')], ranks)]
+            if n < len(parts) - 1:
+                ids.append(mask)
+        return ids + [sep]
+    return tok, encode, len(vocab)
+
+
 # ---- weights -----------------------------------------------------------------------------------
 
 def w(*shape, std=0.1):
@@ -407,6 +630,28 @@ ROBERTA_NAMES = {'embed': 'roberta.embeddings.', 'layer': lambda i: f'roberta.en
                  'proj': 'output.dense', 'ln2': 'output.LayerNorm'}
 
 
+def modernbert_weights(V, E=32, H=4, I=24, layers=4):
+    """ModernBertForMaskedLM's tensors without biases (norm_bias, attention_bias,
+    mlp_bias, classifier_bias false; decoder_bias true), decoder tied."""
+    D = E // H
+    p = 'model.'
+    t = [(p + 'embeddings.tok_embeddings.weight', w(V, E, std=0.3)), (p + 'embeddings.norm.weight', norm_w(E))]
+    for i in range(layers):
+        n = f'{p}layers.{i}.'
+        if i > 0:
+            t.append((n + 'attn_norm.weight', norm_w(E)))
+        stds = head_stds(H, 0.5 - 0.08 * i)
+        qk = [np.concatenate([w(D, E, std=sd) for sd in stds]) for _ in range(2)]
+        t += [(n + 'attn.Wqkv.weight', np.concatenate(qk + [w(E, E, std=0.2)])),
+              (n + 'attn.Wo.weight', w(E, E, std=0.12)),
+              (n + 'mlp_norm.weight', norm_w(E)),
+              (n + 'mlp.Wi.weight', w(2 * I, E, std=0.3)),
+              (n + 'mlp.Wo.weight', w(E, I, std=0.15))]
+    t += [(p + 'final_norm.weight', norm_w(E)), ('head.dense.weight', w(E, E, std=0.2)),
+          ('head.norm.weight', norm_w(E)), ('decoder.bias', w(V, std=0.05))]
+    return t
+
+
 # ---- configs, as save_pretrained writes them -----------------------------------------------------
 
 def distilbert_config(V):
@@ -426,6 +671,23 @@ def roberta_config(V, model_type, arch):
             'num_hidden_layers': 2, 'pad_token_id': 1, 'position_embedding_type': 'absolute',
             'torch_dtype': 'float32', 'transformers_version': TF_VERSION, 'type_vocab_size': 1,
             'use_cache': True, 'vocab_size': V}
+
+
+def modernbert_config(V, cls, sep, pad):
+    # as answerdotai/ModernBERT-base's config.json, shrunk: 4 layers, global every 3rd (g l l g),
+    # a window of local_attention 4 (|i - j| <= 2) shorter than every text
+    return {'architectures': ['ModernBertForMaskedLM'], 'attention_bias': False, 'attention_dropout': 0.0,
+            'bos_token_id': cls, 'classifier_activation': 'gelu', 'classifier_bias': False,
+            'classifier_dropout': 0.0, 'classifier_pooling': 'mean', 'cls_token_id': cls, 'decoder_bias': True,
+            'deterministic_flash_attn': False, 'embedding_dropout': 0.0, 'eos_token_id': sep,
+            'global_attn_every_n_layers': 3, 'global_rope_theta': 160000.0, 'gradient_checkpointing': False,
+            'hidden_activation': 'gelu', 'hidden_size': 32, 'initializer_cutoff_factor': 2.0,
+            'initializer_range': 0.02, 'intermediate_size': 24, 'layer_norm_eps': 1e-05, 'local_attention': 4,
+            'local_rope_theta': 10000.0, 'max_position_embeddings': 64, 'mlp_bias': False, 'mlp_dropout': 0.0,
+            'model_type': 'modernbert', 'norm_bias': False, 'norm_eps': 1e-05, 'num_attention_heads': 4,
+            'num_hidden_layers': 4, 'pad_token_id': pad, 'position_embedding_type': 'absolute',
+            'sep_token_id': sep, 'tie_word_embeddings': True, 'torch_dtype': 'float32',
+            'transformers_version': '4.48.0', 'vocab_size': V}
 
 
 # ---- generate ------------------------------------------------------------------------------------
@@ -484,8 +746,21 @@ def generate():
     xdir = write_folder('xlm-roberta', xw, roberta_config(XV, 'xlm-roberta', 'XLMRobertaForMaskedLM'), xtok, xseqs, 'F16')
     jobs[xdir] = {'texts': xtexts, 'expect': dict(xseqs)}
 
+    # modernbert: byte-level BPE, [CLS] $A [SEP], BF16; after the others (the shared rng's draws)
+    mtok, menc, MV = modernbert_tokenizer()
+    vocab = mtok['model']['vocab']
+    mtexts = ['The cat [MASK] on the mat.', 'Attention is all you [MASK]', 'the dog sat on the log, and the cat']
+    mseqs = [(x, menc(x)) for x in mtexts]
+    mw = modernbert_weights(MV)
+    mdir = write_folder('modernbert', mw, modernbert_config(MV, vocab['[CLS]'], vocab['[SEP]'], vocab['[PAD]']),
+                        mtok, mseqs, 'BF16')
+    jobs[mdir] = {'texts': mtexts, 'expect': dict(mseqs)}
+
     for _, ids in seqs + rseqs + xseqs:
         assert 5 <= len(ids) <= 16, ids
+    # the window (|i - j| <= 2) is shorter than every modernbert text
+    for _, ids in mseqs:
+        assert 6 <= len(ids) <= 20, ids
     # The ids of expected.json are checked; decodes are recorded in
     # tokenizer-samples.json, not compared.
     checked = check_tokenizers({d: dict(j, roundtrip=lambda x: ANY) for d, j in jobs.items()})
@@ -495,7 +770,7 @@ def generate():
             samples = json.load(fh)
         samples['note'] = samples['note'].replace('hf_models.py', 'hf_encoders.py')
         write_json(f, samples)
-    print(f'wrote {", ".join(FOLDERS)}: vocab distilbert {V}, roberta {RV}, xlm-roberta {XV}; '
+    print(f'wrote {", ".join(FOLDERS)}: vocab distilbert {V}, roberta {RV}, xlm-roberta {XV}, modernbert {MV}; '
           f'tokenizers {"checked with @huggingface/tokenizers" if checked else "NOT checked"}')
 
 

@@ -296,8 +296,12 @@ export interface WebGpuBackend<M = any, C = any> extends Backend<M, C> {
   // ---- whole models (web/lib/webgpu-model.js; lab.loadModel on a webgpu lab) ----
   /** An empty GPU model of the block graph (spec: the normalised config of web/lib/model/architectures.js). */
   modelCreate(spec: Record<string, any>): Promise<GpuModelHandle>;
-  /** One tensor, by the block graph's name; matrices in keras layout [in, out]. */
-  modelUpload(m: GpuModelHandle, where: string, name: string, shape: number[], data: Float32Array): void;
+  /**
+   * One tensor, by the block graph's name; matrices in keras layout [in, out]. Float32 values, or
+   * (half 'F16' / 'BF16') a 16-bit file's values as they were, padded to an even count, for the
+   * tensors webgpu-graph-fields.js keptHalfOnGpu names.
+   */
+  modelUpload(m: GpuModelHandle, where: string, name: string, shape: number[], data: Float32Array | Uint16Array, half?: 'F16' | 'BF16'): void;
   modelBytes(m: GpuModelHandle): number;
   /** The forward on the GPU, or null once calls go to wasm (device lost): the caller runs its wasm copy. */
   modelForward(m: GpuModelHandle, ids: Int32Array, want: { attentions: boolean; hiddenStates: boolean }): Promise<GpuModelOutput | null>;

@@ -73,11 +73,18 @@ export function recordRotary(job, p, tables) {
 }
 
 /**
- * Q/K/V projections (K and V to Ekv = Hkv·D), RoPE of Q and K (positions l),
- * attention (heads split and merged by strides; query head h reads kv head
- * h·Hkv/H) and the output projection, recorded into `job`. Returns
+ * Q/K/V projections (Q to H·D, K and V to Ekv = Hkv·D), the q/k norms, RoPE
+ * of Q and K (positions l), attention (heads split and merged by strides;
+ * query head h reads kv head h·Hkv/H) and the output projection, recorded
+ * into `job` (as the core's MhaForward, src/train/mha_train.cpp). Returns
  * { out, weights } and, with p.trace, the buffers of the trace.
- * extra: { slopes } the ALiBi slopes ([H]) and { rope } the cos/sin tables.
+ * cfg: { embedDim, numHeads, numKvHeads, kdim, vdim, rope: { rotaryDim,
+ * interleaved } | null } and the block graph's attention options: headDim
+ * (D; E/H when absent), scale (the score scale; 1/√D when absent), softcap
+ * (> 0: scores c·tanh(s/c)) and normEps (the q/k norms' epsilon).
+ * obj.gpu: the projections, and qNorm / kNorm ([D] weights: an RMSNorm of
+ * each head's q and k after the projections, before RoPE) when the model has them.
+ * extra: { slopes } the ALiBi slopes ([H]) and { rope } the cos/sin tables ([rows, R/2]).
  */
 export function recordMha(job, obj, p, query, key, value, extra = {}) {
   const { cfg } = obj;
@@ -85,32 +92,38 @@ export function recordMha(job, obj, p, query, key, value, extra = {}) {
   const E = cfg.embedDim;
   const H = cfg.numHeads;
   const Hkv = cfg.numKvHeads ?? H;
-  const D = E / H;
+  const D = cfg.headDim || E / H;
+  const Eq = H * D;
   const Ekv = Hkv * D;
   const { batch: B, lq: Lq, lk: Lk } = p;
-  const Q = job.storage('the projected query', [B, Lq, E], B * Lq * E);
+  const Q = job.storage('the projected query', [B, Lq, Eq], B * Lq * Eq);
   const K = job.storage('the projected key', [B, Lk, Ekv], B * Lk * Ekv);
   const V = job.storage('the projected value', [B, Lk, Ekv], B * Lk * Ekv);
-  ops.linear(job, { x: query, m: B * Lq, k: E, w: g.wq, bias: g.bq, n: E, y: Q });
-  ops.linear(job, { x: key, m: B * Lk, k: cfg.kdim, w: g.wk, bias: g.bk, n: Ekv, y: K });
+  // With q/k norms the projections land in scratch rows, normalised per head into Q and K.
+  const qp = g.qNorm ? job.storage('the query before its norm', [B, Lq, Eq], B * Lq * Eq) : Q;
+  const kp = g.kNorm ? job.storage('the key before its norm', [B, Lk, Ekv], B * Lk * Ekv) : K;
+  ops.linear(job, { x: query, m: B * Lq, k: E, w: g.wq, bias: g.bq, n: Eq, y: qp });
+  ops.linear(job, { x: key, m: B * Lk, k: cfg.kdim, w: g.wk, bias: g.bk, n: Ekv, y: kp });
   ops.linear(job, { x: value, m: B * Lk, k: cfg.vdim, w: g.wv, bias: g.bv, n: Ekv, y: V });
+  if (g.qNorm) ops.rmsNorm(job, { x: qp, weight: g.qNorm, y: Q, rows: B * Lq * H, dim: D, eps: cfg.normEps });
+  if (g.kNorm) ops.rmsNorm(job, { x: kp, weight: g.kNorm, y: K, rows: B * Lk * Hkv, dim: D, eps: cfg.normEps });
   if (cfg.rope) {
     const R = cfg.rope.rotaryDim;
     const rows = extra.rope.cos.length / (R / 2);
     const cos = job.input('rope cos', [rows, R / 2], extra.rope.cos);
     const sin = job.input('rope sin', [rows, R / 2], extra.rope.sin);
     const common = { batch: B, sh: D, half: R / 2, interleaved: cfg.rope.interleaved, cos, sin, posMode: 2 };
-    ops.rotaryEmbedding(job, { ...common, x: Q, len: Lq, heads: H, sb: Lq * E, sl: E });
+    ops.rotaryEmbedding(job, { ...common, x: Q, len: Lq, heads: H, sb: Lq * Eq, sl: Eq });
     ops.rotaryEmbedding(job, { ...common, x: K, len: Lk, heads: Hkv, sb: Lk * Ekv, sl: Ekv });
   }
-  const ctx = job.storage('the merged heads', [B, Lq, E], B * Lq * E);
+  const ctx = job.storage('the merged heads', [B, Lq, Eq], B * Lq * Eq);
   const weights = p.needWeights || p.trace ? ops.weightsBuffer(job, B, H, Lq, Lk) : null;
   const view = {
-    batch: B, heads: H, kvHeads: Hkv, lq: Lq, lk: Lk, d: D, dv: D, scale: defaultScale(D),
-    q: { t: Q, sb: Lq * E, sh: D, sl: E },
+    batch: B, heads: H, kvHeads: Hkv, lq: Lq, lk: Lk, d: D, dv: D, scale: cfg.scale || defaultScale(D), softcap: cfg.softcap || 0,
+    q: { t: Q, sb: Lq * Eq, sh: D, sl: Eq },
     k: { t: K, sb: Lk * Ekv, sh: D, sl: Ekv },
     v: { t: V, sb: Lk * Ekv, sh: D, sl: Ekv },
-    out: { t: ctx, sb: Lq * E, sh: D, sl: E },
+    out: { t: ctx, sb: Lq * Eq, sh: D, sl: Eq },
     ...ops.maskInputs(job, p.mask, maskStrides, extra.slopes),
   };
   /** @type {any} */
@@ -120,7 +133,7 @@ export function recordMha(job, obj, p, query, key, value, extra = {}) {
   }
   ops.attention(job, view, weights);
   const out = job.storage('the attention output', [B, Lq, E], B * Lq * E);
-  ops.linear(job, { x: ctx, m: B * Lq, k: E, w: g.wo, bias: g.bo, n: E, y: out });
+  ops.linear(job, { x: ctx, m: B * Lq, k: Eq, w: g.wo, bias: g.bo, n: E, y: out });
   return { out, weights, trace };
 }
 

@@ -1,40 +1,37 @@
-// The block-graph fields (TransformerConfig, src/train/train.h; the families'
-// c.core) that the webgpu model path (webgpu-model.js) does not run: one list
-// and one rule, asked by loadModel before any tensor is read
-// (model/gpu.js checkGpuRuns) and by the backend's modelCreate itself
-// (webgpu-model.js), each with its own message.
+// The rules that loadModel's GPU copy (model/gpu.js) and the webgpu model
+// path (webgpu-model.js) share, one source each:
+//   - the block-graph fields (TransformerConfig, src/train/train.h; the
+//     families' c.core) that the GPU path does not run: one list and one
+//     rule, asked by loadModel before any tensor is read (model/gpu.js
+//     checkGpuRuns) and by the backend's modelCreate itself, each with its
+//     own message;
+//   - the tensors the GPU keeps in 16 bits when a file gives them so
+//     (keptHalfOnGpu).
 //
 // Each entry: the field, a label for loadModel's message, and whether a
-// config uses it (a value the GPU path computes anyway, such as an attnScale
-// of exactly 1/√D or a rotary width of D, is not a use).
-
-/** The head dim D the GPU path runs: E/H (headDim unless it equals E/H is refused). */
-function headDimOf(spec) {
-  return spec.core.headDim || spec.embedDim / spec.numHeads;
-}
+// config uses it (a value the GPU path computes anyway is not a use), e.g.
+//   { field: 'headDim', label: 'headDim ≠ hidden/heads',
+//     used: (k, s) => Boolean(k.headDim) && k.headDim !== s.embedDim / s.numHeads }
+//
+// The GPU path runs every field of the block graph of issue 32 (headDim,
+// qkNorm, attnScale, attnSoftcap, finalSoftcap, slidingWindow, layerKinds,
+// ropeLocalTheta, rotaryDim, parallelResidual, sandwichNorm, embedScale and
+// the GeGLU activations) and ModernBERT's (normBias, firstNorm1, mlmBias,
+// gateBias and the bidirectional window), checked against wasm and the
+// float64 references by tests/browser/models-webgpu*.browser.mjs. Listed
+// here: the encoder-decoders' fields (issue 34 item 2: marian, bart, t5),
+// which it does not run yet. A field added to the block graph before its
+// GPU path goes here.
 
 /**
  * @type {Array<{ field: string, label: string, used: (k: Record<string, any>, spec: any) => boolean }>}
  */
 export const GPU_UNSUPPORTED_FIELDS = [
-  { field: 'headDim', label: 'headDim ≠ hidden/heads', used: (k, s) => Boolean(k.headDim) && k.headDim !== s.embedDim / s.numHeads },
-  { field: 'qkNorm', label: 'qkNorm (q/k norms)', used: (k) => Boolean(k.qkNorm) },
-  { field: 'attnScale', label: 'attnScale (a score scale other than 1/√D)', used: (k, s) => Boolean(k.attnScale) && Math.fround(k.attnScale) !== Math.fround(1 / Math.sqrt(headDimOf(s))) },
-  { field: 'attnSoftcap', label: 'attnSoftcap', used: (k) => k.attnSoftcap > 0 },
-  { field: 'finalSoftcap', label: 'finalSoftcap', used: (k) => k.finalSoftcap > 0 },
-  { field: 'slidingWindow', label: 'slidingWindow (local attention)', used: (k) => k.slidingWindow > 0 },
-  { field: 'layerKinds', label: 'layerKinds (local layers)', used: (k) => typeof k.layerKinds === 'string' && k.layerKinds.includes('l') },
-  { field: 'ropeLocalTheta', label: 'ropeLocalTheta', used: (k) => Boolean(k.ropeLocalTheta) && k.ropeLocalTheta !== k.ropeTheta },
-  { field: 'rotaryDim', label: 'rotaryDim (partial rotary)', used: (k, s) => Boolean(k.rotaryDim) && k.rotaryDim !== headDimOf(s) },
-  { field: 'parallelResidual', label: 'parallelResidual', used: (k) => Boolean(k.parallelResidual) },
-  { field: 'sandwichNorm', label: 'sandwichNorm (post-attention and post-MLP norms)', used: (k) => Boolean(k.sandwichNorm) },
-  { field: 'embedScale', label: 'embedScale', used: (k) => k.embedScale !== undefined && k.embedScale !== 1 },
-  { field: 'activation', label: 'activation geglu / geglu_tanh', used: (k) => k.activation === 'geglu' || k.activation === 'geglu_tanh' },
-  { field: 'activation', label: 'activation relu / silu', used: (k) => k.activation === 'relu' || k.activation === 'silu' },
   { field: 'crossAttention', label: "crossAttention (an encoder-decoder's decoder reading the encoder)", used: (k) => Boolean(k.crossAttention) },
   { field: 'sinusoidHalves', label: "sinusoidHalves (Marian's sin | cos positions)", used: (k) => Boolean(k.sinusoidHalves) },
   { field: 'relativeBuckets', label: "relativeBuckets (T5's relative position bias)", used: (k) => k.relativeBuckets > 0 },
   { field: 'headScale', label: 'headScale', used: (k) => k.headScale !== undefined && k.headScale !== 1 },
+  { field: 'activation', label: 'activation relu / silu', used: (k) => k.activation === 'relu' || k.activation === 'silu' },
 ];
 
 /**
@@ -44,4 +41,16 @@ export const GPU_UNSUPPORTED_FIELDS = [
 export function gpuUnsupportedFields(spec) {
   const s = { ...spec, core: spec.core ?? {} };
   return GPU_UNSUPPORTED_FIELDS.filter(({ used }) => used(s.core, s));
+}
+
+// The tensors read through include/half_weights.wgsl: every weight of
+// linear.wgsl (the projections, the MLM transform, the head) and the word
+// table of embedding.wgsl (also the tied head's weight). From an F16 or
+// BF16 file they stay 16-bit on the GPU; other tensors (norms, biases, the
+// position and token-type tables) are float32.
+const HALF_ON_GPU = /^(embed\.weight|head\.weight|mlm\.dense\.weight|blocks\.\d+\.(attn\.w[qkvo]|ffn\.w[1g2]))$/;
+
+/** True when the GPU keeps tensor `name` (a block-graph name) in 16 bits when its file holds 16-bit values. */
+export function keptHalfOnGpu(name) {
+  return HALF_ON_GPU.test(name);
 }

@@ -11,8 +11,13 @@ const { TILE, WG_1D } = WGSL_CONSTANTS;
 const NEG_INF = -Infinity;
 const HINT_WEIGHTS = 'pass needWeights: false to skip the [B,H,Lq,Lk] weights (the fused kernel needs only O(L·E) memory), or use smaller sizes';
 
+// A weight held in 16 bits (w.half 'F16' or 'BF16': a model's persistent
+// buffer, webgpu-model.js) is read through include/half_weights.wgsl.
+const halfParams = (w) => ({ w_bf16: w.half === 'BF16' ? 1 : 0 });
+const halfConstants = (w) => ({ HALF_WEIGHTS: w.half ? 1 : 0 });
+
 /**
- * Y [M, N] = X [M, K] · W [K, N] + b (W keras layout [in, out]).
+ * Y [M, N] = X [M, K] · W [K, N] + b (W keras layout [in, out]; float32, or 16-bit: w.half).
  * x/y offsets and row strides are in floats.
  * @param {any} job
  * @param {{ x: any, xOffset?: number, xStride?: number, m: number, k: number, w: any, bias: any, n: number, y: any, yOffset?: number, yStride?: number }} args
@@ -23,8 +28,8 @@ export function linear(job, { x, xOffset = 0, xStride, m, k, w, bias, n, y, yOff
   job.dispatch('linear', [x, w, bias ?? job.dummy, y], {
     m, n, k, has_bias: bias ? 1 : 0,
     x_offset: xOffset, x_stride: xStride ?? k, y_offset: yOffset, y_stride: yStride ?? n,
-    tiles_n: tilesN, tiles,
-  }, tiles);
+    tiles_n: tilesN, tiles, ...halfParams(w),
+  }, tiles, halfConstants(w));
 }
 
 /**
@@ -172,11 +177,11 @@ export function positionalEncoding(job, freq, out, seqLen, dModel) {
 // ---- whole models (webgpu-model.js) -----------------------------------------
 
 /** x [L, E] = word[:, ids] + pos[:, pos0 + l] + types[:, 0] (tables [E, V|P|T]; pos, types optional). */
-export function embedding(job, { ids, word, pos, types, x, rows, dim, vocab, positions = 0, pos0 = 0, typeCount = 0 }) {
+export function embedding(job, { ids, word, pos, types, x, rows, dim, vocab, positions = 0, pos0 = 0, typeCount = 0, scale = 1 }) {
   const n = rows * dim;
   job.dispatch('embedding', [ids, word, pos ?? job.dummy, types ?? job.dummy, x], {
-    rows, dim, vocab, has_pos: pos ? 1 : 0, positions, pos0, has_type: types ? 1 : 0, types: typeCount, n,
-  }, Math.ceil(n / WG_1D));
+    rows, dim, vocab, has_pos: pos ? 1 : 0, positions, pos0, has_type: types ? 1 : 0, types: typeCount, n, scale, ...halfParams(word),
+  }, Math.ceil(n / WG_1D), halfConstants(word));
 }
 
 /** y [rows, dim] = RMSNorm(x)·w (w optional). */
@@ -189,9 +194,19 @@ export function gelu(job, x, n, tanhForm) {
   job.dispatch('gelu', [x], { n, tanh_form: tanhForm ? 1 : 0 }, Math.ceil(n / WG_1D));
 }
 
-/** up = SiLU(gate)·up in place (n floats). */
-export function swiglu(job, gate, up, n) {
-  job.dispatch('swiglu', [gate, up], { n }, Math.ceil(n / WG_1D));
+// glu.wgsl's act: the gate's activation of each gated MLP (the block graph's activation).
+const GLU_ACT = { swiglu: 0, geglu: 1, geglu_tanh: 2 };
+
+/** up = act(gate)·up in place (n floats); activation 'swiglu' (SiLU), 'geglu' or 'geglu_tanh'. */
+export function glu(job, gate, up, n, activation) {
+  const act = GLU_ACT[activation];
+  if (act === undefined) throw new Error(`webgpu: internal: no gated activation ${JSON.stringify(activation)}`);
+  job.dispatch('glu', [gate, up], { n, act }, Math.ceil(n / WG_1D));
+}
+
+/** x = cap·tanh(x/cap) in place (n floats; cap > 0): the final logits' soft cap. */
+export function logitSoftcap(job, x, n, cap) {
+  job.dispatch('logit_softcap', [x], { n, cap }, Math.ceil(n / WG_1D));
 }
 
 /** x += r in place (n floats). */

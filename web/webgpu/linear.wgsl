@@ -3,7 +3,9 @@
 //
 // Shape legend: B batch, L (Lq/Lk) sequence, E embed, H heads, D head dim.
 //   X [M, K]  M = B·L input rows, K = E, kdim or vdim; row stride x_stride
-//   W [K, N]  keras layout [in, out], N = E
+//   W [K, N]  keras layout [in, out], N = E; float32, or 16-bit values two
+//             a word (HALF_WEIGHTS: a model's F16/BF16 weights,
+//             include/half_weights.wgsl), widened as they are staged
 //   b [N]     read only when has_bias != 0
 //   Y [M, N]  row stride y_stride
 // A workgroup of 8×8 invocations computes a 64×64 tile of Y; invocation
@@ -26,10 +28,11 @@ struct Params {
   y_stride: u32,
   tiles_n: u32,   // ceil(N / 64)
   tiles: u32,     // ceil(M / 64) · tiles_n
+  w_bf16: u32,    // HALF_WEIGHTS: 1 BF16, 0 F16
 }
 
 @group(0) @binding(0) var<storage, read> x: array<f32>;
-@group(0) @binding(1) var<storage, read> w: array<f32>;
+@group(0) @binding(1) var<storage, read> w: array<u32>;  // float32 bits, or 16-bit pairs
 @group(0) @binding(2) var<storage, read> bias: array<f32>;
 @group(0) @binding(3) var<storage, read_write> y: array<f32>;
 @group(0) @binding(4) var<uniform> params: Params;
@@ -37,6 +40,11 @@ struct Params {
 // #include tiles
 
 // #include register_tile
+
+// Set by the host per pipeline: W holds 16-bit values (webgpu-ops.js linear).
+override HALF_WEIGHTS: bool = false;
+
+// #include half_weights
 
 var<workgroup> x_tile: array<f32, 1024>;  // [TILE_K][64 rows]
 var<workgroup> w_tile: array<f32, 1024>;  // [TILE_K][64 columns]
@@ -54,7 +62,7 @@ fn stage_x(m0: u32, k0: u32, idx: u32) {
 fn stage_w(n0: u32, k0: u32, e: u32, c: u32) {
   let ok = k0 + e < params.k && n0 + c < params.n;
   let src = min(k0 + e, params.k - 1u) * params.n + min(n0 + c, params.n - 1u);
-  w_tile[e * TILE + c] = select(0.0, w[src], ok);
+  w_tile[e * TILE + c] = select(0.0, weight(src), ok);
 }
 
 @compute @workgroup_size(8, 8, 1)

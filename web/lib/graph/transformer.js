@@ -55,7 +55,7 @@ function checkGraphFields(where, c) {
   for (const key of ['headDim', 'slidingWindow', 'rotaryDim']) {
     if (c[key] !== undefined) checkInt(where, key, c[key], 0, 2 ** 30);
   }
-  for (const key of ['qkNorm', 'parallelResidual', 'sandwichNorm']) {
+  for (const key of ['qkNorm', 'parallelResidual', 'sandwichNorm', 'normBias', 'firstNorm1', 'gateBias']) {
     if (c[key] !== undefined) checkBool(where, key, c[key]);
   }
   for (const key of ['attnScale', 'attnSoftcap', 'finalSoftcap', 'ropeLocalTheta']) {

@@ -32,7 +32,8 @@ const HOST_LE = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 // float16 → float32 bit patterns, built once on first use (256 KiB). Exact:
 // every half is a float32, NaN payloads keep their bits.
 let halfTable = null;
-function halfToFloatBits() {
+/** The float32 bits of every float16 value (a table of 65536, built once). */
+export function halfToFloatBits() {
   if (halfTable) return halfTable;
   halfTable = new Uint32Array(65536);
   for (let h = 0; h < 65536; h++) {

@@ -1,4 +1,4 @@
-// An encoder-decoder (translation) model: Marian, BART (families/seq2seq.js)
+// An encoder-decoder (translation) model: Marian, BART (families/seq2seq.js), T5 (families/t5.js)
 // over two block graphs of the core, the encoder (no head) and the decoder
 // whose blocks read the encoder's output through cross-attention
 // (TransformerConfig crossAttention, src/train/train.h). The decoder's
@@ -49,7 +49,8 @@ export class EncoderDecoderModel extends Model {
       // num_parameters(): model.shared once (both graphs hold it), without
       // final_logits_bias (a buffer), with the position tables the graphs
       // compute or trim (fileOnlyParameters).
-      parameters: encoder.parameterCount + decoder.parameterCount - c.vocabSize * c.embedDim - c.vocabSize + (c.fileOnlyParameters ?? 0),
+      parameters: encoder.parameterCount + decoder.parameterCount - c.vocabSize * c.embedDim - (c.core.headBias ? c.vocabSize : 0) +
+        (c.fileOnlyParameters ?? 0),
       bytes: bytes(encoder) + bytes(decoder),
     });
     // Who set the decoder's memory last (a forward, nextTokens or a generation).
@@ -228,22 +229,23 @@ export class EncoderDecoderModel extends Model {
     })();
   }
 
+  /** @returns {never} */
   _notHere(where, what) {
     this._live(where);
     throw typeError(where, `${what} is not available for encoder-decoder models (${this.config.modelType}) yet; use forward (attentions, crossAttentions), nextTokens or generate`);
   }
 
-  async fillMask() { this._notHere('model.fillMask', 'fillMask'); }
-  save() { this._notHere('model.save', 'save'); }
-  headRoles() { this._notHere('model.headRoles', 'headRoles'); }
+  async fillMask() { return this._notHere('model.fillMask', 'fillMask'); }
+  save() { return this._notHere('model.save', 'save'); }
+  headRoles() { return this._notHere('model.headRoles', 'headRoles'); }
   get headScores() {
     const f = () => this._notHere('model.headScores', 'headScores');
     f.repeated = f;
     return f;
   }
-  logitLens() { this._notHere('model.logitLens', 'logitLens'); }
-  attribute() { this._notHere('model.attribute', 'attribute'); }
-  patch() { this._notHere('model.patch', 'patch'); }
+  logitLens() { return this._notHere('model.logitLens', 'logitLens'); }
+  attribute() { return this._notHere('model.attribute', 'attribute'); }
+  patch() { return this._notHere('model.patch', 'patch'); }
 
   dispose() {
     this._enc.dispose();

@@ -9,7 +9,7 @@ const CONFIG_KEYS = new Set(['vocabSize', 'maxLength', 'embedDim', 'numHeads', '
   'architecture', 'prenorm', 'activation', 'tieEmbeddings', 'headBias',
   // the block graph's attention, norm and embedding fields (docs/training.md)
   'headDim', 'qkNorm', 'attnScale', 'attnSoftcap', 'finalSoftcap', 'slidingWindow', 'layerKinds', 'ropeLocalTheta',
-  'rotaryDim', 'parallelResidual', 'sandwichNorm', 'embedScale']);
+  'rotaryDim', 'parallelResidual', 'sandwichNorm', 'embedScale', 'normBias', 'firstNorm1', 'gateBias']);
 
 // architecture: 'gpt2' is GPT-2's block as its family table sets it
 // (web/lib/model/families/gpt2.js: pre-LayerNorm with a final norm, gelu_new,

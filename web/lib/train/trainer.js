@@ -33,6 +33,7 @@ export class TrainingStoppedError extends Error {
 const GRAPH_FIELD_DEFAULTS = {
   headDim: 0, qkNorm: false, attnScale: 0, attnSoftcap: 0, finalSoftcap: 0, slidingWindow: 0, layerKinds: '',
   ropeLocalTheta: 0, rotaryDim: 0, parallelResidual: false, sandwichNorm: false, embedScale: 1,
+  normBias: true, firstNorm1: true, gateBias: false,
 };
 
 /** A model of lab.transformer: the block graph plus its trainer and GPT-2 save. */

@@ -11,7 +11,7 @@
 // The including kernel declares params { lq, lk, has_lengths, causal,
 // causal_align, causal_offset, window, window_left, window_right,
 // window_align, window_offset, alibi, softcap, fill, mask_kind } and the
-// bindings lengths (u32) and slopes (f32, [H]).
+// bindings lengths (u32) and slopes (f32, [H]). It includes softcap.
 
 const NEG_INF_BITS = 0xff800000u;
 
@@ -67,12 +67,12 @@ fn alibi_slope(h: u32) -> f32 {
   return select(0.0, slopes[h], params.alibi != 0u);
 }
 
-// c·tanh(x/c) (softcap > 0), else x. tanh saturates to ±1 in float32 well
-// before |y| = 15, and the clamp keeps every implementation away from
-// exp overflow.
+// #include softcap
+
+// c·tanh(x/c) (softcap > 0, include/softcap.wgsl), else x.
 fn apply_softcap(x: f32) -> f32 {
   if (params.softcap > 0.0) {
-    return params.softcap * tanh(clamp(x / params.softcap, -15.0, 15.0));
+    return softcap(x, params.softcap);
   }
   return x;
 }
