@@ -162,7 +162,7 @@ export type ModelAttentionInput =
  * index), `heads` ('all' or a comma list), `batch` (0), `min-weight`
  * (head-view lines, default 0.01), `thumb-size` (px, 56).
  *
- * An encoder-decoder model (`config.isEncoderDecoder`: Marian, BART) is run as
+ * An encoder-decoder model (`config.isEncoderDecoder`: Marian, BART, T5) is run as
  * a translation: Translate (generate, greedy at temperature 0 by default), then
  * one forward with `decoderInputIds` = [decoder start, …translation] for the
  * encoder's and decoder's self-attention and the cross-attention (the
