@@ -564,6 +564,7 @@ export class AttentionLabModelView extends AttentionLabElement {
     if (given && given.length !== d.lq) this._status.textContent = t('mv.tokenCount', { n: given.length, L: d.lq });
     // The encoder's and decoder's self-attention are drawn as the model view's grid.
     const pane = view === 'head' || view === 'cross' ? view : 'model';
+    this._shownView = view;
     const VIEW_KEYS = { model: 'mv.modelView', head: 'mv.headView', encoder: 'mv.encoderView', decoder: 'mv.decoderView', cross: 'mv.crossView' };
     // Model and head views, or an encoder-decoder's three.
     const shownBtns = this._viewBtns.filter((b) => encdec === ['encoder', 'decoder', 'cross'].includes(b.dataset.view));
@@ -896,7 +897,7 @@ export class AttentionLabModelView extends AttentionLabElement {
       const r = this._run;
       const run = this._model && r ? { text: r.text, ids: r.ids, modelTokens: r.tokens, modelType: this._model.config.modelType } : {};
       // An encoder-decoder's: which attention (encoder | decoder | cross) and the decoder's input.
-      if (this._model && r?.encdec) Object.assign(run, { view: this._crossPane.hidden ? (this._fileTokens === r.sourceShown ? 'encoder' : 'decoder') : 'cross', decoderInputIds: r.decoderIds, decoderTokens: r.decoderTokens });
+      if (this._model && r?.encdec) Object.assign(run, { view: this._shownView, decoderInputIds: r.decoderIds, decoderTokens: r.decoderTokens });
       blob = new Blob([tensorToJSON({ data: d.data, shape: [d.layers, d.heads, d.lq, d.lk] }, { tokens: this._qTokens, keyTokens: this._kTokens, ...run })], { type: 'application/json' });
       name = 'attention.json';
     } else if (format === 'svg') {
