@@ -148,23 +148,35 @@ int TransformerCheckParams(uintptr_t h) { return TrainReport(T(h)->CheckParams()
 double TransformerCached(uintptr_t h) { return static_cast<double>(T(h)->Cached()); }
 
 // Outputs of a model forward; 0 for those not wanted.
-// layerInputs: optional [N, rows, E], every block's input (Transformer::LayerInputs).
+// layerInputs: optional [N, rows, E], every block's input (Transformer::LayerInputs);
+// cross: optional N·[B, H, L, Le], the cross-attention weights (crossAttention).
 struct ModelRunJs {
   double batch = 1, length = 0, keep = 0;
-  uintptr_t tokens = 0, logits = 0, attention = 0, hidden = 0, layerInputs = 0;
+  uintptr_t tokens = 0, logits = 0, attention = 0, hidden = 0, layerInputs = 0, cross = 0;
   bool cached = false, lastOnly = false;
 };
 int TransformerRun(uintptr_t h, const ModelRunJs& j) {
   const Status s = !j.cached
       ? T(h)->Forward(static_cast<int64_t>(j.batch), static_cast<int64_t>(j.length),
                       Ptr<const int32_t>(j.tokens), Ptr<float>(j.logits), Ptr<float>(j.attention),
-                      Ptr<float>(j.hidden))
+                      Ptr<float>(j.hidden), Ptr<float>(j.cross))
       : T(h)->Extend(static_cast<int64_t>(j.keep), static_cast<int64_t>(j.length),
                      Ptr<const int32_t>(j.tokens), j.lastOnly, Ptr<float>(j.logits),
-                     Ptr<float>(j.attention), Ptr<float>(j.hidden));
+                     Ptr<float>(j.attention), Ptr<float>(j.hidden), Ptr<float>(j.cross));
   if (s.ok() && j.layerInputs != 0) T(h)->LayerInputs(Ptr<float>(j.layerInputs));
   return TrainReport(s);
 }
+
+// The memory of a cross-attention decoder: [batch, length, E] (Transformer::SetMemory).
+struct MemoryJs {
+  double batch = 1, length = 0;
+  uintptr_t memory = 0;
+};
+int TransformerSetMemory(uintptr_t h, const MemoryJs& j) {
+  return TrainReport(T(h)->SetMemory(static_cast<int64_t>(j.batch), static_cast<int64_t>(j.length),
+                                     Ptr<const float>(j.memory)));
+}
+double TransformerMemoryLength(uintptr_t h) { return static_cast<double>(T(h)->MemoryLength()); }
 int TransformerSetParams(uintptr_t h, uintptr_t data) {
   return TrainReport(T(h)->SetParams(Ptr<const float>(data)));
 }
@@ -261,8 +273,13 @@ EMSCRIPTEN_BINDINGS(attention_lab_transformer) {
       .field("attention", &ModelRunJs::attention)
       .field("hidden", &ModelRunJs::hidden)
       .field("layerInputs", &ModelRunJs::layerInputs)
+      .field("cross", &ModelRunJs::cross)
       .field("cached", &ModelRunJs::cached)
       .field("lastOnly", &ModelRunJs::lastOnly);
+  value_object<MemoryJs>("MemoryArgs")
+      .field("batch", &MemoryJs::batch)
+      .field("length", &MemoryJs::length)
+      .field("memory", &MemoryJs::memory);
   value_object<AdamWJs>("AdamWConfig")
       .field("lr", &AdamWJs::lr)
       .field("beta1", &AdamWJs::beta1)
@@ -302,6 +319,8 @@ EMSCRIPTEN_BINDINGS(attention_lab_transformer) {
   function("transformerWriteParamQuant", &TransformerWriteParamQuant);
   function("transformerCached", &TransformerCached);
   function("transformerRun", &TransformerRun);
+  function("transformerSetMemory", &TransformerSetMemory);
+  function("transformerMemoryLength", &TransformerMemoryLength);
   function("transformerConfigureOptimizer", &TransformerConfigureOptimizer);
   function("transformerResetOptimizer", &TransformerResetOptimizer);
   function("transformerStep", &TransformerStep);

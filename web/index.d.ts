@@ -751,9 +751,9 @@ export interface TransformerConfig {
   /**
    * MLP activation (default 'gelu', erf; 'gpt2': 'gelu_new', the tanh form).
    * 'swiglu', 'geglu' (exact GELU) and 'geglu_tanh' (tanh GELU) are gated:
-   * W2·(act(Wg·x) ⊙ W1·x), with the gate ffn.wg.
+   * W2·(act(Wg·x) ⊙ W1·x), with the gate ffn.wg; 'relu' (T5) and 'silu' (Marian's swish) are not.
    */
-  activation?: 'gelu' | 'gelu_new' | 'swiglu' | 'geglu' | 'geglu_tanh';
+  activation?: 'gelu' | 'gelu_new' | 'swiglu' | 'geglu' | 'geglu_tanh' | 'relu' | 'silu';
   /** The head is the token embedding (default false; 'gpt2': true). */
   tieEmbeddings?: boolean;
   /** A bias on the logits (default true; 'gpt2': false). */
@@ -916,7 +916,8 @@ export interface ModelFiles {
 
 export interface ModelConfig {
   modelType: 'gpt2' | 'llama' | 'qwen2' | 'qwen3' | 'mistral' | 'gemma' | 'gemma2' | 'gemma3_text' | 'phi3' | 'gpt_neox' | 'gpt_neo' | 'bert'
-    | 'distilbert' | 'roberta' | 'xlm-roberta';
+    | 'distilbert' | 'roberta' | 'xlm-roberta' | 'marian' | 'bart' | 't5';
+  /** The decoder's (an encoder-decoder's) numbers of layers and heads; encoderLayers / encoderHeads the encoder's. */
   numLayers: number;
   numHeads: number;
   numKvHeads: number;
@@ -936,6 +937,58 @@ export interface ModelConfig {
   bytes: number;
   /** How the projections are held: 'float32', or the checkpoint's 'float16' / 'bfloat16' (LoadModelArgs.dtype). */
   weightsDtype: 'float32' | 'float16' | 'bfloat16';
+  /** True for the encoder-decoders (marian, bart, t5): the model is an EncoderDecoderModel. */
+  isEncoderDecoder?: boolean;
+}
+
+export interface EncoderDecoderConfig extends ModelConfig {
+  modelType: 'marian' | 'bart' | 't5';
+  isEncoderDecoder: true;
+  encoderLayers: number;
+  encoderHeads: number;
+  /** The decoder's first id (config.json decoder_start_token_id; Marian's pad id). */
+  decoderStartTokenId: number;
+}
+
+export interface EncoderDecoderForwardOptions {
+  /** The decoder's ids (default: [decoderStartTokenId]); at most maxPositions. */
+  decoderInputIds?: ArrayLike<number>;
+  /** default true */
+  attentions?: boolean;
+}
+
+/** transformers' Seq2SeqLMOutput: Le source tokens, Ld decoder tokens. */
+export interface EncoderDecoderOutput {
+  ids: number[];
+  tokens: string[] | null;
+  decoderInputIds: number[];
+  decoderTokens: string[] | null;
+  /** [1, Ld, V] */
+  logits: Tensor;
+  /** One [1, encoderHeads, Le, Le] per encoder layer; null with attentions: false. */
+  encoderAttentions: Tensor[] | null;
+  /** One [1, H, Ld, Ld] per decoder layer (causal). */
+  decoderAttentions: Tensor[] | null;
+  /** One [1, H, Ld, Le] per decoder layer: which source tokens each target position read. */
+  crossAttentions: Tensor[] | null;
+  /** [1, Le, E]: the memory the decoder's cross-attention reads. */
+  encoderLastHiddenState: Tensor;
+}
+
+/**
+ * A translation model (marian, bart, t5): lab.loadModel<EncoderDecoderModel>(files). The encoder runs
+ * once per source; the decoder's cross keys and values of its output are projected once and
+ * decoding runs on the decoder's key/value cache. fillMask, save, headRoles, headScores,
+ * logitLens, attribute and patch throw for these models.
+ */
+export interface EncoderDecoderModel extends Omit<Model, 'config' | 'forward' | 'forwardSync' | 'nextTokens' | 'generate'> {
+  readonly config: Readonly<EncoderDecoderConfig>;
+  forward(input: string | ArrayLike<number>, options?: EncoderDecoderForwardOptions): Promise<EncoderDecoderOutput>;
+  forwardSync(input: string | ArrayLike<number>, options?: EncoderDecoderForwardOptions): EncoderDecoderOutput;
+  /** The next target tokens after decoderInputIds (default: the start token) for the source `input`. */
+  nextTokens(input: string | ArrayLike<number>, options?: { decoderInputIds?: ArrayLike<number>; k?: number; temperature?: number }): Promise<TokenProbability[]>;
+  /** The translation of `input`, a token at a time from decoderStartTokenId (topK 1: greedy; text: special tokens skipped). */
+  generate(input: string | ArrayLike<number>, options?: Omit<GenerateOptions, 'ablate'>): AsyncIterableIterator<GeneratedToken>;
 }
 
 export interface ModelOutput {
@@ -1167,8 +1220,11 @@ export interface AttentionLab<M extends LabMode = 'either'> {
    * { weights: file, … }, or a file list holding one .gguf and no other weights). Nothing is fetched unless a URL string is passed. Runs on
    * every backend; on 'webgpu' the weights are also uploaded to the GPU, where
    * model.forward runs (the other calls run on the model's wasm copy; docs/models.md).
+   * The encoder-decoders (marian, bart, t5) load as an EncoderDecoderModel
+   * (lab.loadModel<EncoderDecoderModel>(files)) on wasm; a webgpu lab refuses them.
    */
   loadModel(source: LoadModelArgs | GgufLoadModelArgs | ModelFileSource | FileList | File[]): Promise<Model>;
+  loadModel<T extends EncoderDecoderModel>(source: LoadModelArgs | ModelFileSource | FileList | File[]): Promise<T>;
   /**
    * The package's character-level GPT-2 (English prose, Tang poems, or 'induction': chapter 10's
    * small English model trained with repeated random spans, which has an induction head), read

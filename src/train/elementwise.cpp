@@ -76,6 +76,26 @@ void GeluTanhBackward(int64_t n, const float* x, const float* dy, float* dx) {
   }
 }
 
+void ReluForward(int64_t n, const float* x, float* y) {
+  for (int64_t i = 0; i < n; ++i) y[i] = x[i] > 0.0f ? x[i] : 0.0f;
+}
+
+void ReluBackward(int64_t n, const float* x, const float* dy, float* dx) {
+  for (int64_t i = 0; i < n; ++i) dx[i] = x[i] > 0.0f ? dy[i] : 0.0f;
+}
+
+void SiluForward(int64_t n, const float* x, float* y) {
+  for (int64_t i = 0; i < n; ++i) y[i] = x[i] / (1.0f + std::exp(-x[i]));
+}
+
+// d/dx x·σ(x) = σ(x)(1 + x(1 − σ(x))).
+void SiluBackward(int64_t n, const float* x, const float* dy, float* dx) {
+  for (int64_t i = 0; i < n; ++i) {
+    const float sg = 1.0f / (1.0f + std::exp(-x[i]));
+    dx[i] = dy[i] * sg * (1.0f + x[i] * (1.0f - sg));
+  }
+}
+
 void SwiGluForward(int64_t n, const float* gate, const float* up, float* y) {
   kernels::SwiGlu(n, gate, up, y);
 }

@@ -93,7 +93,7 @@ bool MhaForward(const MhaShape& s, const MhaParams& p, const float* query,
                 const uint8_t* head_enabled, float* output, float* weights,
                 MhaActivations* act, Workspace* ws) {
   const int64_t e = s.e, qw = QWidth(s), ekv = KvWidth(s), d = HeadDim(s);
-  const bool cached = s.k_cache != nullptr;
+  const bool cached = s.k_cache != nullptr && !s.kv_ready;
   // The queried rows: the last q_last of the new ones (sq: their shape).
   MhaShape sq = s;
   if (cached && s.batch == 1 && s.q_last > 0 && s.q_last < s.lq) {
@@ -102,7 +102,7 @@ bool MhaForward(const MhaShape& s, const MhaParams& p, const float* query,
   }
   const float* q_in = query + (s.lq - sq.lq) * s.e;
   // With a cache only the new rows' K and V are projected.
-  const int64_t rq = s.batch * sq.lq, rk = cached ? s.batch * s.lq : s.batch * s.lk;
+  const int64_t rq = s.batch * sq.lq, rk = s.kv_ready ? 0 : cached ? s.batch * s.lq : s.batch * s.lk;
   if (!act->q.Reserve(rq * qw) || !act->k.Reserve(rk * ekv) ||
       !act->v.Reserve(rk * ekv) || !act->ctx.Reserve(rq * qw)) {
     return false;
@@ -123,8 +123,8 @@ bool MhaForward(const MhaShape& s, const MhaParams& p, const float* query,
   float* q_out = qk_norm ? act->q_pre.data() : act->q.data();
   float* k_out = qk_norm ? act->k_pre.data() : act->k.data();
   if (!proj(rq, e, qw, q_in, W::kWq, W::kBq, q_out) ||
-      !proj(rk, s.kdim, ekv, key, W::kWk, W::kBk, k_out) ||
-      !proj(rk, s.vdim, ekv, value, W::kWv, W::kBv, act->v.data())) {
+      (rk > 0 && (!proj(rk, s.kdim, ekv, key, W::kWk, W::kBk, k_out) ||
+                  !proj(rk, s.vdim, ekv, value, W::kWv, W::kBv, act->v.data())))) {
     return false;
   }
   if (qk_norm) {  // per head: rows of D
@@ -143,12 +143,39 @@ bool MhaForward(const MhaShape& s, const MhaParams& p, const float* query,
     v.k = s.k_cache;
     v.v = s.v_cache;
   }
+  if (s.kv_ready) {  // the memory's K and V, projected once
+    v.k = s.k_cache;
+    v.v = s.v_cache;
+  }
+  if (s.score_bias != nullptr) {  // [H, Lq, Lk], the queried rows' part
+    v.mask_kind = MaskKind::kAdditive;
+    v.mask = s.score_bias + (s.lq - sq.lq) * s.lk;
+    v.m_sb = 0;
+    v.m_sh = s.lq * s.lk;
+    v.m_sq = s.lk;
+    v.m_sk = 1;
+  }
   v.weights = weights;
   if (!ws->tile.Reserve(kernels::AttentionScratchFloats(v))) return false;
   kernels::AttentionCore(v, ws->tile.data());
   ZeroDisabledHeads(sq, head_enabled, act->ctx.data());
   if (s.z_edit != nullptr) ApplyZEdit(*s.z_edit, sq, act->ctx.data());
   return proj(rq, qw, e, act->ctx.data(), W::kWo, W::kBo, output);
+}
+
+bool MhaProjectKv(const MhaShape& s, const MhaParams& p, int64_t rows, const float* key,
+                  const float* value, float* k_out, float* v_out, Workspace* ws) {
+  const int64_t ekv = KvWidth(s);
+  using W = WeightId;
+  auto proj = [&](int64_t in, const float* x, W wid, W bid, float* y) {
+    const kernels::PackedB* pw = s.packed ? s.packed[static_cast<int>(wid)] : nullptr;
+    if (pw != nullptr) {
+      LinearForwardPacked(rows, in, ekv, x, *pw, p.w[static_cast<int>(bid)], y);
+      return true;
+    }
+    return LinearForward(rows, in, ekv, x, p.w[static_cast<int>(wid)], p.w[static_cast<int>(bid)], y, ws);
+  };
+  return proj(s.kdim, key, W::kWk, W::kBk, k_out) && proj(s.vdim, value, W::kWv, W::kBv, v_out);
 }
 
 bool MhaBackward(const MhaShape& s, const MhaParams& p, const float* query,

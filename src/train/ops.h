@@ -111,7 +111,19 @@ struct MhaShape {
   float* dk_norm = nullptr;
   // Interpretability: an edit of the heads' z before o_proj (null: none).
   const struct ZEdit* z_edit = nullptr;
+  // Cross-attention on a memory projected once (MhaProjectKv): K and V are
+  // already in k_cache / v_cache as [B, Lk, Hkv·D], so only Q is projected
+  // and nothing is written to the cache (no rope, no qk_norm of K).
+  bool kv_ready = false;
+  // An additive score bias [H, Lq, Lk] (T5's relative positions), the same
+  // for every sequence of the batch; null: none.
+  const float* score_bias = nullptr;
 };
+// K = key·Wkᵀ + bk, V = value·Wvᵀ + bv of `rows` rows into k_out, v_out
+// [rows, Hkv·D] (the memory's keys and values of a cross-attention, for
+// MhaShape::kv_ready), through the packed weights when there are some.
+bool MhaProjectKv(const MhaShape& s, const MhaParams& p, int64_t rows, const float* key,
+                  const float* value, float* k_out, float* v_out, Workspace* ws);
 // ---- transformer_interp.cpp: edits of a layer's z ----------------------------
 // z is a head's attention-weighted sum of V, its D columns of the context rows
 // [B·Lq, E] before o_proj. Per head: kKeep; kZero (z = 0); kMean (z = its mean
@@ -175,6 +187,12 @@ void SwiGluBackward(int64_t n, const float* gate, const float* up,
 void GeGluForward(int64_t n, const float* gate, const float* up, bool tanh_form, float* y);
 void GeGluBackward(int64_t n, const float* gate, const float* up, bool tanh_form,
                    const float* dy, float* dgate, float* dup);
+// ReLU max(x, 0) and SiLU x·σ(x) (non-gated MLPs: T5's relu, Marian's
+// swish); the backward writes dx (may alias dy).
+void ReluForward(int64_t n, const float* x, float* y);
+void ReluBackward(int64_t n, const float* x, const float* dy, float* dx);
+void SiluForward(int64_t n, const float* x, float* y);
+void SiluBackward(int64_t n, const float* x, const float* dy, float* dx);
 // Inverted dropout is linear: the backward applies the same mask to dy.
 void DropoutForward(int64_t n, float p, uint32_t seed, float* x);
 void DropoutBackward(int64_t n, float p, uint32_t seed, float* dy);

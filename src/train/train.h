@@ -120,7 +120,9 @@ enum class NormKind : int { kLayerNorm = 0, kRmsNorm = 1 };
 // kGeGlu / kGeGluTanh: W2·(GELU(Wg·x) ⊙ W1·x) with the exact (erf) or the
 // tanh GELU of the gate (Gemma's gelu_pytorch_tanh); like kSwiGlu they use
 // ffn.wg (the gate) and ffn.w1 (up).
-enum class Activation : int { kGelu = 0, kGeluTanh = 1, kSwiGlu = 2, kGeGlu = 3, kGeGluTanh = 4 };
+// kRelu / kSilu: W2·act(W1·x) with ReLU (T5's original "relu") or SiLU
+// (Marian's "swish").
+enum class Activation : int { kGelu = 0, kGeluTanh = 1, kSwiGlu = 2, kGeGlu = 3, kGeGluTanh = 4, kRelu = 5, kSilu = 6 };
 
 // One block graph for every model the library runs or trains (the
 // architecture tables of web/lib/model/ map GPT-2, Llama and BERT onto it):
@@ -130,6 +132,12 @@ enum class Activation : int { kGelu = 0, kGeluTanh = 1, kSwiGlu = 2, kGeGlu = 3,
 //   pre-norm    (GPT-2, Llama)
 //               h = x + Drop(MHA(Norm1(x)));  x' = h + Drop(MLP(Norm2(h)))
 //               and a final norm after the last block
+//   cross_attention (the decoder of an encoder-decoder): between the
+//               self-attention and the MLP each block reads the memory
+//               (SetMemory: the encoder's output) through a second MHA,
+//               queries from the block, keys and values from the memory:
+//               post-norm c = NormX(h + XMHA(h, mem));  pre-norm
+//               c = h + XMHA(NormX(h), mem); the MLP then reads c
 //   head        logits = x_N·Whᵀ (+ bh); Wh is Emb when tie_embeddings;
 //               BERT's MLM head first maps x_N through LN(GELU(Wt·x + bt))
 // The defaults are the tiny post-LN transformer of the training chapter.
@@ -157,6 +165,11 @@ enum class Activation : int { kGelu = 0, kGeluTanh = 1, kSwiGlu = 2, kGeGlu = 3,
 //                 embedding norm already normalises x).
 //   gate_bias     a GLU MLP's gate Wg·x + bg (ModernBERT's Wi bias with
 //                 mlp_bias: its first half).
+//   relative_buckets  > 0: T5's relative position bias, a table [buckets,
+//                 H] (rel_bias.weight) read by bucket of (key − query)
+//                 position (bidirectional unless causal; exact below half
+//                 the buckets' range, log-spaced up to relative_max_distance)
+//                 and added to every self-attention layer's scores.
 //   packed_half   with packed_weights, 1 (F16) or 2 (BF16) keeps the packed
 //                 projections in 16 bits as a checkpoint holds them
 //                 (WriteParamHalf): half the bytes a decoding step reads, the
@@ -206,7 +219,12 @@ enum class Activation : int { kGelu = 0, kGeluTanh = 1, kSwiGlu = 2, kGeGlu = 3,
   X(bool, norm_bias, normBias, true, "false: every LayerNorm without its bias")  \
   X(bool, first_norm1, firstNorm1, true, "false: block 0's norm1 is the identity") \
   X(bool, mlm_bias, mlmBias, true, "mlm.dense.bias (mlmHead)")                  \
-  X(bool, gate_bias, gateBias, false, "ffn.bg [F], the gate's bias (GLU MLPs)")
+  X(bool, gate_bias, gateBias, false, "ffn.bg [F], the gate's bias (GLU MLPs)") \
+  X(bool, cross_attention, crossAttention, false, "cross-attention on the memory (see above)") \
+  X(bool, sinusoid_halves, sinusoidHalves, false, "sinusoidal: sin | cos halves (Marian)") \
+  X(int64_t, relative_buckets, relativeBuckets, 0, "> 0: T5's position bias (see above)") \
+  X(int64_t, relative_max_distance, relativeMaxDistance, 128, "T5's max distance of the buckets") \
+  X(float, head_scale, headScale, 1.0f, "logits = (xf·headScale)·Whᵀ (T5's tied head)")
 
 struct TransformerConfig {
 #define ATTNLAB_CONFIG_MEMBER(type, field, js, def, doc) type field = def;
@@ -253,6 +271,8 @@ struct ParamInfo {
 // (wg: the SwiGLU / GeGLU gate), blocks.N.norm2.{weight,bias},
 // blocks.N.attn.{q_norm,k_norm}.weight [D] (qk_norm),
 // blocks.N.{post_attn_norm,post_ffn_norm}.{weight,bias} (sandwich_norm),
+// blocks.N.xattn.{wq,bq,wk,bk,wv,bv,wo,bo} and blocks.N.norm_x.{weight,bias}
+// (cross_attention), rel_bias.weight [buckets, H] (relative_buckets),
 // final_norm.{weight,bias},
 // mlm.dense.{weight,bias}, mlm.norm.{weight,bias}, head.weight [V, E],
 // head.bias [V]; each only when the config has it (RMSNorm has no bias).
@@ -304,9 +324,20 @@ class Transformer {
 
   // logits: [B, L, V] (null when the model has no head); attention:
   // optional, N·[B, H, L, L] (layer-major); hidden: optional [B, L, E], the
-  // last block's output after the final norm.
+  // last block's output after the final norm; cross (cross_attention):
+  // optional, N·[B, H, L, Le] the weights over the memory.
   Status Forward(int64_t batch, int64_t length, const int32_t* tokens,
-                 float* logits, float* attention, float* hidden = nullptr);
+                 float* logits, float* attention, float* hidden = nullptr,
+                 float* cross = nullptr);
+
+  // cross_attention: the memory [B, Le, E] (the encoder's output) that every
+  // later Forward and Extend of that batch reads. Each layer's cross keys
+  // and values are projected here once ([B, Le, Hkv·D] a layer) and kept,
+  // so decoding step by step projects none again. Refused without
+  // cross_attention; Forward and Extend are refused until it is set.
+  Status SetMemory(int64_t batch, int64_t length, const float* memory);
+  // Rows of the memory set (0: none).
+  int64_t MemoryLength() const;
 
   // Inference with a key/value cache, batch 1 (generation). Keeps the first
   // `keep` cached positions (keep <= Cached(); 0 starts afresh), runs
@@ -316,7 +347,7 @@ class Transformer {
   // optional [length, E]. Dropout off; the head switches apply.
   Status Extend(int64_t keep, int64_t length, const int32_t* tokens,
                 bool last_only, float* logits, float* attention,
-                float* hidden);
+                float* hidden, float* cross = nullptr);
   // Positions held in the key/value cache.
   int64_t Cached() const;
   // After Forward or Extend: the input of every block, [N, rows, E] (rows =

@@ -121,8 +121,35 @@ Status CheckConfig(const TransformerConfig& c) {
   if (c.parallel_residual && c.sandwich_norm) return Invalid(w, "parallelResidual and sandwichNorm cannot both be set");
   const int norm = static_cast<int>(c.norm), act = static_cast<int>(c.activation);
   if (norm < 0 || norm > 1) return Invalid(w, "norm must be 'layernorm' or 'rmsnorm'");
-  if (act < 0 || act > 4) {
-    return Invalid(w, "activation must be 'gelu', 'gelu_new', 'swiglu', 'geglu' or 'geglu_tanh'");
+  if (act < 0 || act > 6) {
+    return Invalid(w, "activation must be 'gelu', 'gelu_new', 'swiglu', 'geglu', 'geglu_tanh', 'relu' or 'silu'");
+  }
+  if (c.cross_attention && c.parallel_residual) return Invalid(w, "crossAttention and parallelResidual cannot both be set");
+  if (c.cross_attention && c.sandwich_norm) return Invalid(w, "crossAttention and sandwichNorm cannot both be set");
+  if (c.cross_attention && !c.causal) return Invalid(w, "crossAttention needs causal self-attention (a decoder)");
+  if (c.sinusoid_halves && c.positional != Positional::kSinusoidal) {
+    return Invalid(w, "sinusoidHalves needs positional 'sinusoidal'");
+  }
+  if (c.relative_buckets < 0 || c.relative_buckets == 1 || c.relative_buckets > 4096 ||
+      (!c.causal && c.relative_buckets > 0 && c.relative_buckets < 4)) {
+    std::ostringstream os;
+    os << "relativeBuckets must be 0 (none) or an integer in [2, 4096] ([4, 4096] without causal: half a "
+          "direction), got " << c.relative_buckets;
+    return Invalid(w, os.str());
+  }
+  if (c.relative_buckets > 0) {
+    const int64_t exact = (c.causal ? c.relative_buckets : c.relative_buckets / 2) / 2;
+    if (c.relative_max_distance <= exact || c.relative_max_distance > 1 << 24) {
+      std::ostringstream os;
+      os << "relativeMaxDistance must be an integer in [" << exact + 1 << ", 16777216] (more than the "
+         << exact << " exact buckets), got " << c.relative_max_distance;
+      return Invalid(w, os.str());
+    }
+  }
+  if (!(std::isfinite(c.head_scale) && c.head_scale > 0.0f)) {
+    std::ostringstream os;
+    os << "headScale must be a finite number > 0 (got " << c.head_scale << ")";
+    return Invalid(w, os.str());
   }
   if (c.gate_bias && c.activation != Activation::kSwiGlu && c.activation != Activation::kGeGlu &&
       c.activation != Activation::kGeGluTanh) {
@@ -202,7 +229,8 @@ std::unique_ptr<Transformer> Transformer::Create(const TransformerConfig& config
     if (p == nullptr) continue;  // packed (a loaded model: written by WriteParam)
     const std::string& name = info.name;
     const bool embedding = name == "embed.weight" || name == "pos.weight" || name == "type.weight";
-    if (EndsWith(name, "norm1.weight") || EndsWith(name, "norm2.weight") || EndsWith(name, "norm.weight")) {
+    if (EndsWith(name, "norm1.weight") || EndsWith(name, "norm2.weight") || EndsWith(name, "norm.weight") ||
+        EndsWith(name, "norm_x.weight")) {
       std::fill(p, p + n, 1.0f);
     } else if (gpt2_std > 0.0f && (embedding || info.shape.size() == 2)) {
       // GPT-2's init: normal(0, std), the residual projections std/√(2N).
@@ -210,7 +238,8 @@ std::unique_ptr<Transformer> Transformer::Create(const TransformerConfig& config
       FillNormal(p, n, residual ? residual_std : gpt2_std, seed);
     } else if (embedding) {
       FillNormal(p, n, 1.0f, seed);
-    } else if (info.shape.size() == 2 && name.find(".attn.") != std::string::npos) {
+    } else if (info.shape.size() == 2 && (name.find(".attn.") != std::string::npos ||
+                                          name.find(".xattn.") != std::string::npos)) {
       // Xavier-uniform, as MultiHeadAttention.
       const float bound = std::sqrt(6.0f / static_cast<float>(info.shape[0] + info.shape[1]));
       FillUniform(p, n, bound, seed);
@@ -237,21 +266,21 @@ void Transformer::CopyParams(float* out) const { impl_->store.CopyAll(out); }
 Status Transformer::WriteParamHalf(int64_t index, int64_t first, int64_t rows, const uint16_t* src,
                                    int64_t ld, bool transposed, int32_t kind) {
   Status s = impl_->store.WriteHalf(index, first, rows, src, ld, transposed, kind);
-  if (s.ok()) impl_->cached = 0;
+  if (s.ok()) impl_->cached = impl_->memory_length = 0;
   return s;
 }
 
 Status Transformer::WriteParamQuant(int64_t index, int64_t first, int64_t rows, int32_t kind,
                                     const uint8_t* src, int64_t bytes) {
   Status s = impl_->store.WriteQuant(index, first, rows, kind, src, bytes);
-  if (s.ok()) impl_->cached = 0;
+  if (s.ok()) impl_->cached = impl_->memory_length = 0;
   return s;
 }
 
 Status Transformer::WriteParam(int64_t index, int64_t first, int64_t rows, const float* src,
                                int64_t ld, bool transposed) {
   Status s = impl_->store.Write(index, first, rows, src, ld, transposed);
-  if (s.ok()) impl_->cached = 0;
+  if (s.ok()) impl_->cached = impl_->memory_length = 0;
   return s;
 }
 
@@ -274,7 +303,7 @@ Status Transformer::SetParams(const float* data) {
     return Status::Invalid("setWeights: this model keeps its projections in 16 bits, as its file holds them; load it again to change them");
   }
   impl_->store.WriteAll(data);
-  impl_->cached = 0;
+  impl_->cached = impl_->memory_length = 0;
   return Status::Ok();
 }
 
@@ -313,6 +342,7 @@ Status Transformer::ConfigureOptimizer(const AdamWConfig& c) {
   if (c.warmup < 0) return bad("warmup", static_cast<double>(c.warmup), "an integer >= 0");
   if (!(std::isfinite(c.clip) && c.clip >= 0.0f)) return bad("clip", c.clip, "a finite number >= 0 (0: no clipping)");
   if (!impl_->config.has_head) return Status::Invalid("trainer: a model without a head cannot be trained");
+  if (Status t = impl_->CheckTrainable("trainer"); !t.ok()) return t;
   if (impl_->config.packed_weights) {
     return Status::Invalid("trainer: a loaded model runs only (its weights are packed for inference); train a lab.transformer, or load its weights into one with setWeights");
   }
@@ -389,13 +419,14 @@ void FillResult(const train::CrossEntropyResult& ce, int64_t batch, StepResult* 
 }  // namespace
 
 Status Transformer::Forward(int64_t batch, int64_t length, const int32_t* tokens,
-                            float* logits, float* attention, float* hidden) {
+                            float* logits, float* attention, float* hidden, float* cross) {
   Impl& im = *impl_;
   Status s = CheckBatch("forward", im.config, batch, length);
   if (!s.ok()) return s;
   if (!(s = CheckTokens("forward", "tokens", im.config, batch, length, tokens)).ok()) return s;
   if (im.config.has_head && !(s = internal::CheckPointer("logits", logits)).ok()) return s;
-  if (!im.Forward(batch, length, tokens, false, attention, 0, false)) {
+  if (!(s = im.CheckMemory("forward", batch, cross)).ok()) return s;
+  if (!im.Forward(batch, length, tokens, false, attention, 0, false, false, cross)) {
     return Status::OutOfMemory("forward: out of memory (wasm memory is limited to 2 GiB)");
   }
   const int64_t rows = batch * length, e = im.config.embed_dim;
@@ -409,6 +440,77 @@ Status Transformer::Forward(int64_t batch, int64_t length, const int32_t* tokens
 
 int64_t Transformer::Cached() const { return impl_->cached; }
 
+Status Transformer::Impl::CheckMemory(const char* where, int64_t batch, const float* cross) const {
+  if (!config.cross_attention) {
+    if (cross != nullptr) {
+      return Status::Invalid(std::string(where) + ": cross-attention weights asked of a model without cross-attention");
+    }
+    return Status::Ok();
+  }
+  if (memory_length == 0) {
+    return Status::Invalid(std::string(where) +
+                           ": this decoder reads a memory (crossAttention): call setMemory with the encoder's output first");
+  }
+  if (memory_batch != batch) {
+    std::ostringstream os;
+    os << where << ": the memory holds " << memory_batch << " sequence(s), this call runs " << batch;
+    return Status::Invalid(os.str());
+  }
+  return Status::Ok();
+}
+
+Status Transformer::Impl::CheckTrainable(const char* where) const {
+  const char* what = config.cross_attention      ? "crossAttention"
+                     : config.relative_buckets > 0 ? "relativeBuckets"
+                     : config.head_scale != 1.0f   ? "headScale"
+                                                   : nullptr;
+  if (what == nullptr) return Status::Ok();
+  return Status::Invalid(std::string(where) + ": a model with " + what +
+                         " runs only: the block graph's backward has no path for it (forward, extend and setMemory work)");
+}
+
+int64_t Transformer::MemoryLength() const { return impl_->memory_length; }
+
+Status Transformer::SetMemory(int64_t batch, int64_t length, const float* memory) {
+  Impl& im = *impl_;
+  const TransformerConfig& c = im.config;
+  if (!c.cross_attention) {
+    return Status::Invalid("setMemory: this model has no cross-attention (crossAttention is false), so it reads no memory");
+  }
+  Status s = internal::CheckDim("batch", batch, 1);
+  if (!s.ok()) return s;
+  if (!(s = internal::CheckDim("Le (memory length)", length, 1)).ok()) return s;
+  if (!(s = internal::CheckPointer("memory", memory)).ok()) return s;
+  const int64_t ekv = im.KvWidth(), e = c.embed_dim;
+  int64_t n = 0;
+  if (!(s = internal::TensorElements("the memory's keys [B, Le, Hkv·D]", {batch, length, ekv}, &n)).ok()) return s;
+  if (!(s = internal::TensorElements("the memory [B, Le, E]", {batch, length, e}, &n)).ok()) return s;
+  for (int64_t i = 0; i < batch * length * e; ++i) {
+    if (!std::isfinite(memory[i])) {
+      std::ostringstream os;
+      os << "setMemory: memory must be finite (element " << i << " is " << memory[i] << ")";
+      return Status::Invalid(os.str());
+    }
+  }
+  im.memory_length = 0;
+  im.cached = 0;  // the cached positions attended to the old memory
+  if (!im.xcache) im.xcache.reset(new train::LayerCache[static_cast<size_t>(c.num_layers)]);
+  for (int64_t l = 0; l < c.num_layers; ++l) {
+    train::BlockParams& bp = im.blocks[static_cast<size_t>(l)];
+    train::MhaShape shape{batch, 1, length, e, c.num_heads, e, e, nullptr, c.num_kv_heads};
+    shape.head_dim = c.head_dim;
+    shape.packed = c.packed_weights ? bp.xpk : nullptr;
+    if (!im.xcache[l].k.Reserve(batch * length * ekv) || !im.xcache[l].v.Reserve(batch * length * ekv) ||
+        !train::MhaProjectKv(shape, bp.xattn, batch * length, memory, memory, im.xcache[l].k.data(),
+                             im.xcache[l].v.data(), &im.ws)) {
+      return Status::OutOfMemory("setMemory: out of memory for the memory's keys and values");
+    }
+  }
+  im.memory_batch = batch;
+  im.memory_length = length;
+  return Status::Ok();
+}
+
 void Transformer::LayerInputs(float* out) const {
   const Impl& im = *impl_;
   const int64_t n = im.last_rows * im.config.embed_dim;
@@ -419,12 +521,13 @@ void Transformer::LayerInputs(float* out) const {
 
 Status Transformer::Extend(int64_t keep, int64_t length, const int32_t* tokens,
                            bool last_only, float* logits, float* attention,
-                           float* hidden) {
+                           float* hidden, float* cross) {
   Impl& im = *impl_;
   const TransformerConfig& c = im.config;
   const char* where = "extend";
   Status s = CheckBatch(where, c, 1, length);
   if (!s.ok()) return s;
+  if (!(s = im.CheckMemory(where, 1, cross)).ok()) return s;
   if (keep < 0 || keep > im.cached) {
     std::ostringstream os;
     os << where << ": keep must be in [0, " << im.cached << "] (the cached positions), got " << keep;
@@ -450,8 +553,8 @@ Status Transformer::Extend(int64_t keep, int64_t length, const int32_t* tokens,
   im.cached = keep;  // what is not kept is dropped, also on failure below
   // Only the last row's logits wanted (and no attention or hidden states):
   // the last block runs on that row alone.
-  const bool last_row = last_only && attention == nullptr && hidden == nullptr;
-  if (!im.Forward(1, length, tokens, false, attention, keep, true, last_row)) {
+  const bool last_row = last_only && attention == nullptr && hidden == nullptr && cross == nullptr;
+  if (!im.Forward(1, length, tokens, false, attention, keep, true, last_row, cross)) {
     return Status::OutOfMemory("extend: out of memory (wasm memory is limited to 2 GiB)");
   }
   im.cached = keep + length;
@@ -477,6 +580,7 @@ Status Transformer::Evaluate(int64_t batch, int64_t length, const int32_t* token
   if (!(s = CheckTokens("evaluate", "targets", im.config, batch, length, targets)).ok()) return s;
   if (!(s = CheckMask("evaluate", batch * length, loss_mask)).ok()) return s;
   if (!im.config.has_head) return Status::Invalid("evaluate: a model without a head has no loss");
+  if (!(s = im.CheckMemory("evaluate", batch, nullptr)).ok()) return s;
   if (!im.logits.Reserve(batch * length * im.config.vocab_size) ||
       !im.Forward(batch, length, tokens, false, nullptr, 0, false) ||
       !im.Logits(0, batch * length, im.logits.data())) {
@@ -501,6 +605,7 @@ Status Transformer::Step(int64_t batch, int64_t length, const int32_t* tokens,
   if (!(s = CheckTokens("step", "targets", im.config, batch, length, targets)).ok()) return s;
   if (!(s = CheckMask("step", batch * length, loss_mask)).ok()) return s;
   if (!im.config.has_head) return Status::Invalid("step: a model without a head cannot be trained");
+  if (!(s = im.CheckTrainable("step")).ok()) return s;
   if (im.config.packed_weights) return Status::Invalid("step: a loaded model runs only (its weights are packed for inference)");
   if (!im.EnsureTrainingBuffers()) {
     return Status::OutOfMemory("step: out of memory for the gradients and AdamW moments (3 × the weights)");

@@ -19,6 +19,26 @@ uint32_t Hash32(uint32_t x) {
   x ^= x >> 16;
   return x;
 }
+
+int64_t RelativeBucket(int64_t rel, bool bidirectional, int64_t buckets, int64_t max_distance) {
+  int64_t out = 0;
+  if (bidirectional) {
+    buckets /= 2;
+    if (rel > 0) out += buckets;
+    rel = rel < 0 ? -rel : rel;
+  } else {
+    rel = rel < 0 ? -rel : 0;  // -min(rel, 0)
+  }
+  const int64_t max_exact = buckets / 2;
+  if (rel < max_exact) return out + rel;
+  // As transformers computes it, in float32: max_exact + trunc(log(rel /
+  // max_exact) / log(max_distance / max_exact) · (buckets − max_exact)).
+  const float ratio = std::log(static_cast<float>(rel) / static_cast<float>(max_exact)) /
+                      static_cast<float>(std::log(static_cast<double>(max_distance) / static_cast<double>(max_exact)));
+  int64_t large = max_exact + static_cast<int64_t>(ratio * static_cast<float>(buckets - max_exact));
+  if (large > buckets - 1) large = buckets - 1;
+  return out + large;
+}
 }  // namespace train
 
 using train::BlockActs;
@@ -27,8 +47,9 @@ using train::BlockParams;
 namespace {
 // The projections held packed for the GEMM in an inference model.
 bool IsProjection(const std::string& name) {
-  static const char* kSuffixes[] = {".attn.wq", ".attn.wk", ".attn.wv", ".attn.wo", ".ffn.w1",
-                                    ".ffn.wg", ".ffn.w2", "mlm.dense.weight", "head.weight"};
+  static const char* kSuffixes[] = {".attn.wq", ".attn.wk", ".attn.wv", ".attn.wo", ".xattn.wq", ".xattn.wk",
+                                    ".xattn.wv", ".xattn.wo", ".ffn.w1", ".ffn.wg", ".ffn.w2", "mlm.dense.weight",
+                                    "head.weight"};
   for (const char* suffix : kSuffixes) {
     const size_t n = std::strlen(suffix);
     if (name.size() >= n && name.compare(name.size() - n, std::string::npos, suffix) == 0) return true;
@@ -101,7 +122,20 @@ void Transformer::Impl::Build() {
       b.post_ffn_w = Add(p + "post_ffn_norm.weight", {e}, false);
       if (ln_bias) b.post_ffn_b = Add(p + "post_ffn_norm.bias", {e}, false);
     }
+    if (config.cross_attention) {  // keys and values from the memory [Le, E]
+      for (int i = 0; i < 8; ++i) {
+        const bool bias = i % 2 == 1;
+        if (bias && !(i == 7 ? config.out_bias : config.qkv_bias)) continue;
+        const bool kv = i >= 2 && i < 6;
+        const int64_t rows = kv ? ekv : i < 2 ? eq : e;
+        const int64_t cols = i == 6 ? eq : e;
+        b.xattn_id[i] = Add(p + "xattn." + kAttn[i], bias ? std::vector<int64_t>{rows} : std::vector<int64_t>{rows, cols}, !bias);
+      }
+      b.normx_w = Add(p + "norm_x.weight", {e}, false);
+      if (ln_bias) b.normx_b = Add(p + "norm_x.bias", {e}, false);
+    }
   }
+  if (config.relative_buckets > 0) rel_bias_id = Add("rel_bias.weight", {config.relative_buckets, config.num_heads}, false);
   if (config.prenorm) {
     final_norm_w = Add("final_norm.weight", {e}, false);
     if (ln_bias) final_norm_b = Add("final_norm.bias", {e}, false);
@@ -122,11 +156,26 @@ void Transformer::Impl::Bind() {
     for (int i = 0; i < 8; ++i) {
       b.attn.w[i] = P(b.attn_id[i]);
       b.pk[i] = store.Packed(b.attn_id[i]);
+      b.xattn.w[i] = P(b.xattn_id[i]);
+      b.xpk[i] = store.Packed(b.xattn_id[i]);
     }
   }
   if (config.positional == Positional::kSinusoidal) {
     sinusoid.resize(static_cast<size_t>(config.max_length * e));
     PositionalEncoding(config.max_length, e, 10000.0, sinusoid.data());
+    if (config.sinusoid_halves) {
+      // Marian's layout: the sines of the column pairs in the first
+      // ceil(E/2) columns, their cosines after them (the table above holds
+      // them interleaved: sin at 2i, cos at 2i + 1).
+      std::vector<float> row(static_cast<size_t>(e));
+      const int64_t first = (e + 1) / 2;
+      for (int64_t p = 0; p < config.max_length; ++p) {
+        float* r = sinusoid.data() + p * e;
+        for (int64_t i = 0; i < first; ++i) row[static_cast<size_t>(i)] = r[2 * i];
+        for (int64_t i = 0; first + i < e; ++i) row[static_cast<size_t>(first + i)] = r[2 * i + 1];
+        std::copy(row.begin(), row.end(), r);
+      }
+    }
   }
   if (config.positional == Positional::kRope) {
     // R = rotary_dim (or D) dims rotated, frequencies over R.
@@ -204,6 +253,7 @@ bool Transformer::Impl::Reserve(int64_t rows, bool training) {
     if (c.prenorm && (!a.n1.Reserve(r * e) || !a.n2.Reserve(r * e))) return false;
     if (swiglu && !a.fg.Reserve(r * f)) return false;
     if (c.sandwich_norm && !a.pn.Reserve(r * e)) return false;
+    if (c.cross_attention && (!a.xa.Reserve(r * e) || !a.xc.Reserve(r * e) || !a.xn.Reserve(r * e))) return false;
   }
   if (c.embed_norm && !e0.Reserve(r * e)) return false;
   if (c.prenorm && !xf.Reserve(r * e)) return false;
@@ -246,6 +296,8 @@ bool Transformer::Impl::Mlp(int64_t rows, const BlockParams& bp, BlockActs& a, c
   switch (config.activation) {
     case Activation::kGelu: train::GeluForward(rows * f, a.f1.data(), a.g.data()); break;
     case Activation::kGeluTanh: train::GeluTanhForward(rows * f, a.f1.data(), a.g.data()); break;
+    case Activation::kRelu: train::ReluForward(rows * f, a.f1.data(), a.g.data()); break;
+    case Activation::kSilu: train::SiluForward(rows * f, a.f1.data(), a.g.data()); break;
     case Activation::kSwiGlu:
       if (!Lin(rows, e, f, in, bp.wg, bp.bg, a.fg.data())) return false;
       train::SwiGluForward(rows * f, a.fg.data(), a.f1.data(), a.g.data());
@@ -270,6 +322,8 @@ bool Transformer::Impl::MlpBackward(int64_t rows, BlockParams& bp, BlockActs& a,
   switch (config.activation) {
     case Activation::kGelu: train::GeluBackward(rows * f, a.f1.data(), dg.data(), dg.data()); break;
     case Activation::kGeluTanh: train::GeluTanhBackward(rows * f, a.f1.data(), dg.data(), dg.data()); break;
+    case Activation::kRelu: train::ReluBackward(rows * f, a.f1.data(), dg.data(), dg.data()); break;
+    case Activation::kSilu: train::SiluBackward(rows * f, a.f1.data(), dg.data(), dg.data()); break;
     case Activation::kSwiGlu:
     case Activation::kGeGlu:
     case Activation::kGeGluTanh:
@@ -303,14 +357,54 @@ bool Transformer::Impl::Logits(int64_t first, int64_t rows, float* out) {
 
 bool Transformer::Impl::RawLogits(int64_t first, int64_t rows, float* out) {
   const int64_t e = config.embed_dim;
-  if (!config.tie_embeddings) return Lin(rows, e, config.vocab_size, HeadInput() + first * e, head_w, head_b, out);
+  const float* in = HeadInput() + first * e;
+  if (config.head_scale != 1.0f) {  // T5's tied head: (xf·headScale)·Whᵀ
+    if (!head_in.Reserve(rows * e)) return false;
+    for (int64_t i = 0; i < rows * e; ++i) head_in.data()[i] = in[i] * config.head_scale;
+    in = head_in.data();
+  }
+  if (!config.tie_embeddings) return Lin(rows, e, config.vocab_size, in, head_w, head_b, out);
   if (rows <= internal::kGemvRows && store.HeadCopyReady()) {  // what LinearForward's GEMV gives
-    kernels::GemvTHalf(rows, config.vocab_size, e, HeadInput() + first * e, e, store.head_copy(), P(head_b),
+    kernels::GemvTHalf(rows, config.vocab_size, e, in, e, store.head_copy(), P(head_b),
                        out, config.vocab_size);
     return true;
   }
-  return train::LinearForward(rows, e, config.vocab_size, HeadInput() + first * e, HeadWeight(),
+  return train::LinearForward(rows, e, config.vocab_size, in, HeadWeight(),
                               P(head_b), out, &ws);
+}
+
+bool Transformer::Impl::RelativeBias(int64_t length, int64_t pos0) {
+  const int64_t h = config.num_heads, lk = pos0 + length;
+  if (!score_bias.Reserve(h * length * lk)) return false;
+  const float* table = P(rel_bias_id);  // [buckets, H]
+  float* out = score_bias.data();
+  for (int64_t i = 0; i < length; ++i) {
+    for (int64_t j = 0; j < lk; ++j) {
+      const int64_t bucket = train::RelativeBucket(j - (pos0 + i), !config.causal, config.relative_buckets,
+                                                   config.relative_max_distance);
+      for (int64_t hh = 0; hh < h; ++hh) out[(hh * length + i) * lk + j] = table[bucket * h + hh];
+    }
+  }
+  return true;
+}
+
+bool Transformer::Impl::CrossAttention(int64_t l, int64_t nb, int64_t nq, const float* in, float* out,
+                                       float* weights) {
+  const TransformerConfig& c = config;
+  BlockParams& bp = blocks[static_cast<size_t>(l)];
+  train::MhaShape shape{nb, nq, memory_length, c.embed_dim, c.num_heads, c.embed_dim, c.embed_dim,
+                        nullptr, c.num_kv_heads};
+  shape.head_dim = c.head_dim;
+  shape.scale = c.attn_scale;
+  shape.k_cache = xcache[l].k.data();
+  shape.v_cache = xcache[l].v.data();
+  shape.kv_ready = true;
+  shape.packed = c.packed_weights ? bp.xpk : nullptr;
+  MaskSpec none;
+  kernels::AttentionView view;
+  internal::ResolveMask(none, nb, c.num_heads, nq, memory_length, &view);
+  return train::MhaForward(shape, bp.xattn, in, nullptr, nullptr, view, nullptr, out, weights,
+                           &acts[l].xmha, &ws);
 }
 
 void Transformer::Impl::LayerAttention(int64_t l, bool grads, train::MhaShape* shape) {
@@ -334,7 +428,7 @@ void Transformer::Impl::LayerAttention(int64_t l, bool grads, train::MhaShape* s
 bool Transformer::Impl::Forward(int64_t batch, int64_t length,
                                 const int32_t* tokens, bool training,
                                 float* attention, int64_t pos0, bool use_cache,
-                                bool last_row) {
+                                bool last_row, float* cross) {
   const TransformerConfig& c = config;
   const int64_t e = c.embed_dim, rows = batch * length;
   if (!Reserve(rows, training)) return false;
@@ -376,8 +470,9 @@ bool Transformer::Impl::Forward(int64_t batch, int64_t length,
   // The rows of x[N] written: from f0 = the last one with last_row (the
   // last block runs on rows r0 = f0.. after its attention's K and V).
   const bool tail = last_row && use_cache && batch == 1 && !training && attention == nullptr &&
-                    !c.mlm_head && length > 1;
+                    cross == nullptr && !c.mlm_head && length > 1;
   const int64_t f0 = tail ? rows - 1 : 0;
+  if (c.relative_buckets > 0 && !RelativeBias(length, pos0)) return false;
   for (int64_t l = start_layer; l < c.num_layers; ++l) {
     BlockParams& bp = blocks[static_cast<size_t>(l)];
     BlockActs& a = acts[l];
@@ -395,6 +490,10 @@ bool Transformer::Impl::Forward(int64_t batch, int64_t length,
     shape.z_edit = training || z_edits.empty() ? nullptr : &z_edits[static_cast<size_t>(l)];
     const int64_t r0 = l == c.num_layers - 1 ? f0 : 0, n = rows - r0, o = r0 * e;
     shape.q_last = r0 > 0 ? n : 0;
+    shape.score_bias = c.relative_buckets > 0 ? score_bias.data() : nullptr;
+    // The cross-attention's queries: the rows r0.. (one sequence then).
+    const int64_t xb = r0 > 0 ? 1 : batch, xq = r0 > 0 ? n : length;
+    float* xweights = cross ? cross + l * batch * c.num_heads * length * memory_length : nullptr;
     float* weights = attention ? attention + l * batch * c.num_heads * length * lk : nullptr;
     const float* attn_in = xin;
     if (c.prenorm && !IsIdentityNorm1(l)) {
@@ -416,6 +515,12 @@ bool Transformer::Impl::Forward(int64_t batch, int64_t length,
         at = a.pn.data();
       }
       for (int64_t i = o; i < rows * e; ++i) h[i] = xin[i] + at[i];
+      if (c.cross_attention) {  // h += XMHA(NormX(h), memory)
+        Norm(n, h + o, nullptr, bp.normx_w, bp.normx_b, a.xn.data() + o);
+        if (!CrossAttention(l, xb, xq, a.xn.data() + o, a.xa.data() + o, xweights)) return false;
+        const float* xa = a.xa.data();
+        for (int64_t i = o; i < rows * e; ++i) h[i] += xa[i];
+      }
       // parallel_residual: the MLP reads Norm2(x), not Norm2(h).
       Norm(n, (c.parallel_residual ? xin : h) + o, nullptr, bp.norm2_w, bp.norm2_b, a.n2.data() + o);
       if (!Mlp(n, bp, a, a.n2.data() + o)) return false;  // f2's rows 0..n−1
@@ -429,9 +534,15 @@ bool Transformer::Impl::Forward(int64_t batch, int64_t length,
       for (int64_t i = 0; i < n * e; ++i) out[i] = h[o + i] + f2[i];
     } else {
       Norm(n, xin + o, a.a.data() + o, bp.norm1_w, bp.norm1_b, a.h.data() + o);
-      if (!Mlp(n, bp, a, a.h.data() + o)) return false;
+      const float* hm = a.h.data() + o;  // the MLP's input and residual
+      if (c.cross_attention) {  // c = NormX(h + XMHA(h, memory))
+        if (!CrossAttention(l, xb, xq, hm, a.xa.data() + o, xweights)) return false;
+        Norm(n, hm, a.xa.data() + o, bp.normx_w, bp.normx_b, a.xc.data() + o);
+        hm = a.xc.data() + o;
+      }
+      if (!Mlp(n, bp, a, hm)) return false;
       if (drop) train::DropoutForward(rows * e, c.dropout, DropoutSeed(2 * dropout_calls + 1), a.f2.data());
-      Norm(n, a.h.data() + o, a.f2.data(), bp.norm2_w, bp.norm2_b, x[l + 1].data() + o);
+      Norm(n, hm, a.f2.data(), bp.norm2_w, bp.norm2_b, x[l + 1].data() + o);
     }
     if (drop) ++dropout_calls;
   }
@@ -593,9 +704,12 @@ int64_t Transformer::Impl::ScratchBytes() const {
     b += a.a.bytes() + a.h.bytes() + a.f1.bytes() + a.g.bytes() + a.f2.bytes() +
          a.n1.bytes() + a.n2.bytes() + a.fg.bytes() + a.pn.bytes() +
          a.mha.q.bytes() + a.mha.k.bytes() + a.mha.v.bytes() + a.mha.ctx.bytes() +
-         a.mha.q_pre.bytes() + a.mha.k_pre.bytes();
+         a.mha.q_pre.bytes() + a.mha.k_pre.bytes() + a.xa.bytes() + a.xc.bytes() + a.xn.bytes() +
+         a.xmha.q.bytes() + a.xmha.ctx.bytes();
     if (cache) b += cache[l].k.bytes() + cache[l].v.bytes();
+    if (xcache) b += xcache[l].k.bytes() + xcache[l].v.bytes();
   }
+  b += score_bias.bytes() + head_in.bytes();
   b += e0.bytes() + xf.bytes() + t1.bytes() + t2.bytes() + t3.bytes();
   b += logits.bytes() + dlogits.bytes() + dx.bytes() + dh.bytes() +
        dtmp.bytes() + dn.bytes() + dg.bytes() + dg2.bytes();

@@ -14,10 +14,16 @@
 //     n2 = Norm2(h);  f1, g as above from n2;  x_{l+1} = h + Dropout(f2)
 //     parallel_residual: n2 = Norm2(x) (x_{l+1} = x + a + f2)
 //     sandwich_norm: h = x + PostAttnNorm(a);  x_{l+1} = h + PostFfnNorm(f2)
+//   cross_attention (a decoder; the memory's K, V projected once by SetMemory
+//     into xcache, read through MhaShape::kv_ready):
+//     post-norm  c = NormX(h + XMHA(h, mem)), the MLP on c: x' = Norm2(c + f2)
+//     pre-norm   c = h + XMHA(NormX(h), mem), x' = c + MLP(Norm2(c))
+//   relative_buckets: score_bias [H, L, Lk] from rel_bias.weight by bucket,
+//     added to every self-attention layer's scores (MhaShape::score_bias)
 //   MHA (train/ops.h MhaShape): head_dim, qk_norm, attn_scale, attn_softcap,
 //     the window on local layers, their RoPE table, rotary_dim
 //   xf = FinalNorm(x_N) (pre-norm) or x_N;  MLM: t = LN(GELU(xf·Wtᵀ + bt))
-//   logits = (t or xf)·Whᵀ + bh   (Wh = Emb when tied)                [R, V]
+//   logits = (t or xf)·headScale·Whᵀ + bh   (Wh = Emb when tied)     [R, V]
 //   final_softcap: logits = c·tanh(logits/c)
 // The backward walks the same buffers in reverse (train/ops.h), then AdamW
 // updates the flat parameter vector.
@@ -43,6 +49,12 @@ struct BlockParams {
   int64_t q_norm = -1, k_norm = -1;                 // qk_norm
   int64_t post_attn_w = -1, post_attn_b = -1, post_ffn_w = -1, post_ffn_b = -1;  // sandwich_norm
   const kernels::PackedB* pk[8] = {};  // packed attention projections (inference)
+  // cross_attention: the second MHA (queries from the block, keys and
+  // values from the memory) and its norm.
+  MhaParams xattn;
+  int64_t xattn_id[8] = {-1, -1, -1, -1, -1, -1, -1, -1};
+  int64_t normx_w = -1, normx_b = -1;
+  const kernels::PackedB* xpk[8] = {};
 };
 
 struct BlockActs {
@@ -50,12 +62,17 @@ struct BlockActs {
   internal::AlignedBuffer a, h, f1, g, f2;
   internal::AlignedBuffer n1, n2, fg;  // pre-norm inputs of MHA and MLP; the SwiGLU / GeGLU gate
   internal::AlignedBuffer pn;          // sandwich_norm: a post norm's output (scratch)
+  MhaActivations xmha;                 // cross_attention: its MHA's activations,
+  internal::AlignedBuffer xa, xc, xn;  // output, post-norm c, pre-norm NormX(h)
 };
 
 // A key/value cache per layer, [maxL, Hkv·D] (Extend, batch 1).
 struct LayerCache {
   internal::AlignedBuffer k, v;
 };
+// T5's relative position bucket of key − query distance `rel`
+// (transformers' _relative_position_bucket).
+int64_t RelativeBucket(int64_t rel, bool bidirectional, int64_t buckets, int64_t max_distance);
 
 uint32_t Hash32(uint32_t x);
 }  // namespace train
@@ -71,6 +88,7 @@ struct Transformer::Impl {
   int64_t final_norm_w = -1, final_norm_b = -1;
   int64_t mlm_w = -1, mlm_b = -1, mlm_norm_w = -1, mlm_norm_b = -1;
   int64_t head_w = -1, head_b = -1;
+  int64_t rel_bias_id = -1;  // relative_buckets: [buckets, H]
   std::vector<train::BlockParams> blocks;
   std::vector<float> sinusoid;        // [maxL, E] when positional is sinusoidal
   std::vector<float> rope_cos, rope_sin, rope_neg_sin;  // [maxL, D/2] (rope)
@@ -85,6 +103,23 @@ struct Transformer::Impl {
   AlignedBuffer logits, dlogits, dx, dh, dtmp, dn, dg, dg2;
   std::unique_ptr<train::LayerCache[]> cache;  // N, allocated by the first Extend
   int64_t cached = 0;
+  // cross_attention: each layer's memory keys and values [B, Le, Hkv·D]
+  // (SetMemory), and the memory's batch and length (0: none set).
+  std::unique_ptr<train::LayerCache[]> xcache;
+  int64_t memory_batch = 0, memory_length = 0;
+  AlignedBuffer score_bias, head_in;  // [H, L, Lk] (relative_buckets); the head's scaled input
+  // Refuses a call of `batch` sequences before SetMemory set one of that
+  // batch (cross_attention), and cross weights without cross_attention.
+  Status CheckMemory(const char* where, int64_t batch, const float* cross) const;
+  // Refuses training where the backward has no path (cross_attention,
+  // relative_buckets, head_scale).
+  Status CheckTrainable(const char* where) const;
+  // The relative position bias [H, length, pos0 + length] of query rows at
+  // positions pos0.. into score_bias.
+  bool RelativeBias(int64_t length, int64_t pos0);
+  // The cross-attention of layer l: `rows` = nb·nq query rows `in` → out,
+  // weights optional [nb, H, nq, Le].
+  bool CrossAttention(int64_t l, int64_t nb, int64_t nq, const float* in, float* out, float* weights);
   int64_t last_rows = 0;  // rows of the last Forward / Extend (LayerInputs)
   train::Workspace ws;
   int64_t rows_reserved = 0, grad_rows_reserved = 0;
@@ -148,8 +183,10 @@ struct Transformer::Impl {
   // keys and values are cached (as llama.cpp's inp_out_ids): the other rows
   // of x[N] / xf are left unwritten, and x[0..N−1] and the cache are as
   // without it.
+  // cross: optional N·[B, H, L, Le], the cross-attention weights.
   bool Forward(int64_t batch, int64_t length, const int32_t* tokens, bool training,
-               float* attention, int64_t pos0, bool use_cache, bool last_row = false);
+               float* attention, int64_t pos0, bool use_cache, bool last_row = false,
+               float* cross = nullptr);
   bool Backward(int64_t batch, int64_t length, const int32_t* tokens);
   // The head's input rows (after the final norm / MLM transform) and the
   // hidden state reported to callers.

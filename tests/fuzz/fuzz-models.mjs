@@ -26,7 +26,9 @@ const VALUES = [null, 0, -1, 1, 2, 3, 1.5, 1e9, 2 ** 53, -(2 ** 31), NaN, Infini
   { full_attention: { rope_type: 'default', rope_theta: 1e6 }, sliding_attention: null }, { partial_rotary_factor: 2 }, 0.25, 0.3, 1e-300,
   // modernbert's keys (issue 34): its activations, window sizes, per-layer-type RoPE bases and layer_types
   'modernbert', 'gelu_new', 'relu', 127, 4097, ['full_attention', 'sliding_attention', 'sliding_attention'], ['full_attention', 'full_attention', 'sliding_attention'],
-  { full_attention: { rope_theta: 160000 }, sliding_attention: { rope_theta: 10000 } }, { sliding_attention: { rope_type: 'yarn', factor: 2 } }];
+  { full_attention: { rope_theta: 160000 }, sliding_attention: { rope_theta: 10000 } }, { sliding_attention: { rope_type: 'yarn', factor: 2 } },
+  // the encoder-decoders of issue 34: activation_function, feed_forward_proj, model types
+  'swish', 'gated-gelu', 'gated-silu', 'gated-relu', 'marian', 'bart', 't5', 52, 53, 4096];
 
 function mutate(r, obj, keys) {
   const o = JSON.parse(JSON.stringify(obj));
@@ -50,8 +52,9 @@ function clearError(err) {
 
 export async function runModelFuzz({ seconds = 3, seed = 1 } = {}) {
   const r = rng(seed);
-  // and the decoders of issue 32 and the encoders of issue 34
-  const configs = ['gpt2', 'llama', 'bert', 'qwen2', 'qwen3', 'mistral', 'gemma', 'gemma2', 'gemma3', 'phi3', 'gpt_neox', 'gpt_neo', 'distilbert', 'roberta', 'xlm-roberta', 'modernbert']
+  // and the decoders of issue 32, the encoders and encoder-decoders of issue 34
+  const configs = ['gpt2', 'llama', 'bert', 'qwen2', 'qwen3', 'mistral', 'gemma', 'gemma2', 'gemma3', 'phi3', 'gpt_neox', 'gpt_neo', 'distilbert', 'roberta', 'xlm-roberta', 'modernbert',
+    'marian', 'bart', 't5', 't5-v1_1']
     .map((n) => JSON.parse(readFileSync(path.join(MODELS, n, 'config.json'))));
   const sharded = path.join(MODELS, 'llama-sharded');
   const index = JSON.parse(readFileSync(path.join(sharded, 'model.safetensors.index.json')));

@@ -193,6 +193,8 @@ const NAMED = ['self_attn.q_proj', 'self_attn.k_proj', 'self_attn.v_proj', 'self
 async function familyTensorNames() {
   const { FAMILIES } = await import('../../web/lib/model/families/index.js');
   const small = { num_hidden_layers: 1, num_attention_heads: 1, hidden_size: 2, intermediate_size: 2, vocab_size: 2, max_position_embeddings: 2 };
+  const seq2seq = { d_model: 2, encoder_layers: 1, decoder_layers: 1, encoder_attention_heads: 1, decoder_attention_heads: 1,
+    encoder_ffn_dim: 2, decoder_ffn_dim: 2, vocab_size: 2, max_position_embeddings: 2, decoder_start_token_id: 1 };
   const hf = {
     gpt2: { n_layer: 1, n_head: 1, n_embd: 2, vocab_size: 2, n_positions: 2 },
     llama: { num_hidden_layers: 1, num_attention_heads: 1, hidden_size: 2, intermediate_size: 2, vocab_size: 2, max_position_embeddings: 2, attention_bias: true, mlp_bias: true },
@@ -212,6 +214,10 @@ async function familyTensorNames() {
     phi3: { ...small },
     gpt_neox: { ...small, rotary_pct: 1, tie_word_embeddings: false },
     gpt_neo: { num_layers: 1, num_heads: 1, hidden_size: 2, vocab_size: 2, max_position_embeddings: 2, attention_types: [[['global'], 1]], tie_word_embeddings: false },
+    // the encoder-decoders of issue 34 item 2
+    marian: { ...seq2seq },
+    bart: { ...seq2seq },
+    t5: { d_model: 2, d_kv: 1, num_heads: 2, d_ff: 2, num_layers: 1, vocab_size: 2, decoder_start_token_id: 0, feed_forward_proj: 'gated-gelu', tie_word_embeddings: false },
   };
   const names = new Set(NAMED);
   for (const [type, table] of Object.entries(FAMILIES)) {

@@ -171,6 +171,17 @@ std::vector<Arch> Archs() {
     out.push_back({"GeGluTanh", c});
   }
   {
+    TransformerConfig c = Base();  // T5's original MLP: W2·ReLU(W1·x), post-norm here
+    c.activation = Activation::kRelu;
+    out.push_back({"Relu", c});
+  }
+  {
+    TransformerConfig c = llama();  // Marian's "swish": W2·SiLU(W1·x), not gated
+    c.activation = Activation::kSilu;
+    c.ffn_bias = true;
+    out.push_back({"Silu", c});
+  }
+  {
     TransformerConfig c = Base();  // GPT-NeoX: x + Attn(LN1(x)) + MLP(LN2(x))
     c.positional = Positional::kRope;
     c.prenorm = true;
@@ -571,7 +582,7 @@ TEST(Model, RejectsBadArchitectures) {
          t->prenorm = true;
          t->sandwich_norm = t->parallel_residual = true;
        }},
-      {"'geglu' or 'geglu_tanh'", [](TransformerConfig* t) { t->activation = static_cast<Activation>(5); }},
+      {"'relu' or 'silu'", [](TransformerConfig* t) { t->activation = static_cast<Activation>(7); }},
   };
   for (const Bad& b : bads) {
     c = Base();

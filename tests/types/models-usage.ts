@@ -1,6 +1,6 @@
 // Type check of the whole-model API (web/index.d.ts: loadModel, Model,
 // linear, the gpt2 transformer options and save()).
-import { init, type Model, type ModelOutput, type GeneratedToken, type ModelFiles, type HeadScores, type LogitLens, type Attribution, type PatchResult, type HeadAblation } from '../../web/index.js';
+import { init, type EncoderDecoderModel, type EncoderDecoderOutput, type Model, type ModelOutput, type GeneratedToken, type ModelFiles, type HeadScores, type LogitLens, type Attribution, type PatchResult, type HeadAblation } from '../../web/index.js';
 
 const lab = await init({ backend: 'wasm' });
 const gpt = lab.transformer({ architecture: 'gpt2', vocabSize: 16, maxLength: 32, embedDim: 32, numHeads: 4, numLayers: 2, seed: 1 });
@@ -65,3 +65,12 @@ const headPart: Float32Array = dla.heads.data;
 const grid: PatchResult = model.patch({ clean: [1, 2, 3], corrupted: [1, 4, 3], target: 4, baseline: 5, over: 'residual' });
 const span: number = grid.ldClean - grid.ldCorrupted;
 void [ablated, ablatedNext, lensIds, dla.constant, headPart, grid.data, span];
+
+// An encoder-decoder (marian, bart): forward with decoder ids, cross-attentions, translation.
+const mt = await lab.loadModel<EncoderDecoderModel>([new File([], 'config.json')]);
+const mtOut: EncoderDecoderOutput = mt.forwardSync('hello world', { decoderInputIds: [mt.config.decoderStartTokenId], attentions: true });
+const cross: number[] | undefined = mtOut.crossAttentions?.[0].shape;
+const isEd: true = mt.config.isEncoderDecoder;
+const mtNext = await mt.nextTokens([1, 2], { decoderInputIds: [0], k: 2 });
+for await (const t of mt.generate('hello', { topK: 1, maxNewTokens: 4 })) void t.text;
+void [cross, isEd, mtNext];

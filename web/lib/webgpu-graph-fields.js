@@ -13,18 +13,26 @@
 //   { field: 'headDim', label: 'headDim ≠ hidden/heads',
 //     used: (k, s) => Boolean(k.headDim) && k.headDim !== s.embedDim / s.numHeads }
 //
-// Empty today: the GPU path runs every field of the block graph (issue 32:
-// headDim, qkNorm, attnScale, attnSoftcap, finalSoftcap, slidingWindow,
-// layerKinds, ropeLocalTheta, rotaryDim, parallelResidual, sandwichNorm,
-// embedScale and the GeGLU activations; ModernBERT's normBias, firstNorm1,
-// mlmBias, gateBias and bidirectional window; checked against wasm and the
-// float64 references by tests/browser/models-webgpu*.browser.mjs). A field
-// added to the block graph before its GPU path goes here.
+// The GPU path runs every field of the block graph of issue 32 (headDim,
+// qkNorm, attnScale, attnSoftcap, finalSoftcap, slidingWindow, layerKinds,
+// ropeLocalTheta, rotaryDim, parallelResidual, sandwichNorm, embedScale and
+// the GeGLU activations) and ModernBERT's (normBias, firstNorm1, mlmBias,
+// gateBias and the bidirectional window), checked against wasm and the
+// float64 references by tests/browser/models-webgpu*.browser.mjs. Listed
+// here: the encoder-decoders' fields (issue 34 item 2: marian, bart, t5),
+// which it does not run yet. A field added to the block graph before its
+// GPU path goes here.
 
 /**
  * @type {Array<{ field: string, label: string, used: (k: Record<string, any>, spec: any) => boolean }>}
  */
-export const GPU_UNSUPPORTED_FIELDS = [];
+export const GPU_UNSUPPORTED_FIELDS = [
+  { field: 'crossAttention', label: "crossAttention (an encoder-decoder's decoder reading the encoder)", used: (k) => Boolean(k.crossAttention) },
+  { field: 'sinusoidHalves', label: "sinusoidHalves (Marian's sin | cos positions)", used: (k) => Boolean(k.sinusoidHalves) },
+  { field: 'relativeBuckets', label: "relativeBuckets (T5's relative position bias)", used: (k) => k.relativeBuckets > 0 },
+  { field: 'headScale', label: 'headScale', used: (k) => k.headScale !== undefined && k.headScale !== 1 },
+  { field: 'activation', label: 'activation relu / silu', used: (k) => k.activation === 'relu' || k.activation === 'silu' },
+];
 
 /**
  * The entries of GPU_UNSUPPORTED_FIELDS that a model uses, in the list's order.

@@ -11,7 +11,7 @@ import { toTokens } from './tokens.js';
 const POSITIONAL = { none: 0, sinusoidal: 1, learned: 2, rope: 3 };
 // The core's NormKind and Activation ids (src/train/train.h).
 export const NORMS = { layernorm: 0, rmsnorm: 1 };
-export const ACTIVATIONS = { gelu: 0, gelu_new: 1, swiglu: 2, geglu: 3, geglu_tanh: 4 };
+export const ACTIVATIONS = { gelu: 0, gelu_new: 1, swiglu: 2, geglu: 3, geglu_tanh: 4, relu: 5, silu: 6 };
 // The other fields of the core's TransformerConfig (packing, init and the
 // families' flags, which only checkpoints and lab.transformer's presets set)
 // take their defaults from the core's one field list
@@ -105,7 +105,7 @@ function normalizeConfig(Module, config, checkpointFlags) {
   out.prenorm = checkBool(where, 'prenorm', c.prenorm ?? false);
   const activation = c.activation ?? 'gelu';
   if (typeof activation !== 'string' || !Object.hasOwn(ACTIVATIONS, activation)) {
-    throw rangeError(where, `activation must be 'gelu', 'gelu_new', 'swiglu', 'geglu' or 'geglu_tanh', got ${describe(activation)}`);
+    throw rangeError(where, `activation must be 'gelu', 'gelu_new', 'swiglu', 'geglu', 'geglu_tanh', 'relu' or 'silu', got ${describe(activation)}`);
   }
   out.activation = activation;
   out.tieEmbeddings = checkBool(where, 'tieEmbeddings', c.tieEmbeddings ?? false);
@@ -191,7 +191,7 @@ export class Transformer {
       const per = B * H * L * L;
       const ap = wantMaps ? arena.f32(N * per) : 0;
       checkStatus(Module, where, Module.transformerRun(handle, {
-        batch: B, length: L, keep: 0, tokens: tp, logits: lp, attention: ap, hidden: 0, layerInputs: 0, cached: false, lastOnly: false,
+        batch: B, length: L, keep: 0, tokens: tp, logits: lp, attention: ap, hidden: 0, layerInputs: 0, cross: 0, cached: false, lastOnly: false,
       }));
       const attention = [];
       for (let l = 0; wantMaps && l < N; l++) {

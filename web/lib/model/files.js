@@ -215,5 +215,8 @@ export function splitFolder(files) {
     if (shards.length !== 1) throw rangeError(WHERE, `the files hold no model.safetensors${shards.length ? ` (and ${shards.length} .safetensors files without model.safetensors.index.json)` : ' (nor pytorch_model.bin)'}`);
     weights = shards[0];
   }
-  return { config, weights, tokenizer: byName.get('tokenizer.json') };
+  // SentencePiece models beside no tokenizer.json (Marian's source.spm /
+  // target.spm): the model loads and says what to convert.
+  const sentencePiece = [...byName.keys()].filter((n) => /\.spm$/.test(n));
+  return { config, weights, tokenizer: byName.get('tokenizer.json'), ...(sentencePiece.length ? { sentencePiece } : {}) };
 }

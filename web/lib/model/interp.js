@@ -70,7 +70,7 @@ export function lastLogitsUncached(model, where, ids) {
     const L = ids.length;
     const lp = arena.f32(L * V);
     checkStatus(Module, where, Module.transformerRun(model._t._handle, {
-      batch: 1, length: L, keep: 0, tokens: arena.fromI32(ids), logits: lp, attention: 0, hidden: 0, layerInputs: 0, cached: false, lastOnly: false,
+      batch: 1, length: L, keep: 0, tokens: arena.fromI32(ids), logits: lp, attention: 0, hidden: 0, layerInputs: 0, cross: 0, cached: false, lastOnly: false,
     }));
     return arena.readF32(lp + (L - 1) * V * 4, V);
   });

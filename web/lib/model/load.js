@@ -29,6 +29,7 @@ import { readJson, openWeights, splitFolder, isBlob } from './files.js';
 import { ModelTokenizer } from './tokenizer.js';
 import { plan, halfKindOf, memoryFit, HALF_KINDS, HEAP_LIMIT_BYTES, HEADROOM_BYTES } from './plan.js';
 import { Model } from './model.js';
+import { EncoderDecoderModel } from './encdec-model.js';
 import { uploadToGpu, checkGpuRuns } from './gpu.js';
 import { ggufArgs, openGgufModel } from './gguf.js';
 
@@ -163,6 +164,7 @@ export async function loadModel(Module, source, { gpu = undefined } = {}) {
   // Fields that follow the file's dtypes (Gemma's embedding scale, rounded to the weights' dtype).
   table.withFileDtypes?.(c, (file) => steps.find((st) => st.t.file === file)?.entry.dtype);
   checkCoreFields(Module, c);
+  if (c.isEncoderDecoder) checkCoreFields(Module, { ...c, core: c.encoder.core });
   const toGpu = Boolean(gpu) && !gpu.deviceLost; // after a device loss the wasm copy answers alone
   if (toGpu) checkGpuRuns(c);
   const halfKind = halfKindOf(steps, dtype);
@@ -181,14 +183,24 @@ export async function loadModel(Module, source, { gpu = undefined } = {}) {
   if (signal?.aborted) throw abortError(signal);
 
   const maxLength = c.core.positional === 'rope' ? Math.min(c.maxPositions, MAX_ROPE_POSITIONS) : c.maxPositions;
-  const transformer = new Transformer(Module, {
-    vocabSize: c.vocabSize, maxLength, embedDim: c.embedDim, numHeads: c.numHeads, numLayers: c.numLayers,
-    ffnDim: c.ffnDim, causal: c.core.causal, positional: c.core.positional, eps: c.eps, ...onlyKeys(c.core, ['prenorm', 'activation', 'tieEmbeddings', 'headBias']),
-  }, { ...c.core, initWeights: false, packedWeights: true, packedHalf: halfKind });
+  // One block graph, or an encoder-decoder's two (the table's `to` names
+  // say which: 'encoder:…', 'decoder:…').
+  const graph = (g) => new Transformer(Module, {
+    vocabSize: c.vocabSize, maxLength, embedDim: c.embedDim, numHeads: g.numHeads, numLayers: g.numLayers,
+    ffnDim: g.ffnDim, causal: g.core.causal, positional: g.core.positional, eps: c.eps, ...onlyKeys(g.core, ['prenorm', 'activation', 'tieEmbeddings', 'headBias']),
+  }, { ...g.core, initWeights: false, packedWeights: true, packedHalf: halfKind });
+  const graphs = [];
+  try {
+    for (const [name, g] of c.isEncoderDecoder ? [['encoder', c.encoder], ['decoder', c]] : [['', c]]) graphs.push({ name, t: graph(g) });
+  } catch (err) {
+    for (const g of graphs) g.t.dispose();
+    throw err;
+  }
+  const transformer = graphs[graphs.length - 1].t;
   let staging = 0;
   let gpuSide = null;
   try {
-    const index = new Map(transformer._params.map((p, i) => [p.name, i]));
+    const index = new Map(graphs.flatMap((g) => g.t._params.map((p, i) => [g.name ? `${g.name}:${p.name}` : p.name, { t: g.t, i }])));
     let largestRow = 0;
     for (const st of steps) largestRow = Math.max(largestRow, st.entry.shape.length === 1 ? st.entry.count : st.entry.count / st.entry.shape[0]);
     staging = Module._malloc(Math.max(CHUNK_BYTES, 4 * largestRow));
@@ -202,25 +214,33 @@ export async function loadModel(Module, source, { gpu = undefined } = {}) {
     };
     onProgress?.({ loaded: 0, total });
     for (const step of steps) {
-      const params = step.t.to.map((name) => {
+      const targets = step.t.to.map((name) => {
         if (!index.has(name)) throw new Error(`${WHERE}: internal: the block graph has no ${name}`);
         return index.get(name);
       });
-      await place(Module, transformer._handle, step, params, staging, signal, progress, halfKind);
+      await place(Module, targets[0].t._handle, step, targets.map((x) => x.i), staging, signal, progress, halfKind);
     }
-    const code = Module.transformerCheckParams(transformer._handle);
-    if (code !== 0) throw rangeError(WHERE, Module.trainLastError());
+    for (const g of graphs) {
+      const code = Module.transformerCheckParams(g.t._handle);
+      if (code !== 0) throw rangeError(WHERE, Module.trainLastError());
+    }
     Module._free(staging);
     staging = 0;
     // The weights were checked (finite, shapes) on the way into the block graph.
     if (toGpu) gpuSide = await uploadToGpu(gpu, c, maxLength, steps, { signal, progress, abortError: () => abortError(signal) });
   } catch (err) {
-    transformer.dispose();
+    for (const g of graphs) g.t.dispose();
     throw err;
   } finally {
     if (staging) Module._free(staging);
   }
-  return new Model(Module, transformer, tokenizer, { modelType: type, hfConfig, c, tokenizerJson, files: weights.files, dtypes: weights.dtypes, gpu: gpuSide });
+  const info = { modelType: type, hfConfig, c, tokenizerJson, files: weights.files, dtypes: weights.dtypes, gpu: gpuSide };
+  // A folder with SentencePiece files and no tokenizer.json (a Marian
+  // checkpoint as Helsinki-NLP publishes it): the model runs by ids, and
+  // its text methods say what to convert.
+  if (!tokenizer && args.sentencePiece?.length) info.tokenizerMissing = args.sentencePiece;
+  if (c.isEncoderDecoder) return new EncoderDecoderModel(Module, graphs[0].t, transformer, tokenizer, info);
+  return new Model(Module, transformer, tokenizer, info);
 }
 
 /**

@@ -32,6 +32,7 @@ const NO_ABLATIONS = new Int32Array(0);
 function checkKeys(where, options, allowed) {
   const o = checkOptions(where, 'options', options);
   for (const key of Object.keys(o)) {
+    if (key === 'decoderInputIds') throw typeError(where, 'decoderInputIds is for encoder-decoder models (marian, bart); this one has no decoder reading an encoder');
     if (!allowed.includes(key)) throw typeError(where, `unknown option ${JSON.stringify(key)}; allowed: ${allowed.join(', ')}`);
   }
   return o;
@@ -85,6 +86,10 @@ export class Model {
   }
 
   _needTokenizer(where) {
+    const spm = this._info.tokenizerMissing;
+    if (!this._tokenizer && spm) {
+      throw typeError(where, `this ${this._info.modelType} folder has ${spm.join(' and ')} (SentencePiece models) but no tokenizer.json, which the library reads; convert them into a tokenizer.json (for Marian: candle's candle-examples/examples/marian-mt/python/convert_slow_tokenizer.py; the Xenova/opus-mt-* repositories ship one), or pass token id arrays, which run without a tokenizer`);
+    }
     if (!this._tokenizer) throw typeError(where, 'this model was loaded without a tokenizer (pass tokenizer.json to loadModel), so it takes id arrays only');
     return this._tokenizer;
   }
@@ -183,7 +188,7 @@ export class Model {
       const hp = wantHidden ? arena.f32(L * E) : 0;
       const xp = all ? arena.f32(N * L * E) : 0;
       checkStatus(Module, where, Module.transformerRun(handle, {
-        batch: 1, length: L, keep: 0, tokens: tp, logits: lp, attention: ap, hidden: hp, layerInputs: xp, cached: false, lastOnly: false,
+        batch: 1, length: L, keep: 0, tokens: tp, logits: lp, attention: ap, hidden: hp, layerInputs: xp, cross: 0, cached: false, lastOnly: false,
       }));
       const attentions = [];
       for (let l = 0; wantAtt && l < N; l++) attentions.push(arena.readF32(ap + l * per * 4, per));
@@ -222,7 +227,7 @@ export class Model {
     return withArena(Module, where, (arena) => {
       const lp = arena.f32(V);
       checkStatus(Module, where, Module.transformerRun(handle, {
-        batch: 1, length: ids.length, keep, tokens: arena.fromI32(ids), logits: lp, attention: 0, hidden: 0, layerInputs: 0, cached: true, lastOnly: true,
+        batch: 1, length: ids.length, keep, tokens: arena.fromI32(ids), logits: lp, attention: 0, hidden: 0, layerInputs: 0, cross: 0, cached: true, lastOnly: true,
       }));
       return arena.readF32(lp, V);
     });

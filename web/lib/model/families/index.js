@@ -48,6 +48,9 @@ import { gemma3Text } from './gemma3-text.js';
 import { phi3 } from './phi3.js';
 import { gptNeox } from './gpt-neox.js';
 import { gptNeo } from './gpt-neo.js';
+import { marian } from './marian.js';
+import { bart } from './bart.js';
+import { t5 } from './t5.js';
 
 export { own, configValue, int, num, divisible, standardSizes, blocks, STANDARD_KEYS } from './config-keys.js';
 export { LAYOUT_OPS, layoutOp } from './layout.js';
@@ -59,6 +62,9 @@ export const FAMILIES = {
 
 // The encoders over bert.js's post-LN block graph (issue 34).
 Object.assign(FAMILIES, { distilbert, roberta, 'xlm-roberta': xlmRoberta, modernbert });
+// The encoder-decoders over seq2seq.js and t5.js: an encoder graph and a
+// decoder graph with cross-attention (issue 34 item 2).
+Object.assign(FAMILIES, { marian, bart, t5 });
 
 export const SUPPORTED = Object.freeze(Object.keys(FAMILIES));
 
