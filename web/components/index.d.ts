@@ -293,7 +293,7 @@ export declare function listModel(files: Iterable<File> | FileList): Promise<Mod
 export declare class WorkerModel {
   static load(files: ModelListing['files'], options?: { onProgress?: (p: { loaded: number; total: number }) => void; signal?: AbortSignal; backend?: 'wasm' | 'wasm-scalar' }): Promise<WorkerModel>;
   /** lab.pretrained(name) in a new worker: the package's shipped models. */
-  static pretrained(name: 'en' | 'zh', options?: { backend?: 'wasm' | 'wasm-scalar' }): Promise<WorkerModel>;
+  static pretrained(name: 'en' | 'zh' | 'induction', options?: { backend?: 'wasm' | 'wasm-scalar' }): Promise<WorkerModel>;
   readonly config: Readonly<ModelConfig>;
   readonly disposed: boolean;
   /** Milliseconds the worker spent on the last answered call. */
@@ -417,6 +417,8 @@ export interface LmTrainerReport {
   heldOut?: number;
   stepMs?: number;
   maps?: Array<{ data: Float32Array; shape: number[] }>;
+  /** The best head's induction score on repeated random characters: [step, score, layer, head]. */
+  induction?: Array<[number, number, number, number]>;
   [extra: string]: unknown;
 }
 
@@ -427,15 +429,19 @@ export interface LmTrainerSnapshot {
   samples: unknown[];
   roles: unknown;
   maps: Array<{ data: Float32Array; shape: number[] }>;
+  /** model.headScores.repeated's scores of every head ([layers, heads] each) on `length` random characters × 2. */
+  induction?: { length: number; seed: number; induction: { data: Float32Array; shape: number[] }; previousToken: { data: Float32Array; shape: number[] } };
   [extra: string]: unknown;
 }
 
 /**
  * <attention-lab-lm-trainer model="zh" corpus="/data/corpora/zh/">: trains a character-level
  * GPT-2 from scratch in a Web Worker on the corpus of a shipped model and shows the losses,
- * samples, head roles and every head's map as they form. Attributes: model (zh | en), corpus (a
- * folder URL holding train.txt and heldout.txt; default data/corpora/<model>/ beside the package,
- * which the npm package does not ship), lang, eager, autoplay.
+ * samples, head roles, the best head's induction score on repeated random characters and every
+ * head's map as they form. Attributes: model (zh | en | induction: the English prose with
+ * repeated random spans), corpus (a folder URL holding train.txt and heldout.txt; default
+ * data/corpora/<corpus>/ beside the package, which the npm package does not ship), lang, eager,
+ * autoplay.
  */
 export declare class AttentionLabLmTrainer extends AttentionLabElement {
   /** The session: recipe, sizes, example (null until play(), step(), probe() or loadShipped()). */
@@ -443,6 +449,8 @@ export declare class AttentionLabLmTrainer extends AttentionLabElement {
   readonly report: LmTrainerReport | null;
   readonly history: Array<{ step: number; loss: number }>;
   readonly heldout: Array<[number, number]>;
+  /** The induction curve: [step, best score, layer, head] at every held-out evaluation. */
+  readonly induction: Array<[number, number, number, number]>;
   readonly snapshots: LmTrainerSnapshot[];
   /** The shipped model's figures (the end point), once loadShipped() has run. */
   readonly shipped: (Record<string, unknown> & { heldOut: number }) | null;
