@@ -12,8 +12,8 @@
 #     window / softcap / ALiBi golden set, the over-limit buffers, trace
 #     'values' and KV-cache decoding; the model too large for the wasm
 #     heap), about 6 minutes
-#   - npm run train:lm -- --lang en|zh --check 20: the first 20 training steps
-#     of each shipped model's recipe, loss for loss against its committed log
+#   - npm run train:lm -- --lang en|zh|induction --check 20: the first 20 training
+#     steps of each shipped model's recipe, loss for loss against its committed log
 #   - the native tests whose ASan + UBSan Debug run is long (scripts/test-native.sh
 #     asan-long: GemmHalf.EqualsTheFloatPanelsBitForBit, 85 s sanitized; npm test
 #     runs it in the Release configuration and every other test under ASan)
@@ -24,7 +24,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 rc=0
 node tests/browser/run.mjs --long || rc=1
 bash scripts/test-native.sh asan-long || rc=1
-for lang in en zh; do
+for lang in en zh induction; do
   node scripts/train-lm.mjs --lang "$lang" --check 20 || rc=1
 done
 exit $rc

@@ -1,10 +1,13 @@
 #!/usr/bin/env node
-// Trains issue 22's character-level GPT-2 models with the library (2 threads) and writes the
-// shipped files, deterministically (scripts/lib/train-lm.mjs):
+// Trains issue 22's character-level GPT-2 models, and issue 33's induction model, with the library
+// (2 threads) and writes the shipped files, deterministically (scripts/lib/train-lm.mjs):
 //
-//   npm run train:lm -- --lang en|zh       → data/models/<lang>/{config.json, model.safetensors (F16)}
-//                                            (tokenizer.json is scripts/char-tokenizer.mjs's, kept),
-//                                            scripts/lib/train-lm-logs/<lang>.json (the log)
+//   npm run train:lm -- --lang en|zh|induction
+//                                          → data/models/<lang>/{config.json, model.safetensors (F16)}
+//                                            (tokenizer.json is scripts/char-tokenizer.mjs's, kept;
+//                                            induction: the English one, copied),
+//                                            scripts/lib/train-lm-logs/<lang>.json (the log, with
+//                                            the induction curve of every held-out evaluation)
 //   … --check [N]                          → trains N steps (default 50) and compares their losses
 //                                            with the committed log, bit for bit; writes nothing
 //   … --out DIR                            → writes there instead (and no log, unless --log FILE)
@@ -23,7 +26,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { execSync } from 'node:child_process';
 import { init } from '../web/node.js';
-import { RECIPES, ROOT, train, evaluateModel, sha256 } from './lib/train-lm.mjs';
+import { RECIPES, CORPUS, ROOT, train, evaluateModel, sha256 } from './lib/train-lm.mjs';
 
 function parseArgs(argv) {
   const a = { lang: null, check: 0, out: null, set: {}, maxSeconds: 0, threads: 2, quick: false, log: null, checkpoints: null };
@@ -45,7 +48,7 @@ function parseArgs(argv) {
       }
     } else throw new Error(`train-lm: unknown argument ${k}`);
   }
-  if (!Object.hasOwn(RECIPES, a.lang ?? '')) throw new Error('train-lm: --lang en or --lang zh');
+  if (!Object.hasOwn(RECIPES, a.lang ?? '')) throw new Error('train-lm: --lang en, --lang zh or --lang induction');
   if ((Object.keys(a.set).length || a.maxSeconds) && !a.out && !a.check) throw new Error('train-lm: --set and --max-seconds are for trials: give --out DIR');
   return a;
 }
@@ -108,7 +111,7 @@ const outDir = args.out ? path.resolve(args.out) : path.join(ROOT, 'data', 'mode
 fs.mkdirSync(outDir, { recursive: true });
 fs.writeFileSync(path.join(outDir, 'config.json'), run.files['config.json']);
 fs.writeFileSync(path.join(outDir, 'model.safetensors'), run.files['model.safetensors']);
-const tokDir = path.join(ROOT, 'data', 'models', args.lang);
+const tokDir = path.join(ROOT, 'data', 'models', CORPUS[args.lang]);
 if (outDir !== tokDir) {
   for (const f of ['tokenizer.json', 'tokenizer_config.json']) fs.copyFileSync(path.join(tokDir, f), path.join(outDir, f));
 }
@@ -126,11 +129,21 @@ if (args.quick) {
 const read = (f) => fs.readFileSync(path.join(outDir, f));
 const model = await lab.loadModel({ config: read('config.json').toString('utf8'), weights: read('model.safetensors'), tokenizer: read('tokenizer.json').toString('utf8') });
 const ev = await evaluateModel(model, args.lang);
-const baselines = JSON.parse(fs.readFileSync(path.join(ROOT, 'data', 'corpora', 'baselines.json'), 'utf8'))[args.lang];
+const baselines = JSON.parse(fs.readFileSync(path.join(ROOT, 'data', 'corpora', 'baselines.json'), 'utf8'))[CORPUS[args.lang]];
 for (const split of ['heldout', 'unseen']) {
   const b = baselines[split].bigram;
   console.log(`${split}: ${ev[split].loss.toFixed(4)} nats/char = ${(ev[split].loss / b.loss).toFixed(3)}× bigram (${b.loss.toFixed(4)}); top-1 ${(100 * ev[split].accuracy).toFixed(2)}% (bigram ${(100 * b.accuracy).toFixed(2)}%)`);
 }
+// The shipped files' induction scores (model.headScores.repeated, the live length and seeds 0-3).
+const indLength = Math.floor((model.config.maxPositions - 1) / 2);
+const inductionFinal = [0, 1, 2, 3].map((seed) => {
+  const s = model.headScores.repeated({ length: indLength, seed });
+  let k = 0;
+  s.induction.data.forEach((v, i) => { if (v > s.induction.data[k]) k = i; });
+  const H = model.config.numHeads;
+  return { seed, length: indLength, best: s.induction.data[k], layer: Math.floor(k / H), head: k % H, previousTokenBest: Math.max(...s.previousToken.data) };
+});
+for (const f of inductionFinal) console.log(`induction (headScores.repeated, length ${f.length}, seed ${f.seed}): best head L${f.layer} H${f.head} ${f.best.toFixed(4)}; best previous-token head ${f.previousTokenBest.toFixed(4)}`);
 const bytes = ['config.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json'].reduce((s, f) => s + fs.statSync(path.join(outDir, f)).size, 0);
 console.log(`files: ${bytes.toLocaleString('en-US')} bytes (${(bytes / 1048576).toFixed(3)} MiB); safetensors sha256 ${sha256(run.files['model.safetensors'])}; ${run.steps} steps in ${(run.seconds / 60).toFixed(1)} min (whole run ${((performance.now() - t0) / 60000).toFixed(1)} min)`);
 model.dispose();
@@ -140,7 +153,7 @@ if (!args.out || args.log) {
   const log = {
     lang: args.lang, recipe: run.recipe, steps: run.steps, seconds: run.seconds, cpuSeconds, threads: args.threads,
     wholeRunSeconds: (performance.now() - t0) / 1000, ...head, wasmSha256, safetensorsSha256: sha256(run.files['model.safetensors']), bytes,
-    evaluation: ev, heldoutSubset: run.history.heldout, loss: run.history.loss,
+    evaluation: ev, inductionFinal, heldoutSubset: run.history.heldout, induction: run.history.induction, loss: run.history.loss,
   };
   fs.writeFileSync(logFile, `${JSON.stringify(log)}\n`);
   console.log(`log: ${path.relative(ROOT, logFile)}`);

@@ -1226,8 +1226,12 @@ export interface AttentionLab<M extends LabMode = 'either'> {
    */
   loadModel(source: LoadModelArgs | GgufLoadModelArgs | ModelFileSource | FileList | File[]): Promise<Model>;
   loadModel<T extends EncoderDecoderModel>(source: LoadModelArgs | ModelFileSource | FileList | File[]): Promise<T>;
-  /** The package's character-level GPT-2 (English prose, or Tang poems), read lazily from its own files (docs/models.md). */
-  pretrained(name: 'en' | 'zh'): Promise<Model>;
+  /**
+   * The package's character-level GPT-2 (English prose, Tang poems, or 'induction': chapter 10's
+   * small English model trained with repeated random spans, which has an induction head), read
+   * lazily from its own files (docs/models.md, docs/training.md).
+   */
+  pretrained(name: 'en' | 'zh' | 'induction'): Promise<Model>;
 }
 
 export interface TaskOptions {

@@ -4,14 +4,14 @@
 //                                 corpus files; a new session from scratch → 'ready' + 'report' + 'probe'
 //   { type: 'play' } | { type: 'pause' } | { type: 'step', count }
 //   { type: 'probe' }             samples, head roles and maps now → 'probe'
-//   { type: 'shipped' }           the shipped model (lab.pretrained(lang)), the end point, on the
+//   { type: 'shipped' }           the shipped model (lab.pretrained(lang): en, zh or induction), the end point, on the
 //                                 same held-out windows, example, prompt and seeds → 'shipped'
 // Messages out: { type: 'ready', info } (LmSession.describe()), { type: 'report', report } every
 // time slice (about SLICE_MS of training), { type: 'probe', probe } every PROBE_MS of training
 // (and at step 0), { type: 'shipped', shipped }, { type: 'error', message }. The loop: worker-loop.js.
 import { Tokenizer } from './lib/vendor/tokenizers.js';
 import { pretrainedFiles } from './lib/pretrained.js';
-import { LmSession, probeModel, modelLoss } from './lib/train/lm-session.js';
+import { LmSession, LIVE_CORPUS, probeModel, modelLoss } from './lib/train/lm-session.js';
 import { serveSessionWorker } from './lib/train/worker-loop.js';
 
 const SLICE_MS = 100;
@@ -32,7 +32,8 @@ async function text(url) {
 }
 
 async function configure(w, m) {
-  const [files, trainText, heldoutText] = await Promise.all([pretrainedFiles(m.lang), text(m.train), text(m.heldout)]);
+  // The tokenizer of the model's corpus (the induction model's is the English one).
+  const [files, trainText, heldoutText] = await Promise.all([pretrainedFiles(LIVE_CORPUS[m.lang] ?? m.lang), text(m.train), text(m.heldout)]);
   const dec = (b) => new TextDecoder().decode(b);
   const tokenizerJson = JSON.parse(dec(files.tokenizer));
   const tokenizer = new Tokenizer(tokenizerJson, JSON.parse(dec(files.tokenizerConfig)));

@@ -10,6 +10,10 @@
 //       the package's shipped models (answers as 'load')
 //   { type: 'abort' }                      aborts the load in flight (no answer)
 //   { type: 'call', method, args }         forward | nextTokens | fillMask |
+//       (forward's second argument passes decoderInputIds to an
+//       encoder-decoder, whose answer is { ids, tokens, decoderInputIds,
+//       decoderTokens, encoderAttentions, decoderAttentions, crossAttentions,
+//       crossMean (per layer, the mean over heads, headMean below) })
 //       headRoles | headScores | headScoresRepeated | logitLens | attribute |
 //       patch | encode | decode | tokens on the loaded model (nextTokens'
 //       `ablate` option passes through; docs/interpretability.md)
@@ -31,6 +35,28 @@ let nextGid = 1;
 function lab(backend) {
   labPromise ??= init({ backend: backend ?? 'wasm', threads: 1 });
   return labPromise;
+}
+
+/**
+ * One layer's attention weights { data, shape [1, H, Lq, Lk] } averaged over
+ * the heads → { data, shape [1, 1, Lq, Lk] }: PyTorch's
+ * average_attn_weights=True (mean over dim 1) of the weights the library
+ * returned, summed in float64 (the same read-out as components/lib/tensor-math.js
+ * headMean, which a Model on the page's thread uses; a worker entry imports
+ * only the library).
+ */
+function headMean(a) {
+  const [B, H, Lq, Lk] = a.shape;
+  const per = Lq * Lk;
+  const out = new Float32Array(B * per);
+  for (let b = 0; b < B; b++) {
+    for (let q = 0; q < per; q++) {
+      let s = 0;
+      for (let hh = 0; hh < H; hh++) s += a.data[(b * H + hh) * per + q];
+      out[b * per + q] = s / H;
+    }
+  }
+  return { data: out, shape: [B, 1, Lq, Lk] };
 }
 
 /** A result whose buffers are moved to the page rather than copied. */
@@ -106,6 +132,18 @@ async function handle(m) {
       const md = needModel();
       const args = m.args ?? [];
       if (m.method === 'forward') {
+        if (md.config.isEncoderDecoder) {
+          const o = args[1] ?? {};
+          const r = md.forwardSync(args[0], { attentions: true, ...(o.decoderInputIds !== undefined ? { decoderInputIds: o.decoderInputIds } : {}) });
+          const pick = (list) => list.map((a) => ({ data: a.data, shape: a.shape }));
+          const value = {
+            ids: r.ids, tokens: r.tokens, decoderInputIds: r.decoderInputIds, decoderTokens: r.decoderTokens,
+            encoderAttentions: pick(r.encoderAttentions), decoderAttentions: pick(r.decoderAttentions), crossAttentions: pick(r.crossAttentions),
+            crossMean: r.crossAttentions.map(headMean),
+          };
+          const buffers = new Set([...value.encoderAttentions, ...value.decoderAttentions, ...value.crossAttentions, ...value.crossMean].map((a) => a.data.buffer));
+          return new WithTransfer(value, [...buffers]);
+        }
         const r = md.forwardSync(args[0], { attentions: true });
         const attentions = r.attentions.map((a) => ({ data: a.data, shape: a.shape }));
         return new WithTransfer({ ids: r.ids, tokens: r.tokens, attentions }, attentions.map((a) => a.data.buffer));

@@ -17,7 +17,8 @@ import path from 'node:path';
 import crypto from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { loadTokenizer, stream, windows, evaluate } from './lm-eval.mjs';
-import { rng, lrAt, sampler, evalBatches, meanLoss } from '../../web/lib/train/lm-data.js';
+import { INDUCTION_RECIPE } from '../../web/lib/train/lm-session.js';
+import { rng, lrAt, sampler, evalBatches, meanLoss, inductionScores } from '../../web/lib/train/lm-data.js';
 
 // The batching, the held-out windows and the lr schedule are web/lib/train/lm-data.js's, shared
 // with chapter 10's live training (web/lib/train/lm-session.js).
@@ -25,7 +26,13 @@ export { rng, lrAt, sampler, evalBatches };
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 
-/** The shipped recipes (docs/models.md, "Training"). steps: the budget of the 30-minute run. */
+/**
+ * The shipped recipes (docs/models.md, "Training"). steps: the budget of the 30-minute run.
+ * induction: chapter 10's live English recipe (web/lib/train/lm-session.js LIVE_RECIPES.induction,
+ * the same fields) on the English corpus and tokenizer, with `repeat` of the rows carrying a
+ * repeated random span (lm-data.js sampler), so that an induction head forms (docs/training.md,
+ * "The induction model").
+ */
 export const RECIPES = {
   en: {
     context: 128, embedDim: 128, numLayers: 4, numHeads: 4, ffnDim: 512, dropout: 0,
@@ -37,10 +44,14 @@ export const RECIPES = {
     batch: 16, steps: 1600, horizon: 1600, lr: 5e-3, minLr: 5e-4, warmup: 100, weightDecay: 0.01, betas: [0.9, 0.99], clip: 1,
     boundary: 0.5, seed: 22, evalEvery: 100, evalWindows: 128,
   },
+  induction: INDUCTION_RECIPE,
 };
 
+/** The corpus and tokenizer (data/corpora/<c>/, data/models/<c>/) of each shipped model. */
+export const CORPUS = { en: 'en', zh: 'zh', induction: 'en' };
+
 function readCorpus(lang, split) {
-  return fs.readFileSync(path.join(ROOT, 'data', 'corpora', lang, `${split}.txt`), 'utf8');
+  return fs.readFileSync(path.join(ROOT, 'data', 'corpora', CORPUS[lang], `${split}.txt`), 'utf8');
 }
 
 /**
@@ -54,10 +65,10 @@ export function train(options) {
   const { lab, lang } = options;
   const r = { ...RECIPES[lang], ...(options.recipe ?? {}) };
   const log = options.log ?? (() => {});
-  const tok = loadTokenizer(path.join(ROOT, 'data', 'models', lang));
+  const tok = loadTokenizer(path.join(ROOT, 'data', 'models', CORPUS[lang]));
   const V = tok.vocabSize;
   const ids = stream(options.trainText ?? readCorpus(lang, 'train'), tok);
-  const next = sampler(ids, tok.newlineId, r);
+  const next = sampler(ids, tok.newlineId, r, V);
   const held = evalBatches(windows(options.heldoutText ?? readCorpus(lang, 'heldout'), tok, r.context), r.context, r.evalWindows);
 
   const model = lab.transformer({
@@ -75,7 +86,13 @@ export function train(options) {
     files['config.json'] = `${JSON.stringify(config, null, 2)}\n`;
     return files;
   };
-  const history = { loss: [], heldout: [] };
+  // The induction curve: model.headScores.repeated's input and score (lm-data.js inductionScores)
+  // at every held-out evaluation, [step, best score, its layer, its head].
+  const induction = () => {
+    const { best } = inductionScores(model, { vocabSize: V, bos: tok.newlineId, length: Math.floor((r.context - 1) / 2), seed: 0 });
+    return [best.score, best.layer, best.head];
+  };
+  const history = { loss: [], heldout: [], induction: [] };
   const t0 = performance.now();
   let window = 0;
   let windowN = 0;
@@ -83,11 +100,13 @@ export function train(options) {
   log(`${lang}: ${model.parameterCount.toLocaleString('en-US')} parameters (F16 ${(model.parameterCount * 2 / 1048576).toFixed(2)} MiB), V ${V}, context ${r.context}, E ${r.embedDim}, ${r.numLayers} layers × ${r.numHeads} heads, batch ${r.batch}, ${r.steps} steps, lr ${r.lr} → ${r.minLr} (warmup ${r.warmup}, cosine to step ${r.horizon ?? r.steps}), wd ${r.weightDecay}, dropout ${r.dropout}, seed ${r.seed}; ${ids.length.toLocaleString('en-US')} training tokens`);
   const h0 = meanLoss(trainer, held);
   history.heldout.push([0, h0]);
-  log(`step     0  heldout ${h0.toFixed(4)}`);
+  const i0 = induction();
+  history.induction.push([0, ...i0]);
+  log(`step     0  heldout ${h0.toFixed(4)}  induction ${i0[0].toFixed(3)} (L${i0[1]} H${i0[2]})`);
   for (let t = 1; t <= r.steps; t++) {
     trainer.setLearningRate(lrAt(r, t)); // keeps the AdamW moments and the step count
     const b = next();
-    const s = trainer.step(b.tokens, b.targets);
+    const s = trainer.step(b.tokens, b.targets, b.lossMask ? { lossMask: b.lossMask } : undefined);
     history.loss.push(s.loss);
     window += s.loss;
     windowN++;
@@ -96,8 +115,10 @@ export function train(options) {
     if (t % r.evalEvery === 0 || t === r.steps || over) {
       const h = meanLoss(trainer, held);
       history.heldout.push([t, h]);
+      const ind = induction();
+      history.induction.push([t, ...ind]);
       const sec = (performance.now() - t0) / 1000;
-      log(`step ${String(t).padStart(5)}  train ${(window / windowN).toFixed(4)}  heldout ${h.toFixed(4)}  lr ${s.lr.toExponential(2)}  |g| ${s.gradNorm.toFixed(2)}  ${sec.toFixed(0)} s (${(1000 * sec / t).toFixed(0)} ms/step)`);
+      log(`step ${String(t).padStart(5)}  train ${(window / windowN).toFixed(4)}  heldout ${h.toFixed(4)}  lr ${s.lr.toExponential(2)}  |g| ${s.gradNorm.toFixed(2)}  induction ${ind[0].toFixed(3)} (L${ind[1]} H${ind[2]})  ${sec.toFixed(0)} s (${(1000 * sec / t).toFixed(0)} ms/step)`);
       window = 0;
       windowN = 0;
       if (options.checkpoint && t !== r.steps) options.checkpoint(t, save(), history);
@@ -119,7 +140,7 @@ export function sha256(data) {
  * top-1 on the windows of scripts/lib/lm-eval.mjs, for 'heldout' and 'unseen'.
  */
 export async function evaluateModel(model, lang, splits = ['heldout', 'unseen']) {
-  const tok = loadTokenizer(path.join(ROOT, 'data', 'models', lang));
+  const tok = loadTokenizer(path.join(ROOT, 'data', 'models', CORPUS[lang]));
   const V = model.config.vocabSize;
   const context = model.config.maxPositions;
   const predict = (inputs) => {

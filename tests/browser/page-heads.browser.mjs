@@ -218,6 +218,35 @@ export default function (t) {
     }
   }, { timeout: 240000 });
 
+  t.test('the induction model button: the chapter on lab.pretrained(\'induction\') = Node (scores, map, lens, next tokens, attribution, patching, ablation); its best head scores induction >= 0.4 on repeated random tokens; the button again goes back to the English model', async (h) => {
+    const lab = await init({ backend: 'wasm' });
+    const ind = await lab.pretrained('induction');
+    const page = await h.newPage({ viewport: { width: 1280, height: 900 } });
+    try {
+      await routeStandIns(page, lab);
+      await page.goto(h.url('/web/page/#lang=en'));
+      await page.waitForFunction(() => document.documentElement.dataset.ready === 'true', null, { timeout: 60000 });
+      await page.locator('#heads').scrollIntoViewIfNeeded();
+      await ready(page, HEADS_TEXT.en);
+      await page.click('#heads .heads-induction');
+      await page.waitForFunction(() => { const s = document.getElementById('heads'); return s.dataset.heads === 'ready' && s.dataset.headsLang === 'induction'; }, null, { timeout: 90000 });
+      assert.equal(await page.getAttribute('#heads .heads-induction', 'aria-pressed'), 'true');
+      assert.match(await page.textContent('#heads .heads-status'), /^induction \(English\) model: 2 layers × 4 heads/);
+      await checkChapter(page, ind, HEADS_TEXT.induction, 'induction');
+      await page.click('#heads .al-hp-scores button[data-score="induction"]');
+      const rep = (await shownValues(page)).repeated;
+      assert.ok(Math.max(...rep) >= 0.4, `best induction on repeated tokens ${Math.max(...rep)}`);
+      await page.locator('#heads').screenshot({ path: path.join(ARTIFACTS, 'page-heads-induction.png') });
+      await page.click('#heads .heads-induction');
+      await page.waitForFunction(() => { const s = document.getElementById('heads'); return s.dataset.heads === 'ready' && s.dataset.headsLang === 'en'; }, null, { timeout: 90000 });
+      assert.equal(await page.getAttribute('#heads .heads-induction', 'aria-pressed'), 'false');
+      assert.deepEqual(page.problems(), []);
+    } finally {
+      await page.closeAll();
+      ind.dispose();
+    }
+  }, { timeout: 240000 });
+
   t.test('中文: the chapter on lab.pretrained(\'zh\') = Node (scores, map, lens, next tokens, attribution, patching, ablation), and no English UI string leaks into it', async (h) => {
     const lab = await init({ backend: 'wasm' });
     const zh = await nodePretrained(lab, 'zh');

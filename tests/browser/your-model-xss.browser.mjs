@@ -18,7 +18,7 @@ const P = '<img src=x onerror=alert(1)>';
 // a search over short ASCII strings; checked below in Node).
 const NEXT_TEXT = 'p.NU';
 
-function trap() {
+export function trap() {
   window.__xss = [];
   for (const name of ['alert', 'confirm', 'prompt', 'print']) window[name] = (...a) => window.__xss.push(`${name}(${a.join(',')})`);
   window.__added = [];
@@ -36,7 +36,7 @@ function trap() {
   };
 }
 
-function injections() {
+export function injections() {
   const found = [];
   const walk = (root) => {
     for (const el of root.querySelectorAll('*')) {

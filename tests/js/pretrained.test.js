@@ -67,5 +67,5 @@ test("lab.pretrained('zh') loads the poem model; a bad name is a RangeError", as
   expect(model.tokens(model.encode('白日依山尽，'))).toEqual([...'白日依山尽，']);
   model.dispose();
   await expect(lab.pretrained('fr')).rejects.toThrow(RangeError);
-  await expect(lab.pretrained()).rejects.toThrow(/'en' or 'zh'/);
+  await expect(lab.pretrained()).rejects.toThrow(/name must be 'en', 'zh' or 'induction', got undefined/);
 });

@@ -1,5 +1,5 @@
 // Compile-only check of <attention-lab-model-view>'s whole-model declarations.
-import { WorkerModel, listModel, isModelFolder, type AttentionLabModelView, type ModelViewRun } from '../../web/components/index.js';
+import { WorkerModel, listModel, isModelFolder, type AttentionLabModelView, type ModelViewRun, type ModelViewName, type ModelViewCrossMap } from '../../web/components/index.js';
 import { init } from '../../web/index.js';
 
 async function main(files: File[]): Promise<void> {
@@ -36,6 +36,18 @@ async function main(files: File[]): Promise<void> {
   view.stop();
   const png: Blob | null = await view.export('png');
   console.log(ids, png, view.enlarged?.data.length);
+  // An encoder-decoder (Marian, BART): the three views, the alignment map and the hover.
+  const views: ModelViewName[] = ['encoder', 'decoder', 'cross'];
+  view.setAttribute('view', views[2]);
+  view.setAttribute('head', 'mean');
+  const map: ModelViewCrossMap | null = view.crossMap;
+  const mean: boolean = map?.head === 'mean';
+  const target: number | undefined = view.highlighted?.target;
+  const translated: number[] | undefined = run?.generated?.ids;
+  console.log(map?.data[0], map?.rowLabels[0], mean, target, translated, run?.decoderInputIds, run?.targetShown);
+  const w = await WorkerModel.load({ config: files[0], weights: files[1], tokenizer: files[2] });
+  const r = await w.forward('The cat', { decoderInputIds: [52, 13] });
+  console.log(r.crossAttentions[0].shape, r.crossMean[0].data[0], r.encoderAttentions.length, r.decoderTokens);
   view.model = null;
 }
 void main([]);

@@ -36,6 +36,11 @@ const scores: HeadScores = model.headScores([1, 2, 3]);
 const rep: HeadScores & { ids: number[] } = model.headScores.repeated({ length: 8, seed: 1 });
 const inductionShape: number[] = rep.induction.shape;
 void [scores, rep.ids, inductionShape];
+// the shipped models, the induction model among them
+const inductionModel: Promise<Model> = lab.pretrained('induction');
+void inductionModel.then((m) => m.dispose()).catch(() => 0);
+// @ts-expect-error: not a shipped model
+void lab.pretrained('fr');
 
 // GGUF (llama.cpp's format): the file alone, with options, or in a file list; its header read by itself.
 import { readGguf, parseGgufHeader, openGguf, writeGguf } from '../../web/index.js';

@@ -156,9 +156,18 @@ export type ModelAttentionInput =
  *
  * Attributes: `src` (URL of a .npy, .npz, .safetensors or .json file; tokens
  * from safetensors metadata "tokens" or the JSON's "tokens"), `tokens`
- * (space-separated), `view` ('model' (default) | 'head'), `layer` (head view,
- * default 0), `heads` ('all' or a comma list), `batch` (0), `min-weight`
+ * (space-separated), `view` (ModelViewName: 'model' (default) | 'head'; with an
+ * encoder-decoder model 'encoder' | 'decoder' | 'cross' (default)), `layer` (head
+ * and cross views, default 0), `head` (cross view: 'mean' (default) or a head
+ * index), `heads` ('all' or a comma list), `batch` (0), `min-weight`
  * (head-view lines, default 0.01), `thumb-size` (px, 56).
+ *
+ * An encoder-decoder model (`config.isEncoderDecoder`: Marian, BART, T5) is run as
+ * a translation: Translate (generate, greedy at temperature 0 by default), then
+ * one forward with `decoderInputIds` = [decoder start, …translation] for the
+ * encoder's and decoder's self-attention and the cross-attention (the
+ * alignment map: target tokens down, source tokens across; hovering a target
+ * token shades the source tokens it read).
  */
 export declare class AttentionLabModelView extends AttentionLabElement {
   get attention(): ModelAttentionInput | null;
@@ -191,8 +200,15 @@ export declare class AttentionLabModelView extends AttentionLabElement {
   readonly modelRun: ModelViewRun | null;
   /** The enlarged map of the model view: the values drawn. */
   readonly enlarged: { layer: number; head: number; data: Float32Array } | null;
-  /** Starts Generate (as its button does); resolves when it ends or stops. */
-  generate(): Promise<void> | undefined;
+  /**
+   * Starts Generate (as its button does); resolves when it ends or stops. An
+   * encoder-decoder translates again with the panel's settings and redraws its views.
+   */
+  generate(): Promise<unknown> | undefined;
+  /** The cross view's alignment map as drawn (an encoder-decoder model; null before one). */
+  readonly crossMap: ModelViewCrossMap | null;
+  /** The target token whose reading the cross view shows (hover or focus), or null. */
+  readonly highlighted: { target: number; token: string; weights: number[] } | null;
   /** Stops a generation in flight. */
   stop(): void;
   /**
@@ -227,6 +243,24 @@ export interface ModelAblation {
   mode: 'zero' | 'mean';
 }
 
+/** <attention-lab-model-view>'s `view`: 'model' | 'head'; for an encoder-decoder model 'encoder' | 'decoder' | 'cross'. */
+export type ModelViewName = 'model' | 'head' | 'encoder' | 'decoder' | 'cross';
+
+/** The alignment map of the cross view: target tokens (rows) × source tokens (columns). */
+export interface ModelViewCrossMap {
+  layer: number;
+  /** A head index, or 'mean' (the mean over heads). */
+  head: number | 'mean';
+  rows: number;
+  cols: number;
+  /** [rows·cols], row-major. */
+  data: Float32Array;
+  /** The target tokens: the decoder's input (its start token, then the translation), shown readably. */
+  rowLabels: string[];
+  /** The source tokens, shown readably. */
+  colLabels: string[];
+}
+
 /** What <attention-lab-model-view>'s `model` property takes: a Model, or a WorkerModel. */
 export type ModelViewModel = Model | WorkerModel;
 
@@ -249,6 +283,14 @@ export interface ModelViewRun {
   shown: string[];
   /** Milliseconds of the forward (in the worker for a WorkerModel). */
   forwardMs: number;
+  /** An encoder-decoder's: the decoder's input ids (start token, then the translation). */
+  decoderInputIds?: number[];
+  /** An encoder-decoder's: the decoder's input tokens as the tokenizer spells them. */
+  decoderTokens?: string[];
+  /** An encoder-decoder's: the same, shown readably. */
+  targetShown?: string[];
+  /** An encoder-decoder's: the translation the views were drawn from. */
+  generated?: { ids: number[]; tokens: string[]; text: string; seed: number; temperature: number; maxNewTokens: number; state: 'running' | 'done' | 'stopped' };
   panels: {
     tokens: Array<{ id: number; token: string; shown: string }> | null;
     next: { temperature: number; list: TokenProbability[] } | null;
@@ -293,7 +335,7 @@ export declare function listModel(files: Iterable<File> | FileList): Promise<Mod
 export declare class WorkerModel {
   static load(files: ModelListing['files'], options?: { onProgress?: (p: { loaded: number; total: number }) => void; signal?: AbortSignal; backend?: 'wasm' | 'wasm-scalar' }): Promise<WorkerModel>;
   /** lab.pretrained(name) in a new worker: the package's shipped models. */
-  static pretrained(name: 'en' | 'zh', options?: { backend?: 'wasm' | 'wasm-scalar' }): Promise<WorkerModel>;
+  static pretrained(name: 'en' | 'zh' | 'induction', options?: { backend?: 'wasm' | 'wasm-scalar' }): Promise<WorkerModel>;
   readonly config: Readonly<ModelConfig>;
   readonly disposed: boolean;
   /** Milliseconds the worker spent on the last answered call. */
@@ -302,6 +344,17 @@ export declare class WorkerModel {
   readonly byteLevel: boolean;
   readonly loadMs: number;
   forward(input: string | ArrayLike<number>): Promise<{ ids: number[]; tokens: string[] | null; attentions: Array<{ data: Float32Array; shape: number[] }> }>;
+  /**
+   * An encoder-decoder's forward with decoderInputIds (default: its start token): the three
+   * attentions, and per layer the cross-attention's mean over heads ([1, 1, Ld, Le]).
+   */
+  forward(input: string | ArrayLike<number>, options: { attentions?: boolean; decoderInputIds?: ArrayLike<number> }): Promise<{
+    ids: number[]; tokens: string[] | null; decoderInputIds: number[]; decoderTokens: string[] | null;
+    encoderAttentions: Array<{ data: Float32Array; shape: number[] }>;
+    decoderAttentions: Array<{ data: Float32Array; shape: number[] }>;
+    crossAttentions: Array<{ data: Float32Array; shape: number[] }>;
+    crossMean: Array<{ data: Float32Array; shape: number[] }>;
+  }>;
   nextTokens(input: string | ArrayLike<number>, options?: { k?: number; temperature?: number; ablate?: ModelAblation[] }): Promise<TokenProbability[]>;
   /** model.headScores in the worker, with .repeated (docs/interpretability.md). */
   readonly headScores: {
@@ -417,6 +470,8 @@ export interface LmTrainerReport {
   heldOut?: number;
   stepMs?: number;
   maps?: Array<{ data: Float32Array; shape: number[] }>;
+  /** The best head's induction score on repeated random characters: [step, score, layer, head]. */
+  induction?: Array<[number, number, number, number]>;
   [extra: string]: unknown;
 }
 
@@ -427,15 +482,19 @@ export interface LmTrainerSnapshot {
   samples: unknown[];
   roles: unknown;
   maps: Array<{ data: Float32Array; shape: number[] }>;
+  /** model.headScores.repeated's scores of every head ([layers, heads] each) on `length` random characters × 2. */
+  induction?: { length: number; seed: number; induction: { data: Float32Array; shape: number[] }; previousToken: { data: Float32Array; shape: number[] } };
   [extra: string]: unknown;
 }
 
 /**
  * <attention-lab-lm-trainer model="zh" corpus="/data/corpora/zh/">: trains a character-level
  * GPT-2 from scratch in a Web Worker on the corpus of a shipped model and shows the losses,
- * samples, head roles and every head's map as they form. Attributes: model (zh | en), corpus (a
- * folder URL holding train.txt and heldout.txt; default data/corpora/<model>/ beside the package,
- * which the npm package does not ship), lang, eager, autoplay.
+ * samples, head roles, the best head's induction score on repeated random characters and every
+ * head's map as they form. Attributes: model (zh | en | induction: the English prose with
+ * repeated random spans), corpus (a folder URL holding train.txt and heldout.txt; default
+ * data/corpora/<corpus>/ beside the package, which the npm package does not ship), lang, eager,
+ * autoplay.
  */
 export declare class AttentionLabLmTrainer extends AttentionLabElement {
   /** The session: recipe, sizes, example (null until play(), step(), probe() or loadShipped()). */
@@ -443,6 +502,8 @@ export declare class AttentionLabLmTrainer extends AttentionLabElement {
   readonly report: LmTrainerReport | null;
   readonly history: Array<{ step: number; loss: number }>;
   readonly heldout: Array<[number, number]>;
+  /** The induction curve: [step, best score, layer, head] at every held-out evaluation. */
+  readonly induction: Array<[number, number, number, number]>;
   readonly snapshots: LmTrainerSnapshot[];
   /** The shipped model's figures (the end point), once loadShipped() has run. */
   readonly shipped: (Record<string, unknown> & { heldOut: number }) | null;

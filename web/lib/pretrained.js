@@ -1,5 +1,7 @@
-// lab.pretrained('en' | 'zh'): the two character-level GPT-2 models that ship in the package
-// (data/models/<lang>/, trained by `npm run train:lm`, docs/models.md), as the same Model that
+// lab.pretrained('en' | 'zh' | 'induction'): the character-level GPT-2 models that ship in the
+// package (data/models/<name>/, trained by `npm run train:lm`, docs/models.md; 'induction' is the
+// small English model of chapter 10 whose batches hold repeated random spans, so that it has an
+// induction head, docs/training.md), as the same Model that
 // lab.loadModel returns. The files are read lazily, on the first call, from the package itself and
 // from nowhere else: in Node with fs, from the package folder; in browsers with fetch, from
 // `new URL('…', import.meta.url)`, the package's own origin (bundlers see these URLs and emit the
@@ -21,6 +23,12 @@ const FILES = {
     weights: new URL('../../data/models/zh/model.safetensors', import.meta.url),
     tokenizer: new URL('../../data/models/zh/tokenizer.json?no-inline', import.meta.url),
     tokenizerConfig: new URL('../../data/models/zh/tokenizer_config.json?no-inline', import.meta.url),
+  }),
+  induction: () => ({
+    config: new URL('../../data/models/induction/config.json?no-inline', import.meta.url),
+    weights: new URL('../../data/models/induction/model.safetensors', import.meta.url),
+    tokenizer: new URL('../../data/models/induction/tokenizer.json?no-inline', import.meta.url),
+    tokenizerConfig: new URL('../../data/models/induction/tokenizer_config.json?no-inline', import.meta.url),
   }),
 };
 
@@ -54,12 +62,13 @@ export function pretrainedFiles(name) {
 }
 
 /**
- * lab.pretrained(name): name 'en' (English prose) or 'zh' (Tang poems).
+ * lab.pretrained(name): name 'en' (English prose), 'zh' (Tang poems) or 'induction' (English
+ * prose with repeated random spans: a small model with an induction head).
  * @param {(source: object) => Promise<import('./model/model.js').Model>} loadModel lab.loadModel
  */
 export async function pretrained(loadModel, name) {
   if (typeof name !== 'string' || !Object.hasOwn(FILES, name)) {
-    throw rangeError('pretrained', `name must be 'en' or 'zh', got ${typeof name === 'string' ? JSON.stringify(name) : String(name)}`);
+    throw rangeError('pretrained', `name must be 'en', 'zh' or 'induction', got ${typeof name === 'string' ? JSON.stringify(name) : String(name)}`);
   }
   const f = await pretrainedFiles(name);
   const text = (b) => new TextDecoder().decode(b);

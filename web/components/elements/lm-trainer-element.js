@@ -1,19 +1,23 @@
 // <attention-lab-lm-trainer>: trains a character-level GPT-2 from scratch in a Web Worker
 // (web/lm-worker.js, an LmSession of web/lib/train/lm-session.js) on the corpus of one
 // of the shipped models, and shows the training and held-out loss, samples every few seconds,
-// the head-role scores (model.headRoles) and every head's map of an example window as they form,
+// the head-role scores (model.headRoles), the best head's induction score on repeated random
+// characters (model.headScores.repeated's definition) as a curve, and every head's map of an
+// example window as they form,
 // with a timeline over the recorded snapshots. "Load the shipped model" shows lab.pretrained's
 // model, the end point, on the same held-out windows, example, prompt and seeds.
 //
 //   <attention-lab-lm-trainer model="zh" corpus="/data/corpora/zh/"></attention-lab-lm-trainer>
 //
-// Attributes: model (zh: Tang poems | en: English prose), corpus (a folder URL holding train.txt
+// Attributes: model (zh: Tang poems | en: English prose | induction: English prose with repeated
+// random spans, whose induction head forms in a few minutes), corpus (a folder URL holding train.txt
 // and heldout.txt, as data/corpora/<model>/ of the repository; default: that folder beside the
 // package, which the npm package does not ship), lang, eager, autoplay. Methods: play(), pause(),
 // step(n), reset(), probe(), loadShipped(), showSnapshot(index | null). Properties: info (the
-// session: recipe, sizes, example), report (the latest: step, loss, heldout, stepMs, maps),
-// history ([{ step, loss }]), heldout ([[step, loss]]), snapshots ([{ step, heldOut, samples,
-// roles, maps }], one per probe), shipped (the end point, once loaded), reportMs.
+// session: recipe, sizes, example), report (the latest: step, loss, heldout, induction, stepMs,
+// maps), history ([{ step, loss }]), heldout ([[step, loss]]), induction ([[step, best score,
+// layer, head]]), snapshots ([{ step, heldOut, samples, roles, maps, induction }], one per probe),
+// shipped (the end point, once loaded), reportMs.
 import { AttentionLabElement } from './base.js';
 import { viridis, indexFor } from '../lib/palette.js';
 import { h, setRich } from '../lib/dom.js';
@@ -27,7 +31,9 @@ import { linearTicks } from './trainer-element.js';
 // package does not ship (data/corpora/); a site passes corpus="…" instead.
 const MODULE_URL = import.meta.url;
 
-const MODELS = ['zh', 'en'];
+const MODELS = ['zh', 'en', 'induction'];
+// The corpus folder of each model (the induction model trains on the English prose).
+const CORPUS = { zh: 'zh', en: 'en', induction: 'en' };
 // The element paints on its own compositor layer: its status line changes about ten times a
 // second, and in a long page (the tutorial) each change repainted the page's whole layer, 50 to
 // 400 ms main-thread tasks at a load of 8 on 2 cores (frame p95 33-50 ms); on its own layer, none
@@ -63,6 +69,7 @@ export class AttentionLabLmTrainer extends AttentionLabElement {
     this.report = null;
     this.history = [];
     this.heldout = [];
+    this.induction = [];
     this.snapshots = [];
     this.shipped = null;
     this._viewing = null; // snapshot index, or null for live
@@ -75,12 +82,12 @@ export class AttentionLabLmTrainer extends AttentionLabElement {
 
   _model() {
     const m = this.getAttribute('model') || 'zh';
-    if (!MODELS.includes(m)) throw new RangeError(`<attention-lab-lm-trainer> model="${m}": expected zh or en`);
+    if (!MODELS.includes(m)) throw new RangeError(`<attention-lab-lm-trainer> model="${m}": expected zh, en or induction`);
     return m;
   }
 
   _corpus(model) {
-    const base = this.getAttribute('corpus') || new URL(`../../../data/corpora/${model}/`, MODULE_URL).href;
+    const base = this.getAttribute('corpus') || new URL(`../../../data/corpora/${CORPUS[model]}/`, MODULE_URL).href;
     const dir = new URL(base.endsWith('/') ? base : `${base}/`, document.baseURI);
     return { train: new URL('train.txt', dir).href, heldout: new URL('heldout.txt', dir).href };
   }
@@ -103,6 +110,10 @@ export class AttentionLabLmTrainer extends AttentionLabElement {
     this._line = h('p', { class: 'al-readout lm-status' });
     this._chart = h('canvas', { class: 'lm-chart', width: 520, height: 180, role: 'img', 'aria-label': t('lm.chart') });
     this._chart.style.cssText = 'max-width:100%;height:auto;display:block';
+    // The induction curve: the best head's score on repeated random characters, by step.
+    this._indLine = h('p', { class: 'al-readout lm-induction' });
+    this._indChart = h('canvas', { class: 'lm-induction-chart', width: 520, height: 120, role: 'img', 'aria-label': t('lm.inductionChart') });
+    this._indChart.style.cssText = 'max-width:100%;height:auto;display:block';
     this._samples = h('div', { class: 'lm-samples' });
     this._roles = h('div', { class: 'lm-roles' });
     this._roles.style.overflowX = 'auto'; // six columns: scroll on a phone, never widen the page
@@ -116,7 +127,7 @@ export class AttentionLabLmTrainer extends AttentionLabElement {
     const live = btn('lm.live', async () => this.showSnapshot(null), 'lm-live');
     this._body.append(
       h('div', { class: 'al-controls' }, ...Object.values(this._buttons)),
-      this._recipe, this._line, this._chart,
+      this._recipe, this._line, this._chart, this._indLine, this._indChart,
       h('div', { class: 'al-controls' }, this._timeline, this._timelineLabel, live),
       this._samples, this._roles, this._example, this._heads, this._axes, this._shippedInfo);
     this._onDisconnect = () => this._terminate();
@@ -203,6 +214,7 @@ export class AttentionLabLmTrainer extends AttentionLabElement {
     this.report = r;
     for (const p of r.losses) this.history.push(p);
     this.heldout = r.heldout;
+    this.induction = r.induction ?? [];
     this._queueDraw({});
   }
 
@@ -220,6 +232,7 @@ export class AttentionLabLmTrainer extends AttentionLabElement {
       const t0 = performance.now();
       this._drawStatus();
       this._drawChart();
+      this._drawInduction();
       if (this._viewing === null) {
         if (d.probe) this._drawProbe(this.snapshots[this.snapshots.length - 1], false);
         const now = performance.now();
@@ -236,6 +249,7 @@ export class AttentionLabLmTrainer extends AttentionLabElement {
     this._drawRecipe();
     this._drawStatus();
     this._drawChart();
+    this._drawInduction();
     this._syncTimeline();
     const i = this._viewing;
     if (i === null) {
@@ -282,6 +296,7 @@ export class AttentionLabLmTrainer extends AttentionLabElement {
       if (last) this._drawProbe(last, false);
       if (this.report?.maps) this._drawMaps(this.report.maps);
       this._drawChart();
+      this._drawInduction();
       return;
     }
     this._viewing = index;
@@ -291,6 +306,7 @@ export class AttentionLabLmTrainer extends AttentionLabElement {
     this._drawProbe(snap, shipped);
     this._drawMaps(snap.maps);
     this._drawChart();
+    this._drawInduction();
   }
 
   // Samples, roles and the timeline label of a probe (a snapshot or the shipped model).
@@ -313,13 +329,20 @@ export class AttentionLabLmTrainer extends AttentionLabElement {
       return td;
     };
     const best = Object.fromEntries(roles.map((k) => [k, Math.max(...p.roles.heads.map((x) => x[k]))]));
+    // model.headScores.repeated's induction score of each head (repeated random characters)
+    const rep = p.induction ? p.induction.induction : null;
+    const repAt = (x) => (rep ? rep.data[x.layer * rep.shape[1] + x.head] : NaN);
+    const repBest = rep ? Math.max(...rep.data) : NaN;
     const table = h('table', { class: 'lm-roles-table' },
       h('caption', null, shipped ? t('lm.rolesShipped') : t('lm.roles', { step: p.step })),
-      h('thead', null, h('tr', null, h('th', { scope: 'col' }, t('lm.role.head')), ...roles.map((k) => h('th', { scope: 'col' }, t(`lm.role.${k}`))))),
+      h('thead', null, h('tr', null, h('th', { scope: 'col' }, t('lm.role.head')), ...roles.map((k) => h('th', { scope: 'col' }, t(`lm.role.${k}`))),
+        ...(rep ? [h('th', { scope: 'col' }, t('lm.role.repeated', { n: p.induction.length }))] : []))),
       h('tbody', null,
         ...p.roles.heads.map((x) => h('tr', { dataset: { layer: String(x.layer), head: String(x.head) } },
-          h('th', { scope: 'row' }, `${x.layer} · ${x.head}`), ...roles.map((k) => cell(x[k], x[k] === best[k])))),
-        h('tr', { class: 'lm-chance' }, h('th', { scope: 'row' }, t('lm.role.chance')), ...roles.map((k) => cell(p.roles.chance[k], false)))));
+          h('th', { scope: 'row' }, `${x.layer} · ${x.head}`), ...roles.map((k) => cell(x[k], x[k] === best[k])),
+          ...(rep ? [cell(repAt(x), repAt(x) === repBest)] : []))),
+        h('tr', { class: 'lm-chance' }, h('th', { scope: 'row' }, t('lm.role.chance')), ...roles.map((k) => cell(p.roles.chance[k], false)),
+          ...(rep ? [h('td', { class: 'num' }, '—')] : []))));
     table.style.cssText = 'border-collapse:collapse;font-size:.78rem;font-variant-numeric:tabular-nums';
     this._roles.replaceChildren(table);
     this._timelineLabel.textContent = shipped ? t('lm.snapshotShipped', { held: f3(p.heldOut) }) : t('lm.snapshot', { step: p.step, held: f3(p.heldOut) });
@@ -443,6 +466,77 @@ export class AttentionLabLmTrainer extends AttentionLabElement {
     Object.assign(c.dataset, { heldout: held.map(([s, v]) => `${s}:${v.toFixed(4)}`).join(','), shipped: this.shipped ? String(this.shipped.heldOut) : '' });
   }
 
+  // The best head's induction score on repeated random characters (LmSession's curve, every
+  // held-out evaluation) by step, on [0, the ceiling]: the line of 0.4, the shipped model's best
+  // head as a dashed line, the viewed snapshot as a marker; the readout says which head and how far.
+  _drawInduction() {
+    const t = this.t;
+    const pts = this.induction.filter(([, v]) => Number.isFinite(v));
+    const ceiling = this.info?.inductionCeiling;
+    const last = pts[pts.length - 1];
+    const shippedRep = this.shipped?.induction?.induction;
+    const shippedBest = shippedRep ? Math.max(...shippedRep.data) : null;
+    if (last && this.info) {
+      this._indLine.textContent = t('lm.inductionNow', {
+        step: last[0], score: last[1].toFixed(3), layer: last[2], head: last[3], n: this.info.inductionLength, ceiling: f3(ceiling),
+      }) + (shippedBest !== null ? ` ${t('lm.inductionShipped', { score: shippedBest.toFixed(3) })}` : '');
+    }
+    const c = this._indChart;
+    Object.assign(c.dataset, { induction: pts.map(([s, v]) => `${s}:${v.toFixed(4)}`).join(','), shipped: shippedBest === null ? '' : String(shippedBest) });
+    const g = c.getContext?.('2d');
+    if (!g) return;
+    const W = c.width;
+    const H = c.height;
+    g.clearRect(0, 0, W, H);
+    if (!pts.length) return;
+    if (!this._colours) {
+      const style = getComputedStyle(this);
+      this._colours = { fg: style.getPropertyValue('--al-fg').trim() || '#222', accent: style.getPropertyValue('--al-accent').trim() || '#1f77b4' };
+    }
+    const { fg, accent } = this._colours;
+    const hi = Math.max(0.5, Number.isFinite(ceiling) ? ceiling : 0, ...pts.map(([, v]) => v));
+    const m = { l: 36, r: 12, t: 18, b: 18 };
+    const x1 = Math.max(1, this.report?.step ?? 0, ...pts.map(([s]) => s));
+    const X = (s) => m.l + (s / x1) * (W - m.l - m.r);
+    const Y = (v) => H - m.b - (v / hi) * (H - m.t - m.b);
+    const line = (xy, colour, width, dash = []) => {
+      g.strokeStyle = colour;
+      g.lineWidth = width;
+      g.setLineDash?.(dash);
+      g.beginPath();
+      xy.forEach(([x, y], i) => (i ? g.lineTo(x, y) : g.moveTo(x, y)));
+      g.stroke();
+      g.setLineDash?.([]);
+    };
+    g.font = '10px sans-serif';
+    g.fillStyle = fg;
+    g.textAlign = 'right';
+    g.textBaseline = 'middle';
+    for (const v of [0, 0.1, 0.2, 0.3, 0.4, 0.5]) {
+      if (v > hi + 1e-9) continue;
+      g.globalAlpha = v === 0.4 ? 0.5 : 0.15;
+      line([[m.l, Math.round(Y(v)) + 0.5], [W - m.r, Math.round(Y(v)) + 0.5]], fg, 1);
+      g.globalAlpha = 1;
+      g.fillText(v.toFixed(1), m.l - 4, Y(v));
+    }
+    g.textAlign = 'center';
+    g.textBaseline = 'top';
+    for (const s of linearTicks(x1)) g.fillText(String(s), X(s), H - m.b + 3);
+    line(pts.map(([s, v]) => [X(s), Y(v)]), accent, 2);
+    if (shippedBest !== null) line([[m.l, Y(shippedBest)], [W - m.r, Y(shippedBest)]], accent, 1.5, [5, 4]);
+    const view = this._viewing;
+    if (view !== null && view < this.snapshots.length) {
+      g.globalAlpha = 0.5;
+      line([[X(this.snapshots[view].step), m.t], [X(this.snapshots[view].step), H - m.b]], fg, 1, [2, 3]);
+      g.globalAlpha = 1;
+    }
+    g.font = '11px sans-serif';
+    g.textAlign = 'left';
+    g.textBaseline = 'alphabetic';
+    g.fillStyle = accent;
+    g.fillText(t('lm.inductionLabel'), m.l, 12);
+  }
+
   // A change of model or corpus: a new worker, and nothing is loaded until play() (or step(),
   // probe(), loadShipped()) asks for the session, so the page does not fetch a corpus unasked.
   async _render() {
@@ -457,9 +551,10 @@ export class AttentionLabLmTrainer extends AttentionLabElement {
     this._reset();
     this._heads.replaceChildren();
     this._mapsKey = null;
-    for (const el of [this._samples, this._roles, this._shippedInfo, this._recipe, this._example]) el.replaceChildren();
+    for (const el of [this._samples, this._roles, this._shippedInfo, this._recipe, this._example, this._indLine]) el.replaceChildren();
     this._line.textContent = this.t('lm.idle', { model: this.t(`lm.model.${model}`) });
     this._drawChart();
+    this._drawInduction();
     this._syncTimeline();
     this._corpusUrls = { lang: model, ...corpus };
     if (this.boolAttr('autoplay')) this.play().catch((e) => this._showError(e));

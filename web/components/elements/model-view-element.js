@@ -26,8 +26,23 @@
 //   <attention-lab-model-view src="/models/gpt2/" text="The cat sat on the mat."></attention-lab-model-view>
 //   el.model = await lab.loadModel(files); el.setAttribute('text', 'The cat sat');
 //
-// Attributes: src, text, tokens (space-separated), view ('model' | 'head'), layer
-// (head view; default: the layer of the map last enlarged, at first 0), heads (head view: comma list; default all), batch
+// An encoder-decoder model (config.isEncoderDecoder: Marian, BART, T5) is run
+// as a translation: Translate (model.generate on the sentence, seeded, greedy
+// at temperature 0) writes the target, then one forward with decoderInputIds
+// = [decoder start, …target] gives the three views, chosen by `view`:
+// 'encoder' (the encoder's self-attention, layers × heads over the source),
+// 'decoder' (the decoder's self-attention over the target) and 'cross' (the
+// default: the alignment map, target tokens down, source tokens across, for
+// the `layer` and `head` ('mean' (default): the mean over heads, which the
+// model worker sends), and the tokens: hovering or focusing a target token
+// shades the source tokens by the weight it gave them).
+//
+//   <attention-lab-model-view src="/models/opus-mt-en-de/" text="The cat sat." view="cross"></attention-lab-model-view>
+//
+// Attributes: src, text, tokens (space-separated), view ('model' | 'head'; with an
+// encoder-decoder 'encoder' | 'decoder' | 'cross'), layer
+// (head and cross views; default: the layer of the map last enlarged, at first 0), head (cross view:
+// 'mean' or an index; default mean), heads (head view: comma list; default all), batch
 // (default 0), min-weight (head view lines; default 0.01), thumb-size (px,
 // default 56), lang, eager.
 // A whole model also gets a "What the heads do" section (lib/heads-panel.js), computed when the
@@ -45,6 +60,7 @@ import { HeadsPanel } from '../lib/heads-panel.js';
 import { HEADS_PANEL_MESSAGES } from '../lib/heads-panel-messages.js';
 import { readableToken, looksByteLevel } from '../lib/token-text.js';
 import { WorkerModel } from '../lib/model-client.js';
+import { headMean } from '../lib/tensor-math.js';
 
 /** The longest slice of thumbnail painting (ms): well under a 50 ms long task. */
 const SLICE_MS = 12;
@@ -88,6 +104,13 @@ const CSS = `
 .al-mv-heads { margin-top: 10px; }
 .al-mv-heads[hidden] { display: none; }
 .al-mv-heads > summary { cursor: pointer; font-weight: 600; font-size: 0.9rem; }
+.al-mv-cross-row { display: flex; gap: 6px; align-items: baseline; flex-wrap: wrap; }
+.al-mv-cross-row > .al-mv-axis { min-width: 11em; }
+.al-mv-cross-row .al-mv-tokens { margin: 0 0 4px; }
+.al-mv-cross-tgt { cursor: pointer; }
+.al-mv-cross-tgt:focus-visible, .al-mv-cross-tgt.al-mv-on { outline: 2px solid var(--al-accent, #2f5fb3); outline-offset: 1px; }
+.al-mv-cross-src { background: rgba(47, 95, 179, var(--al-w, 0)); }
+.al-mv-cross-src.al-mv-strong-src { color: #fff; }
 ${HEAD_VIEW_CSS}`;
 
 let sheet = null;
@@ -96,7 +119,7 @@ const MESSAGES = { en: { ...MODEL_VIEW_MESSAGES.en, ...HEADS_PANEL_MESSAGES.en }
 
 export class AttentionLabModelView extends AttentionLabElement {
   static get observedAttributes() {
-    return ['src', 'text', 'tokens', 'view', 'layer', 'heads', 'batch', 'min-weight', 'thumb-size', 'lang'];
+    return ['src', 'text', 'tokens', 'view', 'layer', 'head', 'heads', 'batch', 'min-weight', 'thumb-size', 'lang'];
   }
 
   static extraSheets() {
@@ -137,6 +160,7 @@ export class AttentionLabModelView extends AttentionLabElement {
     this._panels?.stop();
     this._model = m ?? null;
     this._run = null;
+    this._crossShown = null;
     this.requestRender();
   }
 
@@ -153,7 +177,26 @@ export class AttentionLabModelView extends AttentionLabElement {
 
   /** The last whole-model run: { ids, tokens, shown (readable), forwardMs }, and what the panels show. */
   get modelRun() {
-    return this._run ? { ids: this._run.ids, tokens: this._run.tokens, shown: this._qTokens, forwardMs: this._run.ms, panels: this._panels?.shown ?? null } : null;
+    const r = this._run;
+    if (!r) return null;
+    const out = { ids: r.ids, tokens: r.tokens, shown: r.encdec ? r.sourceShown : this._qTokens, forwardMs: r.ms, panels: this._panels?.shown ?? null };
+    // An encoder-decoder's: the decoder's input (start token + translation) and what was generated.
+    if (r.encdec) Object.assign(out, { decoderInputIds: r.decoderIds, decoderTokens: r.decoderTokens, targetShown: r.targetShown, generated: r.generated });
+    return out;
+  }
+
+  /**
+   * The cross view's alignment map as drawn: { layer, head ('mean' or an
+   * index), rows (target tokens), cols (source tokens), data [rows·cols],
+   * rowLabels, colLabels } or null.
+   */
+  get crossMap() {
+    return this._crossShown ?? null;
+  }
+
+  /** The target token whose reading the cross view shows: { target, token, weights (per source token) } or null. */
+  get highlighted() {
+    return this._crossHi ?? null;
   }
 
   /** The enlarged map: { layer, head, data (the values drawn) } or null. */
@@ -161,8 +204,16 @@ export class AttentionLabModelView extends AttentionLabElement {
     return this._enlarged ?? null;
   }
 
-  /** Starts Generate (as its button does); resolves when it ends. */
+  /**
+   * Starts Generate (as its button does); resolves when it ends. An
+   * encoder-decoder translates again with the panel's settings and redraws
+   * the three views from the new target.
+   */
   generate() {
+    if (this._model?.config?.isEncoderDecoder) {
+      this._retranslate = true;
+      return this.requestRender();
+    }
     return this._panels?.generate();
   }
 
@@ -324,9 +375,8 @@ export class AttentionLabModelView extends AttentionLabElement {
   async _runModel() {
     const model = this._model;
     const text = this.text;
+    if (model.config?.isEncoderDecoder) return this._runEncDec(model, text);
     if (this._run?.model === model && this._run.text === text) return;
-    // (marian, bart, t5: the three attention views of issue 34 are a later step)
-    if (model.config?.isEncoderDecoder) throw new TypeError(this.t('mv.encoderDecoder', { type: model.config.modelType }));
     const t0 = performance.now();
     const r = await model.forward(text, { attentions: true });
     const ms = model.lastMs ?? performance.now() - t0;
@@ -337,15 +387,69 @@ export class AttentionLabModelView extends AttentionLabElement {
     this._panelsPending = true;
   }
 
+  /**
+   * An encoder-decoder's run: the translation of `text` (the Generate panel's
+   * model.generate, streamed), then one forward with decoderInputIds = [start,
+   * …translation] and its encoder, decoder and cross attentions (and the
+   * cross-attention's mean over heads, from the model worker). One at a time:
+   * a new text stops the translation in flight.
+   */
+  async _runEncDec(model, text) {
+    const same = () => this._run?.model === model && this._run.text === text && !this._retranslate;
+    if (same()) return;
+    const busy = this._translating;
+    if (busy) {
+      if (busy.model === model && busy.text === text && !this._retranslate) return busy.done;
+      this._panels.stop();
+      await busy.done.catch(() => {});
+      if (same()) return;
+    }
+    this._retranslate = false;
+    const job = { model, text };
+    job.done = (async () => {
+      const gen = await this._panels.generate(model, text);
+      if (!gen || this._model !== model) return;
+      const decoderInputIds = [model.config.decoderStartTokenId, ...gen.ids];
+      const t0 = performance.now();
+      const r = await model.forward(text, { attentions: true, decoderInputIds });
+      const ms = model.lastMs ?? performance.now() - t0;
+      if (this._model !== model) return;
+      const tokens = r.tokens ?? r.ids.map(String);
+      const decoderTokens = r.decoderTokens ?? r.decoderInputIds.map(String);
+      const byteLevel = model.byteLevel ?? looksByteLevel(tokens);
+      const shape = (a) => ({ data: a.data, shape: a.shape });
+      this._run = {
+        model, text, encdec: true, ids: r.ids, tokens, decoderIds: r.decoderInputIds, decoderTokens, ms, byteLevel,
+        sourceShown: tokens.map((x) => readableToken(x, byteLevel)),
+        targetShown: decoderTokens.map((x) => readableToken(x, byteLevel)),
+        encoder: r.encoderAttentions.map(shape),
+        decoder: r.decoderAttentions.map(shape),
+        cross: r.crossAttentions.map(shape),
+        // A WorkerModel sends the mean; a Model of this thread: the same read-out (tensor-math.js).
+        crossMean: (r.crossMean ?? r.crossAttentions.map(headMean)).map(shape),
+        generated: { ids: gen.ids.slice(), tokens: gen.tokens.slice(), text: gen.text, seed: gen.seed, temperature: gen.temperature, maxNewTokens: gen.maxNewTokens, state: gen.state },
+      };
+      this._panelsPending = true;
+    })();
+    this._translating = job;
+    try {
+      await job.done;
+    } finally {
+      if (this._translating === job) this._translating = null;
+    }
+  }
+
   _build() {
     const t = this.t;
-    this._viewBtns = ['model', 'head'].map((v) => h('button', { type: 'button', class: 'al-btn', dataset: { view: v }, onclick: () => this.setAttribute('view', v) }));
+    this._viewBtns = ['model', 'head', 'encoder', 'decoder', 'cross'].map((v) => h('button', { type: 'button', class: 'al-btn', dataset: { view: v }, onclick: () => this.setAttribute('view', v) }));
     this._layerSel = h('select', { class: 'al-select', onchange: () => this.setAttribute('layer', this._layerSel.value) });
     this._headBtns = h('span', { class: 'al-mv-group', role: 'group' });
     this._exportBtns = ['png', 'svg', 'json'].map((f) => h('button', { type: 'button', class: 'al-btn al-btn-small', dataset: { export: f }, onclick: () => this.export(f) }));
     this._layerLabel = h('label', { class: 'al-mv-group' }, h('span'), this._layerSel);
+    this._crossHeadSel = h('select', { class: 'al-select al-mv-cross-head', onchange: () => this.setAttribute('head', this._crossHeadSel.value) });
+    this._crossHeadLabel = h('label', { class: 'al-mv-group', hidden: true }, h('span'), this._crossHeadSel);
     this._bar = h('div', { class: 'al-mv-bar' },
-      h('span', { class: 'al-mv-group', role: 'group' }, this._viewBtns), this._layerLabel, this._headBtns,
+      (this._viewGroup = h('span', { class: 'al-mv-group', role: 'group' }, this._viewBtns.slice(0, 2))), this._layerLabel, this._crossHeadLabel, this._headBtns,
       h('span', { class: 'al-mv-group' }, this._exportBtns));
     this._grid = h('div', { class: 'al-mv-grid', role: 'grid' });
     this._grid.addEventListener('keydown', (e) => this._gridKey(e));
@@ -357,6 +461,16 @@ export class AttentionLabModelView extends AttentionLabElement {
     this._modelPane = h('div', { class: 'al-mv-pane' }, this._grid, this._big);
     this._head = new HeadView({ t, colours: HEAD_COLOURS });
     this._headPane = h('div', { class: 'al-mv-pane', hidden: true }, this._head.el);
+    // The cross view: the hint, the target and source tokens, the alignment map.
+    this._crossHint = h('p', { class: 'al-mv-hint al-mv-cross-hint' });
+    this._crossTgtLabel = h('span', { class: 'al-mv-axis' });
+    this._crossTgt = h('ol', { class: 'al-mv-tokens al-mv-cross-target' });
+    this._crossSrcLabel = h('span', { class: 'al-mv-axis' });
+    this._crossSrc = h('ol', { class: 'al-mv-tokens al-mv-cross-source' });
+    this._crossMapBox = h('div', { class: 'al-mv-cross-map' });
+    this._crossPane = h('div', { class: 'al-mv-pane al-mv-cross', hidden: true }, this._crossHint,
+      h('div', { class: 'al-mv-cross-row' }, this._crossTgtLabel, this._crossTgt),
+      h('div', { class: 'al-mv-cross-row' }, this._crossSrcLabel, this._crossSrc), this._crossMapBox);
     this._tableSummary = h('summary');
     this._tableBody = h('div', { class: 'al-mv-table-scroll' });
     this._table = h('details', { class: 'al-mv-table' }, this._tableSummary, this._tableBody);
@@ -368,14 +482,14 @@ export class AttentionLabModelView extends AttentionLabElement {
     });
     this._textLabel = h('label', { class: 'al-mv-text-row', hidden: true }, h('span'), this._textInput);
     this._forwardInfo = h('span', { class: 'al-mv-hint al-mv-forward-info' });
-    this._panels = new ModelPanels({ t, onError: (e) => this._showError(e) });
+    this._panels = new ModelPanels({ t, onError: (e) => this._showError(e), onGenerate: () => this.generate() });
     this._panels.top.hidden = true;
     this._panels.el.hidden = true;
     this._headsSummary = h('summary', { class: 'al-mv-heads-summary' });
     this._heads = new HeadsPanel({ t, onError: (e) => this._showError(e) });
     this._headsBox = h('details', { class: 'al-mv-heads', hidden: true }, this._headsSummary, this._heads.el);
     this._headsBox.addEventListener('toggle', () => { if (this._headsBox.open) this._updateHeads(); });
-    this._body.append(this._textLabel, this._panels.top, this._bar, this._modelPane, this._headPane, this._table, this._panels.el, this._headsBox);
+    this._body.append(this._textLabel, this._panels.top, this._bar, this._modelPane, this._headPane, this._crossPane, this._table, this._panels.el, this._headsBox);
   }
 
   async _render() {
@@ -402,7 +516,8 @@ export class AttentionLabModelView extends AttentionLabElement {
     this._textLabel.hidden = !whole;
     this._panels.top.hidden = !whole;
     this._panels.el.hidden = !whole;
-    this._headsBox.hidden = !whole;
+    const isEncDec = whole && Boolean(this._model.config?.isEncoderDecoder);
+    this._headsBox.hidden = !whole || isEncDec;
     if (whole) {
       this._headsSummary.textContent = t('hp.heading');
       if (this._headsLang !== t.lang) {
@@ -420,9 +535,20 @@ export class AttentionLabModelView extends AttentionLabElement {
       }
       await this._runModel();
     }
+    // The view: 'model' | 'head'; an encoder-decoder's 'encoder' | 'decoder' | 'cross' (default).
+    const asked = this.getAttribute('view');
+    const view = isEncDec ? (['encoder', 'decoder'].includes(asked) ? asked : 'cross') : asked === 'head' ? 'head' : 'model';
+    const run = this._run;
+    const encdec = isEncDec && Boolean(run?.encdec) && run.model === this._model;
+    if (isEncDec && !encdec) return; // stopped or superseded before its forward
+    if (encdec) {
+      this._input = view === 'encoder' ? run.encoder : view === 'decoder' ? run.decoder : run.cross;
+      this._fileTokens = view === 'encoder' ? run.sourceShown : run.targetShown;
+    }
     this._data = this._input ? normalizeAttention(this._input, { batch: this._batch() }) : null;
     const d = this._data;
-    this._status.textContent = d ? (whole ? t('mv.forwardMs', { L: this._run.ids.length, ms: fmt(this._run.ms, 3), type: this._model.config.modelType }) : '') : t('mv.noData');
+    this._status.textContent = d ? (encdec ? t('mv.forwardEncDec', { Le: run.ids.length, Ld: run.decoderIds.length, ms: fmt(run.ms, 3), type: this._model.config.modelType })
+      : whole ? t('mv.forwardMs', { L: this._run.ids.length, ms: fmt(this._run.ms, 3), type: this._model.config.modelType }) : '') : t('mv.noData');
     this._bar.hidden = !d;
     this._table.hidden = !d;
     if (!d) {
@@ -434,29 +560,41 @@ export class AttentionLabModelView extends AttentionLabElement {
     const numbered = (n) => Array.from({ length: n }, (_, i) => String(i));
     this._qTokens = given && given.length === d.lq ? given : numbered(d.lq);
     this._kTokens = given && given.length === d.lk ? given : this._qTokens.length === d.lk ? this._qTokens : numbered(d.lk);
+    if (encdec && view === 'cross') this._kTokens = run.sourceShown;
     if (given && given.length !== d.lq) this._status.textContent = t('mv.tokenCount', { n: given.length, L: d.lq });
-    const view = this.getAttribute('view') === 'head' ? 'head' : 'model';
-    this._viewBtns.forEach((b) => {
-      b.textContent = t(b.dataset.view === 'model' ? 'mv.modelView' : 'mv.headView');
+    // The encoder's and decoder's self-attention are drawn as the model view's grid.
+    const pane = view === 'head' || view === 'cross' ? view : 'model';
+    this._shownView = view;
+    const VIEW_KEYS = { model: 'mv.modelView', head: 'mv.headView', encoder: 'mv.encoderView', decoder: 'mv.decoderView', cross: 'mv.crossView' };
+    // Model and head views, or an encoder-decoder's three.
+    const shownBtns = this._viewBtns.filter((b) => encdec === ['encoder', 'decoder', 'cross'].includes(b.dataset.view));
+    if (shownBtns.some((b, i) => this._viewGroup.children[i] !== b) || this._viewGroup.children.length !== shownBtns.length) this._viewGroup.replaceChildren(...shownBtns);
+    shownBtns.forEach((b) => {
+      b.textContent = t(VIEW_KEYS[b.dataset.view]);
       b.setAttribute('aria-pressed', String(b.dataset.view === view));
     });
     this._exportBtns.forEach((b) => {
       b.textContent = t(`mv.export${b.dataset.export[0].toUpperCase()}${b.dataset.export.slice(1)}`);
       b.setAttribute('aria-label', `${t('mv.export')} ${b.textContent}`);
-      b.hidden = (b.dataset.export === 'svg' && view !== 'head') || (b.dataset.export === 'png' && view !== 'model');
+      b.hidden = (b.dataset.export === 'svg' && pane !== 'head') || (b.dataset.export === 'png' && pane !== 'model');
     });
     this._bigClose.textContent = t('mv.close');
     this._tableSummary.textContent = t('mv.table');
-    this._modelPane.hidden = view !== 'model';
-    this._headPane.hidden = view !== 'head';
-    this._layerLabel.hidden = view !== 'head';
-    this._headBtns.hidden = view !== 'head';
+    this._modelPane.hidden = pane !== 'model';
+    this._headPane.hidden = pane !== 'head';
+    this._crossPane.hidden = pane !== 'cross';
+    // The cross map has its own table (the heatmap's).
+    this._table.hidden = pane === 'cross';
+    this._layerLabel.hidden = pane !== 'head' && pane !== 'cross';
+    this._crossHeadLabel.hidden = pane !== 'cross';
+    this._headBtns.hidden = pane !== 'head';
     const tr = performance.now();
-    if (view === 'model') this._renderGrid();
+    if (pane === 'model') this._renderGrid();
+    else if (pane === 'cross') this._renderCross();
     else this._renderHead();
     /** Milliseconds the last model or head view took to draw (on the page's thread). */
     this.lastDrawMs = performance.now() - tr;
-    if (this._table.open) this._buildTable();
+    if (this._table.open && pane !== 'cross') this._buildTable();
     if (whole && this._panelsPending) {
       this._panelsPending = false;
       const run = this._run;
@@ -637,6 +775,92 @@ export class AttentionLabModelView extends AttentionLabElement {
     this._head.setData({ data: d.data, layer, heads, H: d.heads, lq: d.lq, lk: d.lk, qTokens: this._qTokens, kTokens: this._kTokens, minWeight: this.numAttr('min-weight', 0.01) });
   }
 
+  /** The cross view: the alignment map of the chosen layer and head (or the mean over heads) and the tokens. */
+  _renderCross() {
+    const d = this._data;
+    const run = this._run;
+    const t = this.t;
+    const layer = this._headLayer();
+    const attr = (this.getAttribute('head') ?? '').trim();
+    let head = 'mean';
+    if (attr !== '' && attr !== 'mean') {
+      head = Number(attr);
+      if (!Number.isInteger(head) || head < 0 || head >= d.heads) throw new RangeError(`<attention-lab-model-view> head="${attr}": use mean or a head index 0…${d.heads - 1}`);
+    }
+    this._layerLabel.firstChild.textContent = t('mv.layer');
+    this._layerSel.replaceChildren(...Array.from({ length: d.layers }, (_, l) => h('option', { value: l, text: String(l), selected: l === layer })));
+    this._crossHeadLabel.firstChild.textContent = t('mv.crossHead');
+    this._crossHeadSel.replaceChildren(h('option', { value: 'mean', text: t('mv.headMean'), selected: head === 'mean' }),
+      ...Array.from({ length: d.heads }, (_, hh) => h('option', { value: hh, text: t('mv.headN', { h: hh }), selected: hh === head })));
+    const per = d.lq * d.lk;
+    const block = head === 'mean' ? run.crossMean[layer].data.slice(0, per) : d.data.slice((layer * d.heads + head) * per, (layer * d.heads + head + 1) * per);
+    const rowLabels = run.targetShown;
+    const colLabels = run.sourceShown;
+    this._crossShown = { layer, head, rows: d.lq, cols: d.lk, data: block, rowLabels, colLabels };
+    if (!this._crossMap) {
+      this._crossMap = new Heatmap({ t, maxSize: 420, cellMax: 36, rowKind: 'target', colKind: 'source', name: 'cross-attention',
+        onCell: (c) => this._highlightTarget(c ? c.i : -1, false) });
+      this._crossMapBox.append(this._crossMap.el);
+    }
+    this._crossMap.setMessages(t);
+    this._crossMap.opts.name = `cross_attention_layer${layer}_${head === 'mean' ? 'mean' : `head${head}`}`;
+    const headName = head === 'mean' ? t('mv.headMean') : t('mv.headN', { h: head });
+    this._crossMap.setData({ data: block, rows: d.lq, cols: d.lk, rowLabels, colLabels, title: t('mv.crossTitle', { l: layer, head: headName }), domain: [0, Math.max(1e-9, ...block)], tensor: { data: block, shape: [d.lq, d.lk] } });
+    this._crossHint.textContent = t('mv.crossHint');
+    this._crossTgtLabel.textContent = t('mv.targetTokens');
+    this._crossSrcLabel.textContent = t('mv.sourceTokens');
+    this._crossTgt.setAttribute('aria-label', t('mv.targetTokens'));
+    this._crossSrc.setAttribute('aria-label', t('mv.sourceTokens'));
+    this._crossTgt.replaceChildren(...rowLabels.map((tok, i) => {
+      const row = block.subarray(i * d.lk, (i + 1) * d.lk);
+      let top = 0;
+      for (let j = 1; j < d.lk; j++) if (row[j] > row[top]) top = j;
+      const li = h('li', { class: 'al-mv-tok al-mv-cross-tgt', tabindex: '0', dataset: { i, id: run.decoderIds[i] }, title: t('mv.tokenTitle', { id: run.decoderIds[i], raw: run.decoderTokens[i] }),
+        'aria-label': t('mv.crossTarget', { i, token: tok, top: colLabels[top], w: fmt(row[top], 3) }) }, tok);
+      li.addEventListener('mouseenter', () => this._highlightTarget(i));
+      li.addEventListener('focus', () => this._highlightTarget(i));
+      li.addEventListener('mouseleave', () => this._highlightTarget(-1));
+      li.addEventListener('blur', () => this._highlightTarget(-1));
+      return li;
+    }));
+    this._crossSrc.replaceChildren(...colLabels.map((tok, j) => h('li', { class: 'al-mv-tok al-mv-cross-src', dataset: { j, id: run.ids[j] }, title: t('mv.tokenTitle', { id: run.ids[j], raw: run.tokens[j] }) }, tok)));
+    const keep = this._crossHi && this._crossHi.target < d.lq ? this._crossHi.target : -1;
+    this._highlightTarget(keep);
+  }
+
+  /**
+   * Shades each source token by the weight target token i gave it in the map
+   * drawn (its row; -1 clears), and bands that row of the map.
+   */
+  _highlightTarget(i, band = true) {
+    const m = this._crossShown;
+    if (!m) return;
+    const srcs = [...this._crossSrc.children];
+    this._crossTgt.querySelectorAll('.al-mv-on').forEach((x) => x.classList.remove('al-mv-on'));
+    if (i < 0 || i >= m.rows) {
+      this._crossHi = null;
+      for (const li of srcs) {
+        li.style.removeProperty('--al-w');
+        li.classList.remove('al-mv-strong-src');
+        li.removeAttribute('aria-label');
+        delete li.dataset.weight;
+      }
+      if (band) this._crossMap?.setBands(null);
+      return;
+    }
+    const row = Array.from(m.data.subarray(i * m.cols, (i + 1) * m.cols));
+    const top = Math.max(1e-9, ...row);
+    this._crossTgt.children[i]?.classList.add('al-mv-on');
+    srcs.forEach((li, j) => {
+      li.style.setProperty('--al-w', (row[j] / top).toFixed(3));
+      li.classList.toggle('al-mv-strong-src', row[j] / top > 0.6);
+      li.dataset.weight = String(row[j]);
+      li.setAttribute('aria-label', this.t('mv.crossWeight', { token: m.colLabels[j], w: fmt(row[j], 3) }));
+    });
+    this._crossHi = { target: i, token: m.rowLabels[i], weights: row };
+    if (band) this._crossMap?.setBands({ rows: [i] });
+  }
+
   _buildTable() {
     const d = this._data;
     const t = this.t;
@@ -670,7 +894,10 @@ export class AttentionLabModelView extends AttentionLabElement {
     let blob;
     let name;
     if (format === 'json') {
-      const run = this._model && this._run ? { text: this._run.text, ids: this._run.ids, modelTokens: this._run.tokens, modelType: this._model.config.modelType } : {};
+      const r = this._run;
+      const run = this._model && r ? { text: r.text, ids: r.ids, modelTokens: r.tokens, modelType: this._model.config.modelType } : {};
+      // An encoder-decoder's: which attention (encoder | decoder | cross) and the decoder's input.
+      if (this._model && r?.encdec) Object.assign(run, { view: this._shownView, decoderInputIds: r.decoderIds, decoderTokens: r.decoderTokens });
       blob = new Blob([tensorToJSON({ data: d.data, shape: [d.layers, d.heads, d.lq, d.lk] }, { tokens: this._qTokens, keyTokens: this._kTokens, ...run })], { type: 'application/json' });
       name = 'attention.json';
     } else if (format === 'svg') {

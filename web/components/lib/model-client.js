@@ -200,9 +200,14 @@ export class WorkerModel {
     return this._call({ type: 'call', method, args });
   }
 
-  /** { ids, tokens, attentions: [{ data, shape [1, H, L, L] }] } (no logits). */
-  forward(input) {
-    return this._method('forward', input);
+  /**
+   * { ids, tokens, attentions: [{ data, shape [1, H, L, L] }] } (no logits). An
+   * encoder-decoder takes { decoderInputIds } and answers { ids, tokens,
+   * decoderInputIds, decoderTokens, encoderAttentions, decoderAttentions,
+   * crossAttentions, crossMean } (crossMean: per layer, the mean over heads).
+   */
+  forward(input, options) {
+    return options?.decoderInputIds !== undefined ? this._method('forward', input, { decoderInputIds: options.decoderInputIds }) : this._method('forward', input);
   }
 
   nextTokens(input, options) {

@@ -4,7 +4,10 @@
 // slider, Generate (streamed, with Stop), a BERT's [MASK] predictions and the
 // head-role table. Every number comes from the model's own calls
 // (nextTokens, generate, fillMask, headRoles); token strings go into
-// textContent and attributes only.
+// textContent and attributes only. An encoder-decoder (config.isEncoderDecoder)
+// gets the source tokens, its first target token (nextTokens) and Translate
+// (generate on the source: the target alone, from the decoder's start token);
+// no [MASK] or head roles.
 import { h, fmt } from './dom.js';
 import { readableToken } from './token-text.js';
 
@@ -18,10 +21,15 @@ const AUTO_ROLES_PARAMETERS = 20e6;
 const nextFrame = () => new Promise((r) => (typeof requestAnimationFrame === 'function' ? requestAnimationFrame(() => r()) : setTimeout(r, 16)));
 
 export class ModelPanels {
-  /** @param {{ t: Function, onError: (e: Error) => void }} o */
-  constructor({ t, onError }) {
+  /**
+   * @param {{ t: Function, onError: (e: Error) => void, onGenerate?: () => Promise<unknown> }} o
+   *   onGenerate: what the Generate button runs (default: generate())
+   */
+  constructor({ t, onError, onGenerate }) {
     this.t = t;
     this.onError = onError;
+    this.onGenerate = onGenerate ?? null;
+    this.encdec = false;
     this.model = null;
     this.text = '';
     this.byteLevel = false;
@@ -38,6 +46,7 @@ export class ModelPanels {
     this._tempOut = h('output', { class: 'al-mv-temp-out' });
     this._temp = h('input', { type: 'range', min: '0', max: '2', step: '0.05', value: '1', class: 'al-mv-temp' });
     this._temp.addEventListener('input', () => {
+      this.tempTouched = true;
       this._tempOut.textContent = Number(this._temp.value).toFixed(2);
       this._debounceNext();
     });
@@ -48,7 +57,7 @@ export class ModelPanels {
     this._genHead = h('h4', { class: 'al-mv-h' });
     this._maxNew = h('input', { type: 'number', min: '1', max: '512', value: '20', class: 'al-input al-mv-max-new' });
     this._seed = h('input', { type: 'number', min: '0', max: '4294967295', value: '0', class: 'al-input al-mv-seed' });
-    this._genBtn = h('button', { type: 'button', class: 'al-btn al-mv-generate', onclick: () => this.generate().catch((e) => this.onError(e)) });
+    this._genBtn = h('button', { type: 'button', class: 'al-btn al-mv-generate', onclick: () => Promise.resolve(this.onGenerate ? this.onGenerate() : this.generate()).catch((e) => this.onError(e)) });
     this._stopBtn = h('button', { type: 'button', class: 'al-btn al-mv-stop', disabled: true, onclick: () => this.stop() });
     this._maxLabel = h('label', { class: 'al-mv-group' }, h('span'), this._maxNew);
     this._seedLabel = h('label', { class: 'al-mv-group' }, h('span'), this._seed);
@@ -73,12 +82,12 @@ export class ModelPanels {
 
   relabel() {
     const t = this.t;
-    this._nextHead.textContent = t('mv.next');
+    this._nextHead.textContent = t(this.encdec ? 'mv.nextTarget' : 'mv.next');
     this._tempLabel.firstChild.textContent = t('mv.temperature');
     this._temp.setAttribute('aria-label', t('mv.temperatureLabel'));
     this._tempOut.textContent = Number(this._temp.value).toFixed(2);
-    this._genHead.textContent = t('mv.generateHead');
-    this._genBtn.textContent = t('mv.generate');
+    this._genHead.textContent = t(this.encdec ? 'mv.translateHead' : 'mv.generateHead');
+    this._genBtn.textContent = t(this.encdec ? 'mv.translate' : 'mv.generate');
     this._stopBtn.textContent = t('mv.stop');
     this._maxLabel.firstChild.textContent = t('mv.maxNew');
     this._seedLabel.firstChild.textContent = t('mv.seed');
@@ -90,24 +99,44 @@ export class ModelPanels {
     return Number(this._temp.value);
   }
 
+  /**
+   * Takes `model`: an encoder-decoder's panels read "first target token" and
+   * "Translate", its temperature starts at 0 (greedy, as translations decode)
+   * unless the reader moved it, and its new tokens are capped by the
+   * decoder's positions (less the start token).
+   */
+  setModel(model) {
+    if (this.model !== model) this.stop();
+    this.model = model;
+    const encdec = Boolean(model?.config?.isEncoderDecoder);
+    if (encdec && !this.encdec && !this.tempTouched) this._temp.value = '0';
+    this.encdec = encdec;
+    // A translation comes first (the views are drawn from it): Translate goes under the tokens.
+    if (encdec && this._genBox.parentNode !== this.top) this.top.append(this._genBox);
+    else if (!encdec && this._genBox.parentNode !== this.el) this.el.insertBefore(this._genBox, this._maskBox);
+    this.relabel();
+  }
+
   /** Shows the panels of `model` for the forward result `run` ({ ids, tokens }) of `text`. */
   async update(model, text, run, { byteLevel }) {
     const seq = ++this._seq;
-    if (this.model !== model) this.stop();
-    this.model = model;
+    this.setModel(model);
     this.text = text;
     this.byteLevel = byteLevel;
     const causal = model.config.causal !== false;
+    const encdec = this.encdec;
     this._nextBox.hidden = !causal;
     this._genBox.hidden = !causal;
-    this._maskBox.hidden = causal;
+    this._maskBox.hidden = causal || encdec;
+    this._rolesBox.hidden = encdec;
     const L = model.config.maxPositions;
-    this._maxNew.max = String(Math.max(1, L - run.ids.length));
+    this._maxNew.max = String(Math.max(1, encdec ? L - 1 : L - run.ids.length));
     if (Number(this._maxNew.value) > Number(this._maxNew.max)) this._maxNew.value = this._maxNew.max;
     this._showTokens(run);
     if (causal) await this._next(seq);
     else await this._mask(seq);
-    await this._roles(seq);
+    if (!encdec) await this._roles(seq);
+    else this.shown.roles = null;
   }
 
   _label(tok) {
@@ -147,11 +176,19 @@ export class ModelPanels {
     this.shown.next = { temperature, list: list.map((p) => ({ id: p.id, token: p.token, prob: p.prob })) };
   }
 
-  /** Streams model.generate after the sentence, one token per animation frame, until done or Stop. */
-  async generate() {
-    const model = this.model;
-    if (!model || this._gen) return;
+  /**
+   * Streams model.generate after the sentence (an encoder-decoder: its
+   * translation of the sentence), one token per animation frame, until done or
+   * Stop; resolves with what it showed (shown.generated), or null when a
+   * generation was already running.
+   */
+  async generate(model = this.model, text = this.text) {
+    if (!model || this._gen) return null;
+    if (model !== this.model) this.setModel(model);
+    this.text = text;
     const t = this.t;
+    const encdec = this.encdec;
+    if (encdec) this._maxNew.max = String(Math.max(1, model.config.maxPositions - 1));
     const maxNewTokens = Math.max(1, Math.min(Number(this._maxNew.max) || 1, Math.floor(Number(this._maxNew.value) || 1)));
     const seed = Math.max(0, Math.floor(Number(this._seed.value) || 0));
     const temperature = this.temperature;
@@ -160,7 +197,8 @@ export class ModelPanels {
     const gen = { it, abort, stopped: false, ids: [] };
     this._gen = gen;
     this.shown.generated = { ids: gen.ids, tokens: [], text: '', seed, temperature, maxNewTokens, state: 'running' };
-    this._genOut.replaceChildren(h('span', { class: 'al-mv-gen-prompt', text: this.text }));
+    if (encdec) this._genOut.replaceChildren();
+    else this._genOut.replaceChildren(h('span', { class: 'al-mv-gen-prompt', text: this.text }));
     this._genBtn.disabled = true;
     this._stopBtn.disabled = false;
     const t0 = performance.now();
@@ -189,6 +227,7 @@ export class ModelPanels {
         ? t('mv.genStopped', { n: gen.ids.length })
         : t('mv.genDone', { n: gen.ids.length, ms: ms.toFixed(0), rate: (gen.ids.length / Math.max(1e-3, ms / 1000)).toFixed(1) });
     }
+    return this.shown.generated;
   }
 
   /** Stops a generation in flight (the tokens so far stay). */

@@ -73,13 +73,21 @@ export function repeatedIds(model, where, options) {
   if (o.length === undefined) throw typeError(where, `options.length is required: an integer in [1, ${most}] (the repeated ${lead ? 'sequence and the bos token' : 'sequence'} must fit the model's ${model._maxLength} positions)`);
   const T = checkInt(where, 'length', o.length, 1, most);
   const seed = checkInt(where, 'seed', o.seed ?? 0, 0, 2 ** 32 - 1);
-  // As headRoles: ids drawn uniformly from the vocabulary without id 0 and the bos id, when that
-  // leaves two or more.
-  let pool = Array.from({ length: V }, (_, i) => i).filter((i) => i !== 0 && i !== bos);
-  if (pool.length < 2) pool = Array.from({ length: V }, (_, i) => i);
+  return repeatedTokens({ vocabSize: V, bos: hasBos ? bos : null, length: T, seed });
+}
+
+/**
+ * The input of headScores.repeated without a Model (the live and scripted training's induction
+ * curves, web/lib/train/lm-session.js, scripts/lib/train-lm.mjs): `length` ids drawn uniformly from
+ * the vocabulary without id 0 and the bos id (when that leaves two or more), by head-roles.js's
+ * xorshift from `seed`, repeated twice, after `bos` unless it is null.
+ */
+export function repeatedTokens({ vocabSize, bos, length, seed }) {
+  let pool = Array.from({ length: vocabSize }, (_, i) => i).filter((i) => i !== 0 && i !== bos);
+  if (pool.length < 2) pool = Array.from({ length: vocabSize }, (_, i) => i);
   const draw = xorshift(seed);
-  const r = Array.from({ length: T }, () => pool[draw(pool.length)]);
-  return hasBos ? [bos, ...r, ...r] : [...r, ...r];
+  const r = Array.from({ length }, () => pool[draw(pool.length)]);
+  return bos === null || bos === undefined ? [...r, ...r] : [bos, ...r, ...r];
 }
 
 /** headScores.repeated: the scores on (bos) r r, with the ids scored. */

@@ -8,6 +8,7 @@
 // followed by the text without its final newline, so every poem or paragraph follows the newline
 // token (the boundary and the start-of-text token). Evaluation windows start at those newlines;
 // training batches start at one with probability `boundary`, else anywhere.
+import { repeatedTokens, scoreAttentions } from '../model/head-scores.js';
 
 /** xorshift32 with a splitmix-style seed: uniform integers, the same sequence everywhere. */
 export function rng(seed) {
@@ -110,22 +111,57 @@ export function windows(text, tokenizer, context) {
  * A batch sampler over a token stream (recipe fields context, batch, boundary, seed): each row
  * starts at a newline with probability `boundary`, else at a uniform offset. Returns next() →
  * { tokens, targets } ([batch, context] each, targets shifted by one).
+ *
+ * With the recipe field `repeat` > 0 (the induction model, docs/training.md), that fraction of the
+ * rows also gets a span of T random tokens (T uniform in `repeatSpan` [min, max], default
+ * [8, (context + 1) / 2]; ids drawn uniformly from 1 … vocabSize − 1 without the newline, as
+ * model.headScores.repeated draws them) written at a random place of the row's context + 1 tokens
+ * and written again right after it: r r. The targets that cannot be predicted (the first copy and
+ * the first token of the second) get lossMask 0, so the model learns nothing about random text but
+ * to copy it; next() then also returns lossMask [batch, context] (1 elsewhere). Without `repeat`
+ * the draws, and so the batches, are those of the recipes before it.
  */
-export function sampler(ids, nl, r) {
+export function sampler(ids, nl, r, vocabSize) {
   const L = r.context;
   const last = ids.length - L - 1; // the last start that leaves L + 1 tokens
   const starts = [];
   for (let i = 0; i <= last; i++) if (ids[i] === nl) starts.push(i);
   const g = rng(r.seed * 2654435761 + 1);
+  const repeat = r.repeat ?? 0;
+  let pool = null;
+  let span = null;
+  if (repeat > 0) {
+    if (!(Number.isInteger(vocabSize) && vocabSize > 2)) throw new RangeError(`sampler: recipe.repeat needs the vocabulary size (an integer > 2), got ${vocabSize}`);
+    pool = Array.from({ length: vocabSize }, (_, i) => i).filter((i) => i !== 0 && i !== nl);
+    span = r.repeatSpan ?? [8, Math.floor((L + 1) / 2)];
+    if (!(Number.isInteger(span[0]) && Number.isInteger(span[1]) && span[0] >= 1 && span[0] <= span[1] && 2 * span[1] <= L + 1)) {
+      throw new RangeError(`sampler: recipe.repeatSpan must be [min, max] with 1 <= min <= max <= (context + 1) / 2 = ${Math.floor((L + 1) / 2)}, got ${JSON.stringify(span)}`);
+    }
+  }
+  const w = new Int32Array(L + 1);
   return () => {
     const x = new Int32Array(r.batch * L);
     const y = new Int32Array(r.batch * L);
+    const mask = repeat > 0 ? new Float32Array(r.batch * L).fill(1) : null;
     for (let b = 0; b < r.batch; b++) {
       const s = g.float() < r.boundary ? starts[g.int(starts.length)] : g.int(last + 1);
-      x.set(ids.subarray(s, s + L), b * L);
-      y.set(ids.subarray(s + 1, s + L + 1), b * L);
+      if (repeat > 0 && g.float() < repeat) {
+        w.set(ids.subarray(s, s + L + 1));
+        const T = span[0] + g.int(span[1] - span[0] + 1);
+        const a = g.int(L + 2 - 2 * T); // w[a, a + 2T) lies in the L + 1 tokens
+        for (let k = 0; k < T; k++) w[a + k] = w[a + T + k] = pool[g.int(pool.length)];
+        x.set(w.subarray(0, L), b * L);
+        y.set(w.subarray(1, L + 1), b * L);
+        // target t is w[t + 1]: w[a … a + T] (the first copy and the second's first token) are random
+        for (let t = Math.max(0, a - 1); t <= a + T - 1 && t < L; t++) mask[b * L + t] = 0;
+      } else {
+        x.set(ids.subarray(s, s + L), b * L);
+        y.set(ids.subarray(s + 1, s + L + 1), b * L);
+      }
     }
-    return { tokens: { data: x, shape: [r.batch, L] }, targets: { data: y, shape: [r.batch, L] } };
+    const out = { tokens: { data: x, shape: [r.batch, L] }, targets: { data: y, shape: [r.batch, L] } };
+    if (mask) out.lossMask = { data: mask, shape: [r.batch, L] };
+    return out;
   };
 }
 
@@ -159,4 +195,21 @@ export function meanLoss(trainer, batches) {
     n += b.n;
   }
   return sum / n;
+}
+
+/**
+ * The induction score of every head of a lab.transformer model now, on model.headScores.repeated's
+ * input (head-scores.js repeatedTokens: `length` random ids after `bos`, repeated twice) and with its
+ * definition (scoreAttentions), from one forward of the training graph: the live and scripted
+ * training's induction curve. Returns { induction, previousToken } (Float32Array [layers * heads])
+ * and best { layer, head, score }, the head with the highest induction score.
+ */
+export function inductionScores(model, { vocabSize, bos, length, seed = 0 }) {
+  const ids = repeatedTokens({ vocabSize, bos, length, seed });
+  const out = model.forward({ data: Int32Array.from(ids), shape: [1, ids.length] });
+  const s = scoreAttentions(out.attention, ids);
+  const H = out.attention[0].shape[1];
+  let k = 0;
+  s.induction.data.forEach((v, i) => { if (v > s.induction.data[k]) k = i; });
+  return { induction: s.induction.data, previousToken: s.previousToken.data, best: { layer: Math.floor(k / H), head: k % H, score: s.induction.data[k] } };
 }

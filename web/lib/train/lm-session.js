@@ -1,5 +1,7 @@
 // A live language-model training session: chapter 10's "train a poet" / "train an English
-// model", run by the Web Worker web/lm-worker.js (and usable in Node: tests/js/lm-session.test.js).
+// model" / "train an induction head" (the English model with repeated random spans in its rows,
+// whose induction score it records as it trains), run by the Web Worker web/lm-worker.js (and
+// usable in Node: tests/js/lm-session.test.js, tests/js/induction-model.test.js).
 // The recipe has the shape of the shipped models' (scripts/lib/train-lm.mjs): GPT-2's block
 // through lab.transformer({ architecture: 'gpt2' }), the shipped character tokenizer, batches
 // and held-out windows from lm-data.js (the same sampler and windows as `npm run train:lm`), AdamW
@@ -11,18 +13,35 @@
 // samples (model.generate) and the head-role scores (model.headRoles) come from the same Model
 // class that lab.pretrained returns; probeModel() does the same for the shipped model, the end
 // point, on the same example window, prompt and seeds.
-import { stream, windows, sampler, evalBatches, meanLoss, lrAt, isCharTokenizer, charTokenizer } from './lm-data.js';
+import { repeatedTokens } from '../model/head-scores.js';
+import { stream, windows, sampler, evalBatches, meanLoss, lrAt, isCharTokenizer, charTokenizer, inductionScores } from './lm-data.js';
 
 const COMMON = {
   context: 64, embedDim: 64, numLayers: 2, numHeads: 4, ffnDim: 256, dropout: 0,
   batch: 8, horizon: 3000, lr: 5e-3, minLr: 5e-4, warmup: 30, weightDecay: 0.01, betas: [0.9, 0.99], clip: 1,
   boundary: 0.5, seed: 22, evalEvery: 10, evalWindows: 16,
 };
+/**
+ * The induction model's recipe (docs/training.md, "The induction model"): the live English recipe
+ * with every row carrying a random span of 16 to 32 characters written twice (lm-data.js sampler,
+ * `repeat`, `repeatSpan`), a lower peak lr (2e-3: at 5e-3 no induction head had formed by step
+ * 2000) with a longer warmup and schedule; trained to `steps` by `npm run train:lm -- --lang
+ * induction` (scripts/lib/train-lm.mjs RECIPES.induction is this object) into
+ * data/models/induction/, the end point of chapter 10's live run of it.
+ */
+export const INDUCTION_RECIPE = Object.freeze({
+  ...COMMON, lr: 2e-3, warmup: 100, horizon: 6000, repeat: 1, repeatSpan: Object.freeze([16, 32]), steps: 4000,
+});
+
 /** The live recipes (the shipped ones, RECIPES of scripts/lib/train-lm.mjs, scaled down). */
 export const LIVE_RECIPES = Object.freeze({
   zh: Object.freeze({ ...COMMON }),
   en: Object.freeze({ ...COMMON }),
+  induction: Object.freeze(Object.fromEntries(Object.entries(INDUCTION_RECIPE).filter(([k]) => k !== 'steps'))),
 });
+
+/** The corpus and tokenizer of each live model (the induction model trains on the English prose). */
+export const LIVE_CORPUS = Object.freeze({ zh: 'zh', en: 'en', induction: 'en' });
 
 /** What the samples start from and how they are drawn (the same for the live and the shipped model). */
 export const SAMPLING = Object.freeze({ count: 2, temperature: 0.8, seeds: [1, 2] });
@@ -62,7 +81,9 @@ export function modelLoss(model, batches) {
 
 /**
  * Samples, head-role scores and maps of a Model on a session's example window: { samples (texts),
- * temperature, roles (model.headRoles: heads and chance), maps ([layers] of { data, shape [H, L, L] }) }.
+ * temperature, roles (model.headRoles: heads and chance), maps ([layers] of { data, shape [H, L, L] }),
+ * induction ({ length, seed, induction, previousToken }: model.headScores.repeated's scores, each
+ * { data, shape [layers, heads] }) }.
  */
 export async function probeModel(model, session) {
   const samples = [];
@@ -77,20 +98,24 @@ export async function probeModel(model, session) {
   const roles = model.headRoles(session.example, { inductionLength: Math.floor((session.recipe.context - 1) / 2) });
   const run = model.forwardSync(session.example, { attentions: true });
   const maps = run.attentions.map((a) => ({ data: a.data, shape: a.shape.slice(1) }));
-  return { samples, temperature: SAMPLING.temperature, roles: { heads: roles.heads, chance: roles.chance }, maps };
+  // TransformerLens's induction and previous-token scores on repeated random characters, the live
+  // model's length for both (model.headScores.repeated, the library's own call).
+  const rep = model.headScores.repeated({ length: session.inductionLength, seed: 0 });
+  const induction = { length: session.inductionLength, seed: 0, induction: rep.induction, previousToken: rep.previousToken };
+  return { samples, temperature: SAMPLING.temperature, roles: { heads: roles.heads, chance: roles.chance }, maps, induction };
 }
 
 export class LmSession {
   /**
    * @param lab an attention-lab instance (wasm backend)
-   * @param {{ lang: 'en'|'zh', tokenizer: any, tokenizerJson: any, trainText: string,
+   * @param {{ lang: 'en'|'zh'|'induction', tokenizer: any, tokenizerJson: any, trainText: string,
    *   heldoutText: string, recipe?: object }} options tokenizer: an @huggingface/tokenizers
    *   Tokenizer of tokenizerJson (with the model's tokenizer_config, so decoding keeps spaces)
    */
   constructor(lab, options) {
     const o = options;
     if (!o || typeof o !== 'object') throw new TypeError('LmSession: options must be { lang, tokenizer, tokenizerJson, trainText, heldoutText }');
-    if (!Object.hasOwn(LIVE_RECIPES, o.lang ?? '')) throw new RangeError(`LmSession: lang must be 'en' or 'zh', got ${String(o.lang)}`);
+    if (!Object.hasOwn(LIVE_RECIPES, o.lang ?? '')) throw new RangeError(`LmSession: lang must be 'en', 'zh' or 'induction', got ${String(o.lang)}`);
     this.lab = lab;
     this.lang = o.lang;
     this.recipe = Object.freeze({ ...LIVE_RECIPES[o.lang], ...(o.recipe ?? {}) });
@@ -104,7 +129,7 @@ export class LmSession {
     const enc = isCharTokenizer(o.tokenizerJson) ? charTokenizer(o.tokenizer) : o.tokenizer;
     const ids = stream(o.trainText, enc);
     this.trainTokens = ids.length;
-    this.next = sampler(ids, nl, r);
+    this.next = sampler(ids, nl, r, V);
     const wins = windows(o.heldoutText, enc, r.context);
     this.held = evalBatches(wins, r.context, r.evalWindows);
     if (!this.held.length) throw new RangeError(`LmSession: the held-out text has no window of ${r.context + 1} tokens`);
@@ -118,8 +143,23 @@ export class LmSession {
     this.step = 0;
     this.history = []; // { step, loss }
     this.heldout = [[0, meanLoss(this.trainer, this.held)]]; // [step, held-out loss]
+    // The induction curve: the best head's induction score on headScores.repeated's input
+    // (length (context − 1) / 2, seed 0) at every held-out evaluation, [step, score, layer, head].
+    this.inductionLength = Math.floor((r.context - 1) / 2);
+    // Its ceiling: the share of rows that have a key after an earlier copy of their token (the
+    // score of a head that puts all of each such row there): about 1/2, since the first copy
+    // has none but by chance.
+    const rep = repeatedTokens({ vocabSize: V, bos: nl, length: this.inductionLength, seed: 0 });
+    this.inductionCeiling = rep.filter((id, i) => rep.indexOf(id) < i).length / rep.length;
+    this.induction = [[0, ...this._induction()]];
     this.trainMs = 0;
     this.stopped = null;
+  }
+
+  /** [score, layer, head] of the best induction head now (lm-data.js inductionScores). */
+  _induction() {
+    const { best } = inductionScores(this.model, { vocabSize: this.vocabSize, bos: this.nl, length: this.inductionLength, seed: 0 });
+    return [best.score, best.layer, best.head];
   }
 
   /** The latest held-out loss. */
@@ -139,7 +179,7 @@ export class LmSession {
       const s0 = performance.now();
       let s;
       try {
-        s = this.trainer.step(b.tokens, b.targets);
+        s = this.trainer.step(b.tokens, b.targets, b.lossMask ? { lossMask: b.lossMask } : undefined);
       } catch (e) {
         if (e.name !== 'TrainingStoppedError') throw e;
         this.stopped = e.message;
@@ -149,7 +189,10 @@ export class LmSession {
       this.step = t;
       taken++;
       this.history.push({ step: t, loss: s.loss });
-      if (t % r.evalEvery === 0) this.heldout.push([t, meanLoss(this.trainer, this.held)]);
+      if (t % r.evalEvery === 0) {
+        this.heldout.push([t, meanLoss(this.trainer, this.held)]);
+        this.induction.push([t, ...this._induction()]);
+      }
     }
     return taken;
   }
@@ -183,7 +226,8 @@ export class LmSession {
 
   /**
    * A report: step, the losses since step `since` ([{ step, loss }]), the held-out losses
-   * ([step, loss]), the mean step time, and (maps: true) the maps.
+   * ([step, loss]), the induction curve ([step, best score, layer, head]), the mean step time, and
+   * (maps: true) the maps.
    */
   report({ since = 0, maps = true } = {}) {
     const last = this.history[this.history.length - 1];
@@ -193,6 +237,7 @@ export class LmSession {
       lr: lrAt(this.recipe, Math.max(1, this.step)),
       losses: this.history.filter((p) => p.step > since),
       heldout: this.heldout.slice(),
+      induction: this.induction.slice(),
       stepMs: this.step ? this.trainMs / this.step : 0,
       maps: maps ? this.maps() : null,
       stopped: this.stopped,
@@ -202,7 +247,7 @@ export class LmSession {
   /** What the page shows once: the recipe, sizes and the example's characters. */
   describe() {
     return {
-      lang: this.lang, recipe: this.recipe, parameters: this.model.parameterCount, vocabSize: this.vocabSize,
+      lang: this.lang, recipe: this.recipe, inductionLength: this.inductionLength, inductionCeiling: this.inductionCeiling, parameters: this.model.parameterCount, vocabSize: this.vocabSize,
       trainTokens: this.trainTokens, heldoutWindows: this.held.reduce((s, b) => s + b.tokens.shape[0], 0),
       example: this.example.map((id) => this.tokenizer.decode([id])),
     };

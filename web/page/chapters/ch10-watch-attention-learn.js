@@ -21,7 +21,8 @@ const SNAPSHOTS = ['copy', 'reverse', 'sort', 'shift'];
 // The map each task needs (patternScore's names); sort and induction have none.
 const PATTERN = { copy: 'diagonal', reverse: 'anti-diagonal', shift: 'previous' };
 const snapshotUrl = (task) => new URL(`../pretrained/${task}.safetensors`, import.meta.url).href;
-const corpusUrl = (lang) => new URL(`../../../data/corpora/${lang}/`, import.meta.url).href;
+// The corpus of each live model (the induction model trains on the English prose).
+const corpusUrl = (model) => new URL(`../../../data/corpora/${model === 'induction' ? 'en' : model}/`, import.meta.url).href;
 const pct = (x) => `${(100 * x).toFixed(1)}%`;
 
 function meanRowMax(map, L) {
@@ -149,9 +150,9 @@ export default {
     measureBtn.addEventListener('click', () => {
       guard(trainer.saveSafetensors().then((bytes) => measure(bytes, trainer.report?.step ?? 0)));
     });
-    // The live language models: one element, its model switched by the two buttons.
+    // The live language models: one element, its model switched by the three buttons.
     const lm = h('attention-lab-lm-trainer', { id: 'ch10-lm', model: 'zh', corpus: corpusUrl('zh'), lang: ctx.state().lang });
-    const lmButtons = ['zh', 'en'].map((model) => {
+    const lmButtons = ['zh', 'en', 'induction'].map((model) => {
       const b = ctx.text('button', `ch10.lm.${model}`, { class: 'al-btn', type: 'button', 'data-lm': model, 'aria-pressed': 'false' });
       b.addEventListener('click', async () => {
         for (const x of lmButtons) x.setAttribute('aria-pressed', String(x === b));
@@ -181,7 +182,8 @@ export default {
       h('p', { class: 'inline-ctls' }, ...lmButtons),
       lm,
       ctx.text('p', 'ch10.lm.p2'),
-      ctx.tryThis([try1, 'ch10.try2', 'ch10.lm.try']),
+      ctx.text('p', 'ch10.lm.p3'),
+      ctx.tryThis([try1, 'ch10.try2', 'ch10.lm.try', 'ch10.lm.tryInduction']),
     );
     drawTable();
     return {

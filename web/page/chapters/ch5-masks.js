@@ -59,7 +59,28 @@ export default {
     const modelLine = h('p', { class: 'check-line ch5-model', hidden: true });
     const opened = ctx.text('p', 'ch5.opened', { class: 'small muted' });
     const bLabel = h('label', { class: 'inline-ctl', for: 'ch5-b' }, ctx.text('span', 'ch4.batchItem'), bSelect);
+    // The same computation in a trained encoder-decoder: "Your model" with a translation model.
+    const realLink = ctx.text('a', 'ch5.realCross', { href: '#ym-encdec', class: 'ch5-real-cross' });
+    realLink.addEventListener('click', (e) => {
+      const target = document.getElementById('ym-encdec') ?? document.getElementById('your-model');
+      if (!target) return;
+      e.preventDefault();
+      const reduced = matchMedia('(prefers-reduced-motion: reduce)').matches;
+      target.scrollIntoView({ behavior: reduced ? 'auto' : 'smooth', block: 'start' });
+      // The chapters in between mount as they come into view and grow: follow the paragraph until it stays in place.
+      let tries = 0;
+      const settle = () => {
+        const top = target.getBoundingClientRect().top;
+        if ((top < 0 || top > innerHeight / 2) && tries++ < 10) {
+          target.scrollIntoView({ behavior: 'auto', block: 'start' });
+          setTimeout(settle, 200);
+        }
+      };
+      setTimeout(settle, reduced ? 200 : 700);
+    });
     const crossBox = h('div', null, ctx.text('h3', 'ch5.cross'), crossP, crossMap.el);
+    // Shown with random and learned weights alike.
+    const realLine = h('p', { class: 'small ch5-real-line' }, realLink, ctx.text('span', 'ch5.realCrossTail'));
     const crossNote = ctx.text('p', 'ch5.crossL', { class: 'small muted', hidden: true });
     const tryRandom = ctx.tryThis(['ch5.try1', 'ch5.try2']);
     const tryLearned = ctx.tryThis(['ch5.tryL1', 'ch5.tryL2']);
@@ -87,7 +108,8 @@ export default {
         sameLine,
         code,
         crossBox,
-        crossNote),
+        crossNote,
+        realLine),
       tryRandom,
       tryLearned,
     );

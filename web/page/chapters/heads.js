@@ -3,7 +3,9 @@
 // 'zh'), for the reader's text: head scores on the text and on repeated random tokens (a click
 // opens the head's map), the logit lens, direct logit attribution for a target picked from the
 // next-token list, heads switched off with the next-token list redrawn, and activation patching
-// between two texts. The model is loaded and run in the model worker (WorkerModel.pretrained,
+// between two texts. A switch puts the induction model (lab.pretrained('induction'), chapter 10's
+// English model trained with repeated random spans) in its place: its induction head is the row
+// that the other two tables lack. The model is loaded and run in the model worker (WorkerModel.pretrained,
 // web/model-worker.js), so no call runs on the page's thread, and only once the chapter comes near
 // the viewport. The views are the shared panel (components/lib/heads-panel.js), also shown by
 // <attention-lab-model-view> for any model ("Your model").
@@ -15,7 +17,12 @@ import { WorkerModel } from '../../components/lib/model-client.js';
 import { modelLang } from '../lib/learned.js';
 
 /** The default text per model: a sentence whose next token is not a foregone conclusion. */
-export const HEADS_TEXT = Object.freeze({ en: 'The cat sat on the mat. The cat sat on the m', zh: '白日依山尽，黄河入海流。欲穷千里目，更上一层' });
+export const HEADS_TEXT = Object.freeze({
+  en: 'The cat sat on the mat. The cat sat on the m',
+  zh: '白日依山尽，黄河入海流。欲穷千里目，更上一层',
+  // a repeat, so that the induction head shows on the text too
+  induction: 'The cat sat on the mat. The cat sat on the m',
+});
 
 /**
  * Patching pairs of equal token length (one token per character) per model. Measured on the
@@ -30,6 +37,14 @@ export const HEADS_PAIRS = Object.freeze({
   zh: [
     { clean: '白日依山尽，黄河入海流。欲穷千里目', corrupted: '白日依山尽，黄河入海流欲穷。千里目' },
     { clean: '春眠不觉晓，处处闻啼鸟。夜来风雨声', corrupted: '春眠不觉晓，处处闻啼鸟夜来。风雨声' },
+  ],
+  // The induction model: a random word written again, its last letter left out, against the same
+  // second word after another first one. Measured in Node: the clean text's top next token is the
+  // copy (k 0.57, l 0.59), the logit difference flips sign, and the best head restores 0.66 (L1 H1,
+  // the induction head) and 0.87 (L0 H2, the previous-token head that feeds it).
+  induction: [
+    { clean: 'fwzrksxcuk, fwzrksxcu', corrupted: 'musoenmjao, fwzrksxcu' },
+    { clean: 'nzfsjul. nzfsju', corrupted: 'yqovztb. nzfsju' },
   ],
 });
 
@@ -52,10 +67,12 @@ export default {
     const status = h('p', { class: 'small muted heads-status', role: 'status', 'aria-live': 'polite' });
     const patchNote = h('p', { class: 'check-line heads-patch-note', 'aria-live': 'polite' });
     const box = h('div', { class: 'heads-panel' });
-    body.append(ctx.text('p', 'heads.p1'), ctx.text('p', 'heads.p2'), ctx.text('p', 'heads.p3'), label, input, status, box, patchNote,
-      ctx.tryThis(['heads.try1', 'heads.try2', 'heads.try3', 'heads.try4']));
+    // The induction model in place of the page language's (aria-pressed says which).
+    const indBtn = ctx.text('button', 'heads.useInduction', { class: 'al-btn heads-induction', type: 'button', 'aria-pressed': 'false' });
+    body.append(ctx.text('p', 'heads.p1'), ctx.text('p', 'heads.p2'), ctx.text('p', 'heads.p3'), ctx.text('p', 'heads.p4'), h('p', { class: 'inline-ctls' }, indBtn), label, input, status, box, patchNote,
+      ctx.tryThis(['heads.try1', 'heads.try2', 'heads.try3', 'heads.try4', 'heads.try5']));
 
-    const local = { lang: null, panels: new Map(), near: false, edited: new Map(), want: null, seq: 0 };
+    const local = { lang: null, pageLang: null, induction: false, panels: new Map(), near: false, edited: new Map(), want: null, seq: 0 };
     const panelT = () => translator(ctx.state().lang, HEADS_PANEL_MESSAGES);
     // One panel per model language (its examples are that language's pairs).
     const panelFor = (lang) => {
@@ -114,6 +131,21 @@ export default {
       }
     }
 
+    // local.lang is the model's name: the page's language, or 'induction'.
+    const choose = () => {
+      local.lang = local.induction ? 'induction' : local.pageLang;
+      const text = local.edited.get(local.lang) ?? HEADS_TEXT[local.lang];
+      if (input.value !== text) input.value = text;
+      local.want = { lang: local.lang, text };
+    };
+    indBtn.addEventListener('click', () => {
+      if (!local.pageLang) return;
+      local.induction = !local.induction;
+      indBtn.setAttribute('aria-pressed', String(local.induction));
+      choose();
+      run();
+    });
+
     let timer = 0;
     input.addEventListener('input', () => {
       if (!local.lang) return;
@@ -141,16 +173,13 @@ export default {
 
     return {
       async update(c, state) {
-        const lang = modelLang(state);
-        local.lang = lang;
-        const text = local.edited.get(lang) ?? HEADS_TEXT[lang];
-        if (input.value !== text) input.value = text;
+        local.pageLang = modelLang(state);
+        choose();
         input.setAttribute('aria-label', ctx.t('heads.textLabel'));
-        local.want = { lang, text };
         for (const p of local.panels.values()) p.setMessages(panelT());
         // Not awaited: the views fill in as the worker answers (data-heads says when).
         run();
-        return { model: lang };
+        return { model: local.lang };
       },
       setMessages() {
         input.setAttribute('aria-label', ctx.t('heads.textLabel'));

@@ -110,7 +110,7 @@ export default {
     let listedInfo = ''; // the listing line, before configLine()
     const stats = { bytesRead: 0 };
 
-    body.append(ctx.text('p', 'ym.p1'), ctx.text('p', 'ym.pWhole'), ctx.text('p', 'ym.privacy', { class: 'ym-privacy' }), drop, folderLabel, info, error, wholeBox, tableBox, ranInfo, viewer, ctx.text('p', 'ym.python'));
+    body.append(ctx.text('p', 'ym.p1'), ctx.text('p', 'ym.pWhole'), ctx.text('p', 'ym.pEncDec', { id: 'ym-encdec' }), ctx.text('p', 'ym.privacy', { class: 'ym-privacy' }), drop, folderLabel, info, error, wholeBox, tableBox, ranInfo, viewer, ctx.text('p', 'ym.python'));
     const whole = mountWholeModel(ctx, wholeBox, section);
 
     const showError = (e) => {
