@@ -426,6 +426,14 @@ export interface WeightFileFunctions {
 
 export interface AttentionLab<M extends LabMode = 'either'> extends WeightFileFunctions {}
 
+/**
+ * One layer's attention weights as forward returns them, { data, shape [B, H, Lq, Lk] }, averaged
+ * over the heads in float64 → { data: Float32Array, shape [B, Lq, Lk] }: PyTorch's
+ * average_attn_weights=True, the same values as forward's attentions: 'mean' (for when the heads
+ * are wanted too). Throws a TypeError for anything that is not such a tensor.
+ */
+export declare function headMean(attention: { data: ArrayLike<number>; shape: number[] }): Tensor;
+
 export declare const readSafetensors: WeightFileFunctions['readSafetensors'];
 export declare const writeSafetensors: WeightFileFunctions['writeSafetensors'];
 export declare const openSafetensors: WeightFileFunctions['openSafetensors'];
@@ -953,8 +961,11 @@ export interface EncoderDecoderConfig extends ModelConfig {
 export interface EncoderDecoderForwardOptions {
   /** The decoder's ids (default: [decoderStartTokenId]); at most maxPositions. */
   decoderInputIds?: ArrayLike<number>;
-  /** default true */
-  attentions?: boolean;
+  /**
+   * default true; 'mean': each of the three kinds averaged over heads, [1, Lq, Lk] per layer
+   * (PyTorch's average_attn_weights=True; headMean).
+   */
+  attentions?: boolean | 'mean';
 }
 
 /** transformers' Seq2SeqLMOutput: Le source tokens, Ld decoder tokens. */
@@ -965,11 +976,11 @@ export interface EncoderDecoderOutput {
   decoderTokens: string[] | null;
   /** [1, Ld, V] */
   logits: Tensor;
-  /** One [1, encoderHeads, Le, Le] per encoder layer; null with attentions: false. */
+  /** One [1, encoderHeads, Le, Le] per encoder layer ([1, Le, Le] with attentions: 'mean'); null with attentions: false. */
   encoderAttentions: Tensor[] | null;
-  /** One [1, H, Ld, Ld] per decoder layer (causal). */
+  /** One [1, H, Ld, Ld] per decoder layer (causal; [1, Ld, Ld] with attentions: 'mean'). */
   decoderAttentions: Tensor[] | null;
-  /** One [1, H, Ld, Le] per decoder layer: which source tokens each target position read. */
+  /** One [1, H, Ld, Le] per decoder layer ([1, Ld, Le] with attentions: 'mean'): which source tokens each target position read. */
   crossAttentions: Tensor[] | null;
   /** [1, Le, E]: the memory the decoder's cross-attention reads. */
   encoderLastHiddenState: Tensor;
@@ -998,7 +1009,7 @@ export interface ModelOutput {
   tokens: string[] | null;
   /** [1, L, V]; null for an encoder without its head. */
   logits: Tensor | null;
-  /** One [1, H, L, L] per layer; null with attentions: false. */
+  /** One [1, H, L, L] per layer ([1, L, L], the mean over heads, with attentions: 'mean'); null with attentions: false. */
   attentions: Tensor[] | null;
   /**
    * The last hidden state [1, L, E] (after the final norm); always for the encoders. With hiddenStates: 'all',
@@ -1088,7 +1099,8 @@ export interface Model {
 }
 
 export interface ForwardOptions {
-  attentions?: boolean;
+  /** default true; 'mean': averaged over heads, [1, L, L] per layer (PyTorch's average_attn_weights=True; headMean). */
+  attentions?: boolean | 'mean';
   hiddenStates?: boolean | 'all';
   /** Heads whose z (attention-weighted sum of V, before o_proj) is replaced, at every position. */
   ablate?: HeadAblation[];

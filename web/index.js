@@ -82,6 +82,7 @@ async function tryWebGpu(opts) {
 }
 
 export { DisposedError } from './lib/errors.js';
+export { headMean } from './lib/model/head-mean.js';
 export { TrainingStoppedError } from './lib/train/trainer.js';
 
 export { simdSupported, threadsSupported };

@@ -13,7 +13,8 @@
 //       (forward's second argument passes decoderInputIds to an
 //       encoder-decoder, whose answer is { ids, tokens, decoderInputIds,
 //       decoderTokens, encoderAttentions, decoderAttentions, crossAttentions,
-//       crossMean (per layer, the mean over heads, headMean below) })
+//       crossMean (per layer, the mean over heads [1, Ld, Le]: the library's
+//       headMean, PyTorch's average_attn_weights=True) })
 //       headRoles | headScores | headScoresRepeated | logitLens | attribute |
 //       patch | encode | decode | tokens on the loaded model (nextTokens'
 //       `ablate` option passes through; docs/interpretability.md)
@@ -24,7 +25,7 @@
 //   { type: 'dispose' }
 // Results that hold arrays (attentions) are transferred, not copied; logits
 // stay here (a [1, L, V] array is megabytes, and the views need none).
-import { init } from './index.js';
+import { init, headMean } from './index.js';
 
 let labPromise = null;
 let model = null;
@@ -35,28 +36,6 @@ let nextGid = 1;
 function lab(backend) {
   labPromise ??= init({ backend: backend ?? 'wasm', threads: 1 });
   return labPromise;
-}
-
-/**
- * One layer's attention weights { data, shape [1, H, Lq, Lk] } averaged over
- * the heads → { data, shape [1, 1, Lq, Lk] }: PyTorch's
- * average_attn_weights=True (mean over dim 1) of the weights the library
- * returned, summed in float64 (the same read-out as components/lib/tensor-math.js
- * headMean, which a Model on the page's thread uses; a worker entry imports
- * only the library).
- */
-function headMean(a) {
-  const [B, H, Lq, Lk] = a.shape;
-  const per = Lq * Lk;
-  const out = new Float32Array(B * per);
-  for (let b = 0; b < B; b++) {
-    for (let q = 0; q < per; q++) {
-      let s = 0;
-      for (let hh = 0; hh < H; hh++) s += a.data[(b * H + hh) * per + q];
-      out[b * per + q] = s / H;
-    }
-  }
-  return { data: out, shape: [B, 1, Lq, Lk] };
 }
 
 /** A result whose buffers are moved to the page rather than copied. */
@@ -139,7 +118,7 @@ async function handle(m) {
           const value = {
             ids: r.ids, tokens: r.tokens, decoderInputIds: r.decoderInputIds, decoderTokens: r.decoderTokens,
             encoderAttentions: pick(r.encoderAttentions), decoderAttentions: pick(r.decoderAttentions), crossAttentions: pick(r.crossAttentions),
-            crossMean: r.crossAttentions.map(headMean),
+            crossMean: r.crossAttentions.map((a) => headMean(a)),
           };
           const buffers = new Set([...value.encoderAttentions, ...value.decoderAttentions, ...value.crossAttentions, ...value.crossMean].map((a) => a.data.buffer));
           return new WithTransfer(value, [...buffers]);

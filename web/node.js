@@ -46,6 +46,7 @@ export async function init(options) {
 }
 
 export { DisposedError } from './lib/errors.js';
+export { headMean } from './lib/model/head-mean.js';
 export { TrainingStoppedError } from './lib/train/trainer.js';
 
 export { simdSupported, threadsSupported };

@@ -10,7 +10,7 @@
 // a target token. A second test runs the element alone: a folder src (in the
 // worker, in Chinese, view="encoder") and the model property (a Model on the
 // page's thread, whose mean over heads the element takes from
-// components/lib/tensor-math.js). A third test follows chapter 5's link to this section, then
+// the library's headMean). A third test follows chapter 5's link to this section, then
 // renames two vocabulary entries to markup (one in the source, one the model
 // writes) and checks they show as text.
 import assert from 'node:assert/strict';

@@ -1,6 +1,6 @@
 // Type check of the whole-model API (web/index.d.ts: loadModel, Model,
 // linear, the gpt2 transformer options and save()).
-import { init, type EncoderDecoderModel, type EncoderDecoderOutput, type Model, type ModelOutput, type GeneratedToken, type ModelFiles, type HeadScores, type LogitLens, type Attribution, type PatchResult, type HeadAblation } from '../../web/index.js';
+import { init, headMean, type Tensor, type EncoderDecoderModel, type EncoderDecoderOutput, type Model, type ModelOutput, type GeneratedToken, type ModelFiles, type HeadScores, type LogitLens, type Attribution, type PatchResult, type HeadAblation } from '../../web/index.js';
 
 const lab = await init({ backend: 'wasm' });
 const gpt = lab.transformer({ architecture: 'gpt2', vocabSize: 16, maxLength: 32, embedDim: 32, numHeads: 4, numLayers: 2, seed: 1 });
@@ -73,4 +73,10 @@ const cross: number[] | undefined = mtOut.crossAttentions?.[0].shape;
 const isEd: true = mt.config.isEncoderDecoder;
 const mtNext = await mt.nextTokens([1, 2], { decoderInputIds: [0], k: 2 });
 for await (const t of mt.generate('hello', { topK: 1, maxNewTokens: 4 })) void t.text;
-void [cross, isEd, mtNext];
+// attentions: 'mean' (PyTorch's average_attn_weights=True) and the exported headMean
+const mtMean: EncoderDecoderOutput = await mt.forward('hello world', { attentions: 'mean' });
+const gptMean: ModelOutput = model.forwardSync('text', { attentions: 'mean' });
+const crossMean: Tensor | null = mtOut.crossAttentions ? headMean(mtOut.crossAttentions[0]) : null;
+// @ts-expect-error: 'avg' is not an attentions value
+model.forwardSync('text', { attentions: 'avg' });
+void [cross, isEd, mtNext, mtMean, gptMean, crossMean];

@@ -60,7 +60,7 @@ import { HeadsPanel } from '../lib/heads-panel.js';
 import { HEADS_PANEL_MESSAGES } from '../lib/heads-panel-messages.js';
 import { readableToken, looksByteLevel } from '../lib/token-text.js';
 import { WorkerModel } from '../lib/model-client.js';
-import { headMean } from '../lib/tensor-math.js';
+import { headMean } from '../../index.js';
 
 /** The longest slice of thumbnail painting (ms): well under a 50 ms long task. */
 const SLICE_MS = 12;
@@ -425,8 +425,9 @@ export class AttentionLabModelView extends AttentionLabElement {
         encoder: r.encoderAttentions.map(shape),
         decoder: r.decoderAttentions.map(shape),
         cross: r.crossAttentions.map(shape),
-        // A WorkerModel sends the mean; a Model of this thread: the same read-out (tensor-math.js).
-        crossMean: (r.crossMean ?? r.crossAttentions.map(headMean)).map(shape),
+        // The mean over heads [1, Ld, Le], the library's headMean (PyTorch's average_attn_weights=True):
+        // a WorkerModel sends it from the worker; for a Model of this thread it is taken here.
+        crossMean: (r.crossMean ?? r.crossAttentions.map((a) => headMean(a))).map(shape),
         generated: { ids: gen.ids.slice(), tokens: gen.tokens.slice(), text: gen.text, seed: gen.seed, temperature: gen.temperature, maxNewTokens: gen.maxNewTokens, state: gen.state },
       };
       this._panelsPending = true;

@@ -32,24 +32,3 @@ export function maxAbsDiff(a, b) {
 export function slice2d(data, offset, rows, cols) {
   return { data: data.slice(offset, offset + rows * cols), shape: [rows, cols] };
 }
-
-/**
- * The mean over heads of one layer's attention weights { data, shape [1, H, Lq, Lk] } →
- * { data, shape [1, 1, Lq, Lk] }: PyTorch's average_attn_weights=True (mean over dim 1) of the
- * weights the library returned, summed in float64. The model worker sends it with the
- * cross-attentions of an encoder-decoder (the alignment map's "mean over heads"; web/model-worker.js
- * holds the same function, as a worker entry imports only the library).
- */
-export function headMean(a) {
-  const [B, H, Lq, Lk] = a.shape;
-  const per = Lq * Lk;
-  const out = new Float32Array(B * per);
-  for (let b = 0; b < B; b++) {
-    for (let q = 0; q < per; q++) {
-      let s = 0;
-      for (let hh = 0; hh < H; hh++) s += a.data[(b * H + hh) * per + q];
-      out[b * per + q] = s / H;
-    }
-  }
-  return { data: out, shape: [B, 1, Lq, Lk] };
-}

@@ -14,6 +14,7 @@
 import { rangeError, typeError, describe, checkInt, checkNumber, checkOptions } from '../errors.js';
 import { withArena, checkStatus } from '../graph/arena.js';
 import { Model } from './model.js';
+import { attentionsOption, meanOverHeads } from './head-mean.js';
 import { softmax, topIds, candidates, draw } from './sampling.js';
 
 const FORWARD_KEYS = ['decoderInputIds', 'attentions'];
@@ -107,11 +108,11 @@ export class EncoderDecoderModel extends Model {
    * { ids, tokens, decoderInputIds, decoderTokens, logits, encoderAttentions,
    *   decoderAttentions, crossAttentions, encoderLastHiddenState }.
    * @param {string|number[]} input the source text or ids
-   * @param {{ decoderInputIds?: number[], attentions?: boolean }} [options]
+   * @param {{ decoderInputIds?: number[], attentions?: boolean | 'mean' }} [options]
    */
   forwardSync(input, options) {
     const where = 'model.forward';
-    const { ids, dids, wantAtt } = this._seq2seqArgs(where, input, options);
+    const { ids, dids, wantAtt, mean } = this._seq2seqArgs(where, input, options);
     const Module = this._Module;
     const { vocabSize: V, numHeads: H, numLayers: N } = this.config;
     const Le = ids.length, Ld = dids.length;
@@ -131,30 +132,30 @@ export class EncoderDecoderModel extends Model {
         decoderAttentions: layers(ap, N, per),
         crossAttentions: layers(xp, N, xper),
         encoderHidden: enc.hidden,
-      });
+      }, mean);
     });
   }
 
-  /** forward's and forwardSync's checked arguments: { ids, dids, wantAtt }. */
+  /** forward's and forwardSync's checked arguments: { ids, dids, wantAtt, mean ('mean': averaged over heads) }. */
   _seq2seqArgs(where, input, options) {
     this._live(where);
     const o = checkKeys(where, options, FORWARD_KEYS);
-    const wantAtt = o.attentions === undefined ? true : o.attentions;
-    if (typeof wantAtt !== 'boolean') throw typeError(where, `attentions must be true or false, got ${describe(wantAtt)}`);
+    const { want: wantAtt, mean } = attentionsOption(where, o.attentions);
     const ids = this._ids(where, input);
     const dids = this._decoderIds(where, o.decoderInputIds);
-    return { ids, dids, wantAtt };
+    return { ids, dids, wantAtt, mean };
   }
 
   /**
    * The Seq2Seq output of flat arrays r: { logits [Ld·V], encoderAttentions,
-   * decoderAttentions, crossAttentions (per layer, or null), encoderHidden [Le·E] }.
+   * decoderAttentions, crossAttentions (per layer, or null), encoderHidden [Le·E] }; mean: the
+   * three kinds averaged over heads (PyTorch's average_attn_weights=True: [1, Lq, Lk] each).
    */
-  _seq2seqResult(ids, dids, r) {
+  _seq2seqResult(ids, dids, r, mean = false) {
     const { vocabSize: V, numHeads: H, embedDim: E, encoderHeads: He } = this.config;
     const Le = ids.length, Ld = dids.length;
     const tok = (a) => (this._tokenizer ? this._tokenizer.tokens(a) : null);
-    const shaped = (list, shape) => (list ? list.map((data) => ({ data, shape })) : null);
+    const shaped = (list, shape) => (list ? list.map((data) => (mean ? meanOverHeads({ data, shape }, 'model.forward') : { data, shape })) : null);
     return {
       ids: Array.from(ids),
       tokens: tok(ids),
@@ -176,10 +177,10 @@ export class EncoderDecoderModel extends Model {
    */
   async forward(input, options) {
     if (!this._gpu) return this.forwardSync(input, options);
-    const { ids, dids, wantAtt } = this._seq2seqArgs('model.forward', input, options);
+    const { ids, dids, wantAtt, mean } = this._seq2seqArgs('model.forward', input, options);
     const out = await this._gpu.forwardEncDec(ids, dids, { attentions: wantAtt });
     if (!out) return this.forwardSync(input, options); // the device is lost: the wasm copy answers
-    return this._seq2seqResult(ids, dids, out);
+    return this._seq2seqResult(ids, dids, out, mean);
   }
 
   /**

@@ -22,6 +22,7 @@ import { publicConfig } from './plan.js';
 import { softmax, topIds, candidates, draw } from './sampling.js';
 import { headRoles } from './head-roles.js';
 import { headScores, headScoresRepeated } from './head-scores.js';
+import { attentionsOption, meanOverHeads } from './head-mean.js';
 import { ablationTriples, hasMean, setAblations, lastLogitsUncached, logitLens, attribute, patch } from './interp.js';
 
 const FORWARD_KEYS = ['attentions', 'hiddenStates', 'ablate'];
@@ -145,25 +146,27 @@ export class Model {
   _forwardArgs(where, input, options) {
     this._live(where);
     const o = checkKeys(where, options, FORWARD_KEYS);
-    const attentions = checkBoolOption(where, 'attentions', o.attentions, true);
+    // 'mean': PyTorch's average_attn_weights=True, [1, L, L] per layer (head-mean.js).
+    const { want: attentions, mean } = attentionsOption(where, o.attentions);
     // 'all': transformers' output_hidden_states (every block's input, then the last hidden state).
     const all = o.hiddenStates === 'all';
     const hiddenStates = all || checkBoolOption(where, 'hiddenStates', o.hiddenStates, false, "or 'all'") || !this._hasHead || !this._causal;
-    return { ids: this._ids(where, input), attentions, hiddenStates, all, ablate: ablationTriples(this, where, o.ablate) };
+    return { ids: this._ids(where, input), attentions, mean, hiddenStates, all, ablate: ablationTriples(this, where, o.ablate) };
   }
 
   /**
    * forward's result from flat arrays: logits [L·V], attentions [H·L·L] per layer, hidden [L·E]
-   * (each or null); layers: every block's input [L·E] (hiddenStates 'all': N + 1 tensors).
+   * (each or null); layers: every block's input [L·E] (hiddenStates 'all': N + 1 tensors);
+   * mean: the attentions averaged over heads ([1, L, L] each).
    */
-  _result(ids, logits, attentions, hidden, layers = null) {
+  _result(ids, logits, attentions, hidden, layers = null, mean = false) {
     const L = ids.length;
     const { vocabSize: V, numHeads: H, embedDim: E } = this.config;
     return {
       ids: Array.from(ids),
       tokens: this._tokenizer ? this._tokenizer.tokens(ids) : null,
       logits: logits ? { data: logits, shape: [1, L, V] } : null,
-      attentions: attentions ? attentions.map((data) => ({ data, shape: [1, H, L, L] })) : null,
+      attentions: attentions ? attentions.map((data) => (mean ? meanOverHeads({ data, shape: [1, H, L, L] }, 'model.forward') : { data, shape: [1, H, L, L] })) : null,
       hiddenStates: layers ? [...layers, hidden].map((data) => ({ data, shape: [1, L, E] })) : hidden ? { data: hidden, shape: [1, L, E] } : null,
     };
   }
@@ -174,7 +177,7 @@ export class Model {
    */
   forwardSync(input, options) {
     const where = 'model.forward';
-    const { ids, attentions: wantAtt, hiddenStates: wantHidden, all, ablate } = this._forwardArgs(where, input, options);
+    const { ids, attentions: wantAtt, mean, hiddenStates: wantHidden, all, ablate } = this._forwardArgs(where, input, options);
     setAblations(this, where, ablate);
     const handle = this._t._handle;
     const L = ids.length;
@@ -193,7 +196,7 @@ export class Model {
       const attentions = [];
       for (let l = 0; wantAtt && l < N; l++) attentions.push(arena.readF32(ap + l * per * 4, per));
       const layers = all ? Array.from({ length: N }, (_, l) => arena.readF32(xp + l * L * E * 4, L * E)) : null;
-      return this._result(ids, lp ? arena.readF32(lp, L * V) : null, wantAtt ? attentions : null, hp ? arena.readF32(hp, L * E) : null, layers);
+      return this._result(ids, lp ? arena.readF32(lp, L * V) : null, wantAtt ? attentions : null, hp ? arena.readF32(hp, L * E) : null, layers, mean);
     });
   }
 
@@ -207,7 +210,7 @@ export class Model {
     if (a.all || a.ablate.length) return this.forwardSync(input, options); // every layer's states, ablations: the wasm copy
     const out = await this._gpu.forward(a.ids, { attentions: a.attentions, hiddenStates: a.hiddenStates });
     if (!out) return this.forwardSync(input, options); // the device is lost: the wasm copy answers
-    return this._result(a.ids, out.logits, out.attentions, out.hidden);
+    return this._result(a.ids, out.logits, out.attentions, out.hidden, null, a.mean);
   }
 
   /**
