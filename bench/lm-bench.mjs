@@ -6,6 +6,9 @@
 //   node --no-liftoff bench/lm-bench.mjs [--repeats N] [--threads 1,2] [--prompt 128] [--gen 32]
 //        [--runs N] [--ort-attention mha,gqa,mha-row (default) | attn,mha,gqa | attn-row,… ] [--quick] [--json FILE]
 //        [--layers N] [--vocab V] (a smaller model, for a quick look) [--dtype f32 | f16] [--full-runs N]
+//        [--model gpt2 | t5 | all]  (default all: this GPT-2 table, then bench/t5-bench.mjs's
+//                                    t5-small encoder-decoder report with its defaults;
+//                                    --model t5 passes the other options to it)
 //
 // The model has GPT-2 small's shape (12 layers, E 768, H 12, V 50257,
 // n_positions 1024) with generated weights: seeded normal, std 0.02
@@ -91,7 +94,7 @@ export const LM_CACHE = process.env.ATTNLAB_LM_CACHE || path.join(os.tmpdir(), '
 // ---- generated weights -------------------------------------------------------
 
 /** mulberry32 uniforms in (0, 1), Box–Muller normals. */
-function normals(seed) {
+export function normals(seed) {
   let s = seed >>> 0;
   const uni = () => {
     s = (s + 0x6d2b79f5) >>> 0;
@@ -422,6 +425,25 @@ const pad = (s, n) => String(s).padEnd(n);
 const lpad = (s, n) => String(s).padStart(n);
 
 export async function runLmBench(argv) {
+  // --model gpt2 | t5 | all (default): issue 21's GPT-2 table, issue 34's
+  // t5-small encoder-decoder report (bench/t5-bench.mjs, its own options), or both.
+  const which = argValue(argv, '--model', 'all');
+  if (!['gpt2', 't5', 'all'].includes(which)) throw new Error(`lm-bench: --model gpt2, t5 or all, got ${which}`);
+  const { runT5Bench } = await import('./t5-bench.mjs');
+  if (which === 't5') {
+    const i = argv.indexOf('--model');
+    return runT5Bench([...argv.slice(0, i), ...argv.slice(i + 2)]);
+  }
+  if (which === 'gpt2' || which === 'all') {
+    const i = argv.indexOf('--model');
+    const rc = await runGpt2Bench(i < 0 ? argv : [...argv.slice(0, i), ...argv.slice(i + 2)]);
+    if (which === 'gpt2') return rc;
+    const t5 = await runT5Bench(argv.includes('--quick') ? ['--quick'] : []);
+    return rc || t5;
+  }
+}
+
+async function runGpt2Bench(argv) {
   const value = (name, dflt) => argValue(argv, name, dflt);
   const quick = argv.includes('--quick');
   const opts = {
@@ -668,5 +690,10 @@ if (isMain && process.argv[2] === '--child') {
   }
   process.exit(0);
 } else if (isMain) {
-  process.exit(await runLmBench(process.argv.slice(2)));
+  // not a top-level await: bench/t5-bench.mjs imports this module, which must
+  // finish evaluating before runLmBench's import of it can.
+  runLmBench(process.argv.slice(2)).then((rc) => process.exit(rc), (err) => {
+    console.error(err);
+    process.exit(1);
+  });
 }

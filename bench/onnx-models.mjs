@@ -40,6 +40,7 @@ function tensor(name, dims, data) {
 
 function attr(name, v) {
   if (Array.isArray(v)) return { name, type: A.INTS, ints: v };
+  if (v instanceof Float32Array) return { name, type: A.FLOAT, f: v[0] }; // a float that is an integer (1.0)
   if (Number.isInteger(v)) return { name, type: A.INT, i: v };
   return { name, type: A.FLOAT, f: v };
 }
@@ -538,6 +539,197 @@ export function buildGpt2Onnx(config, tensors, { past = true, lastOnly = false, 
   g.nodes.push({ opType: 'MatMul', domain: '', input: [hf, g.init('lm_head', [E, V], transposed(T('wte.weight'), V, E))], output: ['logits'], name: 'lm_head', attribute: [] });
   g.output('logits', [1, lastOnly ? 1 : 'L', V]);
   // present outputs after logits (ORT keeps the graph's output order)
+  g.outputs.unshift(g.outputs.pop());
+  return g.bytes(17);
+}
+
+// ---- an encoder-decoder: T5 (bench --only lm, bench/t5-bench.mjs) ----
+
+/**
+ * transformers' T5Attention._relative_position_bucket (models/t5/modeling_t5.py)
+ * for one relative position (key − query), in its float32 arithmetic
+ * (torch.log on a float32 tensor, divided by the Python float
+ * log(max_distance / max_exact), times (num_buckets − max_exact), truncated).
+ * The bench's own copy, so that the ORT graphs do not go through the library.
+ */
+const ONE = Float32Array.of(1);
+
+export function t5RelativeBucket(rel, bidirectional, numBuckets, maxDistance) {
+  const f = Math.fround;
+  let bucket = 0;
+  let n = numBuckets;
+  let r = rel;
+  if (bidirectional) {
+    n = Math.floor(n / 2);
+    if (r > 0) bucket += n;
+    r = Math.abs(r);
+  } else {
+    r = -Math.min(r, 0);
+  }
+  const maxExact = Math.floor(n / 2);
+  if (r < maxExact) return bucket + r;
+  const large = maxExact + Math.trunc(f(f(f(Math.log(f(r / maxExact))) / f(Math.log(maxDistance / maxExact))) * (n - maxExact)));
+  return bucket + Math.min(large, n - 1);
+}
+
+/** The shared pieces of the two T5 graphs (config: T5Config's keys; tensors: the hub's names and [out, in] layout). */
+function t5Graph(config, tensors, where) {
+  const E = config.d_model, H = config.num_heads, D = config.d_kv, HD = H * D, F = config.d_ff, V = config.vocab_size;
+  const get = tensors instanceof Map ? (k) => tensors.get(k) : (k) => tensors[k];
+  const T = (name, shape) => {
+    const t = get(name);
+    if (!t) throw new Error(`${where}: tensor ${name} missing`);
+    if (shape && (t.shape.length !== shape.length || t.shape.some((d, i) => d !== shape[i]))) {
+      throw new Error(`${where}: ${name} has shape [${t.shape}], expected [${shape}]`);
+    }
+    return t.data;
+  };
+  const g = new Graph();
+  const eps = config.layer_norm_epsilon ?? 1e-6;
+  const fconst = (v) => g.init(`f${g.n++}`, [], new Float32Array([v]));
+  const i64 = (v) => g.init(`c${g.n++}`, [], [v]);
+  // T5LayerNorm: x · rsqrt(mean(x²) + eps) · w, in plain ops (ORT's level-2
+  // optimizer fuses them into SimplifiedLayerNormalization).
+  const rms = (x, name) => {
+    const ms = g.op('ReduceMean', [g.op('Mul', [x, x])], { axes: [-1], keepdims: 1 });
+    const inv = g.op('Sqrt', [g.op('Add', [ms, fconst(eps)])]);
+    return g.op('Mul', [g.op('Div', [x, inv]), g.init(name, [E], T(name, [E]))]);
+  };
+  // nn.Linear without bias: x · Wᵀ (Wᵀ transposed once into the initializer); several weights side by side.
+  const linear = (x, names, rows, cols) => {
+    const ws = names.map((n) => transposed(T(n, [rows, cols]), rows, cols)); // each [cols, rows]
+    let w;
+    if (ws.length === 1) w = ws[0];
+    else {
+      w = new Float32Array(cols * rows * ws.length);
+      for (let r = 0; r < cols; r++) ws.forEach((m, j) => w.set(m.subarray(r * rows, (r + 1) * rows), (r * ws.length + j) * rows));
+    }
+    return g.op('MatMul', [x, g.init(`${names[0]}${ws.length > 1 ? `+${ws.length}` : ''}`, [cols, rows * ws.length], w)]);
+  };
+  // The relative position bias [1, H, Lq, Lk] of the stack's block 0:
+  // bucket(key − query) looked up in a table over every relative position
+  // the graph can meet (±(n_positions − 1)), then the weight [buckets, H].
+  const M = config.n_positions ?? 512;
+  const positionBias = (stack, qPos, kPos, bidirectional) => {
+    const buckets = config.relative_attention_num_buckets ?? 32, maxDist = config.relative_attention_max_distance ?? 128;
+    const table = Array.from({ length: 2 * M - 1 }, (_, i) => t5RelativeBucket(i - (M - 1), bidirectional, buckets, maxDist));
+    const rel = g.op('Add', [g.op('Sub', [g.op('Unsqueeze', [kPos, g.ints([0])]), g.op('Unsqueeze', [qPos, g.ints([1])])]), i64(M - 1)]);
+    const bucket = g.op('Gather', [g.init(`${stack}_buckets`, [2 * M - 1], table), rel], { axis: 0 }); // [Lq, Lk]
+    const name = `${stack}.block.0.layer.0.SelfAttention.relative_attention_bias.weight`;
+    const b = g.op('Gather', [g.init(name, [buckets, H], T(name, [buckets, H])), bucket], { axis: 0 }); // [Lq, Lk, H]
+    return g.op('Unsqueeze', [g.op('Transpose', [b], { perm: [2, 0, 1] }), g.ints([0])]);
+  };
+  const ffn = (x, p) => {
+    const gated = String(config.feed_forward_proj ?? 'relu').startsWith('gated-');
+    const m = rms(x, `${p}.layer_norm.weight`);
+    let a;
+    if (gated) {
+      const [h0, h1] = g.op('Split', [linear(m, [`${p}.DenseReluDense.wi_0.weight`, `${p}.DenseReluDense.wi_1.weight`], F, E), g.ints([F, F])], { axis: -1 }, { outputs: 2 });
+      a = g.op('Mul', [g.op('FastGelu', [h0], {}, { domain: 'com.microsoft' }), h1]);
+    } else {
+      a = g.op('Relu', [linear(m, [`${p}.DenseReluDense.wi.weight`], F, E)]);
+    }
+    return g.op('Add', [x, linear(a, [`${p}.DenseReluDense.wo.weight`], E, F)]);
+  };
+  const shared = () => g.init('shared', [V, E], T('shared.weight', [V, E]));
+  return { g, E, H, D, HD, F, V, T, rms, linear, positionBias, ffn, shared, i64, fconst };
+}
+
+/**
+ * The encoder of a T5ForConditionalGeneration as an ONNX graph (opset 17 +
+ * com.microsoft 1): input_ids int64 [1, Le] → Gather(shared); per block
+ * T5LayerNorm → q/k/v in one MatMul → com.microsoft.MultiHeadAttention
+ * (scale 1: T5 does not divide by √d; attention_bias: block 0's relative
+ * position bias, bidirectional buckets) → o → residual; T5LayerNorm →
+ * DenseReluDense (relu, or gated-gelu: FastGelu(wi_0)·wi_1) → residual;
+ * final_layer_norm. Outputs: the decoder's cross-attention keys and values
+ * of every decoder layer, projected once (EncDecAttention.k/v), BNSH
+ * `cross_key_<l>` / `cross_value_<l>` [1, H, Le, d_kv] (what optimum's
+ * decoder-with-past graphs take as past encoder keys/values).
+ */
+export function buildT5EncoderOnnx(config, tensors) {
+  const t = t5Graph(config, tensors, 'buildT5EncoderOnnx');
+  const { g, E, H, D, HD } = t;
+  g.input('input_ids', [1, 'L'], INT64);
+  const L = g.op('Gather', [g.op('Shape', ['input_ids']), g.ints([1])], { axis: 0 });
+  const pos = g.op('Range', [t.i64(0), g.op('Squeeze', [L, g.ints([0])]), t.i64(1)]);
+  const bias = t.positionBias('encoder', pos, pos, true);
+  let h = g.op('Gather', [t.shared(), 'input_ids'], { axis: 0 });
+  for (let l = 0; l < config.num_layers; l++) {
+    const p = `encoder.block.${l}.layer.`;
+    const a = t.rms(h, `${p}0.layer_norm.weight`);
+    const [q, k, v] = g.op('Split', [t.linear(a, ['q', 'k', 'v'].map((x) => `${p}0.SelfAttention.${x}.weight`), HD, E), g.ints([HD, HD, HD])], { axis: -1 }, { outputs: 3 });
+    const o = g.op('MultiHeadAttention', [q, k, v, '', '', bias], { num_heads: H, scale: ONE }, { domain: 'com.microsoft' });
+    h = g.op('Add', [h, t.linear(o, [`${p}0.SelfAttention.o.weight`], E, HD)]);
+    h = t.ffn(h, `${p}1`);
+  }
+  h = t.rms(h, 'encoder.final_layer_norm.weight');
+  const Nd = config.num_decoder_layers ?? config.num_layers;
+  for (let l = 0; l < Nd; l++) {
+    const p = `decoder.block.${l}.layer.1.EncDecAttention.`;
+    const [k, v] = g.op('Split', [t.linear(h, [`${p}k.weight`, `${p}v.weight`], HD, E), g.ints([HD, HD])], { axis: -1 }, { outputs: 2 });
+    for (const [x, name] of [[k, `cross_key_${l}`], [v, `cross_value_${l}`]]) {
+      g.nodes.push({ opType: 'Transpose', domain: '', input: [g.op('Reshape', [x, g.ints([1, -1, H, D])])], output: [name], name: `n_${name}`, attribute: [attr('perm', [0, 2, 1, 3])] });
+      g.output(name, [1, H, 'L', D]);
+    }
+  }
+  return g.bytes(17);
+}
+
+/**
+ * The decoder of a T5ForConditionalGeneration with its key/value cache, as an
+ * ONNX graph: inputs input_ids int64 [1, L] (positions P … P+L−1, P the past
+ * length), past_key_<l>/past_value_<l> [1, H, P, d_kv] (length 0 at the
+ * start), cross_key_<l>/cross_value_<l> [1, H, Le, d_kv] (the encoder
+ * graph's outputs); per block T5LayerNorm → MultiHeadAttention (scale 1,
+ * unidirectional, past → present, attention_bias: the decoder's relative
+ * position bias, causal buckets) → o → residual; T5LayerNorm →
+ * MultiHeadAttention on the cross keys/values (scale 1, no bias) → o →
+ * residual; DenseReluDense → residual; the last row alone through
+ * final_layer_norm, × d_model^-0.5 (tied head) and shared ᵀ (transposed once
+ * into an [E, V] initializer; lm_head.weight ᵀ when untied). Outputs: logits
+ * [1, 1, V], present_key_<l>, present_value_<l>.
+ */
+export function buildT5DecoderOnnx(config, tensors) {
+  const t = t5Graph(config, tensors, 'buildT5DecoderOnnx');
+  const { g, E, H, D, HD, V } = t;
+  const N = config.num_decoder_layers ?? config.num_layers;
+  g.input('input_ids', [1, 'L'], INT64);
+  for (let l = 0; l < N; l++) {
+    g.input(`past_key_${l}`, [1, H, 'P', D]);
+    g.input(`past_value_${l}`, [1, H, 'P', D]);
+  }
+  for (let l = 0; l < N; l++) {
+    g.input(`cross_key_${l}`, [1, H, 'S', D]);
+    g.input(`cross_value_${l}`, [1, H, 'S', D]);
+  }
+  const L = g.op('Squeeze', [g.op('Gather', [g.op('Shape', ['input_ids']), g.ints([1])], { axis: 0 }), g.ints([0])]);
+  const P = g.op('Squeeze', [g.op('Gather', [g.op('Shape', ['past_key_0']), g.ints([2])], { axis: 0 }), g.ints([0])]);
+  const total = g.op('Add', [P, L]);
+  const bias = t.positionBias('decoder', g.op('Range', [P, total, t.i64(1)]), g.op('Range', [t.i64(0), total, t.i64(1)]), false);
+  let h = g.op('Gather', [t.shared(), 'input_ids'], { axis: 0 });
+  for (let l = 0; l < N; l++) {
+    const p = `decoder.block.${l}.layer.`;
+    const a = t.rms(h, `${p}0.layer_norm.weight`);
+    const [q, k, v] = g.op('Split', [t.linear(a, ['q', 'k', 'v'].map((x) => `${p}0.SelfAttention.${x}.weight`), HD, E), g.ints([HD, HD, HD])], { axis: -1 }, { outputs: 3 });
+    const outs = g.op('MultiHeadAttention', [q, k, v, '', '', bias, `past_key_${l}`, `past_value_${l}`], { num_heads: H, scale: ONE, unidirectional: 1 }, { domain: 'com.microsoft', outputs: 3 });
+    g.nodes.at(-1).output = [outs[0], `present_key_${l}`, `present_value_${l}`];
+    g.output(`present_key_${l}`, [1, H, 'T', D]);
+    g.output(`present_value_${l}`, [1, H, 'T', D]);
+    h = g.op('Add', [h, t.linear(outs[0], [`${p}0.SelfAttention.o.weight`], E, HD)]);
+    const x = t.rms(h, `${p}1.layer_norm.weight`);
+    const cq = t.linear(x, [`${p}1.EncDecAttention.q.weight`], HD, E);
+    const co = g.op('MultiHeadAttention', [cq, `cross_key_${l}`, `cross_value_${l}`], { num_heads: H, scale: ONE }, { domain: 'com.microsoft' });
+    h = g.op('Add', [h, t.linear(co, [`${p}1.EncDecAttention.o.weight`], E, HD)]);
+    h = t.ffn(h, `${p}2`);
+  }
+  h = g.op('Slice', [h, g.ints([-1]), g.ints([2 ** 31 - 1]), g.ints([1])]);
+  h = t.rms(h, 'decoder.final_layer_norm.weight');
+  const tied = config.tie_word_embeddings !== false;
+  if (tied) h = g.op('Mul', [h, t.fconst(E ** -0.5)]);
+  const head = tied ? transposed(t.T('shared.weight', [V, E]), V, E) : transposed(t.T('lm_head.weight', [V, E]), V, E);
+  g.nodes.push({ opType: 'MatMul', domain: '', input: [h, g.init('lm_head', [E, V], head)], output: ['logits'], name: 'lm_head', attribute: [] });
+  g.output('logits', [1, 1, V]);
   g.outputs.unshift(g.outputs.pop());
   return g.bytes(17);
 }
