@@ -7,7 +7,8 @@
 // crossAttentions with decoderInputIds = [decoder start, …translation]) for
 // every layer and head, its mean over heads (against a float64 mean of Node's
 // heads), the encoder's and decoder's self-attention grids, and the hover of
-// a target token. A second test runs the element alone: a folder src (in the
+// a target token. The tiny T5 folder (relative position bias, a Unigram
+// tokenizer.json) runs the same way: its translations and cross maps = Node. A second test runs the element alone: a folder src (in the
 // worker, in Chinese, view="encoder") and the model property (a Model on the
 // page's thread, whose mean over heads the element takes from
 // the library's headMean). A third test follows chapter 5's link to this section, then
@@ -22,6 +23,7 @@ import { nodeModel, openYourModel, chooseFolder, loadIt, setSentence, ranOn } fr
 import { trap, injections } from './your-model-xss.browser.mjs';
 
 const MARIAN = path.join(REPO_ROOT, 'tests', 'golden', 'models', 'marian');
+const T5 = path.join(REPO_ROOT, 'tests', 'golden', 'models', 't5');
 const VIEW = '#ym-model-view';
 
 const near = (a, b, tol, what) => {
@@ -151,6 +153,56 @@ export default function (t) {
       await page.waitForFunction(() => document.getElementById('ym-model-view').modelRun.panels.next?.temperature === 1);
       const next = await page.evaluate(() => document.getElementById('ym-model-view').modelRun.panels.next.list.map((x) => x.id));
       assert.deepEqual(next, (await node.nextTokens(text, { k: 10, temperature: 1 })).map((x) => x.id));
+      assert.deepEqual(page.ownProblems(), []);
+    } finally {
+      node.dispose();
+      await page.closeAll();
+    }
+  }, { timeout: 120000 });
+
+  t.test('tiny T5 (relative position bias, Unigram tokenizer): greedy and seeded translation and every cross map equal Node', async (h) => {
+    const node = await nodeModel(T5);
+    const { page } = await openYourModel(h);
+    try {
+      await chooseFolder(page, T5);
+      const type = await page.evaluate(() => document.querySelector('#your-model .ym-model-table tr[data-key="type"] td')?.textContent);
+      assert.equal(type, 't5');
+      await loadIt(page);
+      await page.waitForFunction(() => document.getElementById('ym-model-view').modelRun);
+      const text = 'the dog is a cat';
+      await setSentence(page, text);
+      await ranOn(page, text);
+      await translated(page, { seed: 0, temperature: 0 });
+      const run = await page.evaluate(() => { const r = document.getElementById('ym-model-view').modelRun; return { ids: r.ids, decoderInputIds: r.decoderInputIds, generated: r.generated }; });
+      const greedy = await nodeTranslate(node, text, { maxNewTokens: 20, temperature: 0 });
+      assert.deepEqual(run.generated.ids, greedy);
+      assert.deepEqual(run.ids, node.encode(text));
+      assert.deepEqual(run.decoderInputIds, [node.config.decoderStartTokenId, ...greedy]);
+      const ref = node.forwardSync(text, { decoderInputIds: run.decoderInputIds, attentions: true });
+      const { numLayers: N, numHeads: H } = node.config;
+      const Le = ref.ids.length, Ld = ref.decoderInputIds.length;
+      let worst = 0;
+      for (let l = 0; l < N; l++) {
+        for (let hh = 0; hh < H; hh++) {
+          await setAttrs(page, { layer: String(l), head: String(hh) });
+          const m = await crossOf(page);
+          assert.deepEqual([m.layer, m.head, m.rows, m.cols], [l, hh, Ld, Le]);
+          worst = Math.max(worst, near(m.data, Array.from(ref.crossAttentions[l].data.subarray(hh * Ld * Le, (hh + 1) * Ld * Le)), 1e-6, `t5 cross layer ${l} head ${hh}`));
+        }
+      }
+      console.log(`    t5 cross-attention maps (${N} layers × ${H} heads, [${Ld}, ${Le}]): max |Δ| vs Node ${worst.toExponential(2)}`);
+      await page.evaluate(() => {
+        const r = document.getElementById('ym-model-view').shadowRoot;
+        const temp = r.querySelector('.al-mv-temp');
+        temp.value = '1';
+        temp.dispatchEvent(new Event('input'));
+        r.querySelector('.al-mv-seed').value = '3';
+        r.querySelector('.al-mv-max-new').value = '5';
+      });
+      await page.click(`${VIEW} .al-mv-generate`);
+      await translated(page, { seed: 3, temperature: 1 });
+      const seeded = await page.evaluate(() => document.getElementById('ym-model-view').modelRun.generated.ids);
+      assert.deepEqual(seeded, await nodeTranslate(node, text, { maxNewTokens: 5, temperature: 1, seed: 3 }));
       assert.deepEqual(page.ownProblems(), []);
     } finally {
       node.dispose();
