@@ -173,11 +173,18 @@ async function checkCausal(h, name, text) {
     const after = await page.evaluate(() => document.getElementById('ym-model-view').modelRun.panels.generated.ids.length);
     const refLong = [];
     for await (const x of node.generate(text, { maxNewTokens: room, temperature: 0.5, seed: 3 })) refLong.push(x.id);
-    assert.equal(stopped.state, 'stopped');
-    assert.ok(stopped.ids.length < refLong.length, `stopped after ${stopped.ids.length} of ${refLong.length}`);
-    assert.equal(after, stopped.ids.length, 'nothing arrives after Stop');
-    assert.deepEqual(stopped.ids, refLong.slice(0, stopped.ids.length));
-    assert.match(stopped.status, new RegExp(`^Stopped after ${stopped.ids.length} tokens`));
+    if (stopped.state === 'done' && name !== 'llama') {
+      // gpt2's folder has 32 positions: under load its few tokens can all be
+      // drawn before the click arrives. Then the whole generation must be
+      // Node's; Stop itself is asserted on llama's longer room below.
+      assert.deepEqual(stopped.ids, refLong, 'finished before Stop: the whole generation = Node');
+    } else {
+      assert.equal(stopped.state, 'stopped');
+      assert.ok(stopped.ids.length < refLong.length, `stopped after ${stopped.ids.length} of ${refLong.length}`);
+      assert.equal(after, stopped.ids.length, 'nothing arrives after Stop');
+      assert.deepEqual(stopped.ids, refLong.slice(0, stopped.ids.length));
+      assert.match(stopped.status, new RegExp(`^Stopped after ${stopped.ids.length} tokens`));
+    }
     // Head roles: every head, each score = model.headRoles of a causal model from one forward
     // (oneForward, as the view asks; tests/js/head-roles.test.js checks it against loops).
     const roles = await page.evaluate(() => document.getElementById('ym-model-view').modelRun.panels.roles);
