@@ -89,6 +89,7 @@ void TransformerDestroy(uintptr_t h) { delete T(h); }
 double TransformerParamCount(uintptr_t h) { return static_cast<double>(T(h)->ParamCount()); }
 double TransformerHeldBytes(uintptr_t h) { return static_cast<double>(T(h)->HeldBytes()); }
 double TransformerHeadCopyBytes(uintptr_t h) { return static_cast<double>(T(h)->HeadCopyBytes()); }
+int TransformerParamQuantKind(uintptr_t h, double index) { return T(h)->ParamQuantKind(static_cast<int64_t>(index)); }
 
 // [{"name":…,"shape":[…],"offset":…,"decay":…}, …]
 std::string TransformerParamInfo(uintptr_t h) {
@@ -292,6 +293,7 @@ EMSCRIPTEN_BINDINGS(attention_lab_transformer) {
   function("transformerParamCount", &TransformerParamCount);
   function("transformerHeldBytes", &TransformerHeldBytes);
   function("transformerHeadCopyBytes", &TransformerHeadCopyBytes);
+  function("transformerParamQuantKind", &TransformerParamQuantKind);
   function("transformerParamInfo", &TransformerParamInfo);
   function("transformerGetParams", &TransformerGetParams);
   function("transformerGetGradients", &TransformerGetGradients);

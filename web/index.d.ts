@@ -926,10 +926,12 @@ export interface ModelConfig {
   maskToken: string | null;
   /** As transformers' num_parameters(): tied weights once. */
   parameters: number;
-  /** Bytes of weights held in wasm memory (float32, the projections of a 16-bit checkpoint in 16 bits, plus the 16-bit copy of its tied LM head). */
+  /** Bytes of weights held in wasm memory (float32, the projections of a 16-bit checkpoint in 16 bits, a GGUF file's Q8_0/Q4_0 matrices as its blocks, plus the 16-bit copy of a tied LM head). */
   bytes: number;
-  /** How the projections are held: 'float32', or the checkpoint's 'float16' / 'bfloat16' (LoadModelArgs.dtype). */
+  /** How the projections that are not GGML blocks are held: 'float32', or the checkpoint's 'float16' / 'bfloat16' (LoadModelArgs.dtype). */
   weightsDtype: 'float32' | 'float16' | 'bfloat16';
+  /** The bytes held as GGML blocks, by ggml type (a GGUF file's Q8_0 / Q4_0 matrices, read as they are by the kernels), or null. */
+  quantized: Readonly<Record<string, number>> | null;
 }
 
 export interface ModelOutput {

@@ -369,6 +369,9 @@ class Transformer {
   // The 16-bit copy of a tied LM head (a 16-bit checkpoint; see packed_half)
   // when it is in use, else 0.
   int64_t HeadCopyBytes() const;
+  // The ggml type id (8 Q8_0, 2 Q4_0) parameter `index` is held in as GGML
+  // blocks (WriteParamQuant), or 0 when it is held as floats or 16 bits.
+  int32_t ParamQuantKind(int64_t index) const;
 
  private:
   Transformer();

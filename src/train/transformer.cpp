@@ -321,6 +321,11 @@ Status Transformer::ConfigureOptimizer(const AdamWConfig& c) {
 
 int64_t Transformer::HeadCopyBytes() const { return impl_->store.HeadCopyBytes(); }
 
+int32_t Transformer::ParamQuantKind(int64_t index) const {
+  if (index < 0 || index >= static_cast<int64_t>(impl_->store.infos().size())) return 0;
+  return impl_->store.QuantKindOf(index);
+}
+
 int64_t Transformer::HeldBytes() const {
   const Impl& im = *impl_;
   return im.store.Bytes() + im.grads.bytes() + im.m.bytes() + im.v.bytes() + im.ScratchBytes();

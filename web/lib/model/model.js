@@ -18,7 +18,7 @@
 import { rangeError, typeError, describe, checkInt, checkNumber, checkOptions, disposedError } from '../errors.js';
 import { withArena, checkStatus } from '../graph/arena.js';
 import { saveModel } from './save.js';
-import { publicConfig } from './plan.js';
+import { publicConfig, keptBytes } from './plan.js';
 import { softmax, topIds, candidates, draw } from './sampling.js';
 import { headRoles } from './head-roles.js';
 import { headScores, headScoresRepeated } from './head-scores.js';
@@ -56,6 +56,7 @@ export class Model {
     this._tokenizer = tokenizer;
     this._info = info;
     const c = info.c;
+    const kept = keptBytes(Module, transformer);
     this.config = Object.freeze({
       ...publicConfig(info.modelType, c),
       // As num_parameters(): with the file's rows that the block graph does
@@ -64,8 +65,11 @@ export class Model {
       // The weights as held in wasm memory: float32, or 16 bits for the
       // packed projections of a 16-bit checkpoint (load.js), plus the 16-bit
       // copy of its tied LM head that decoding reads, when it has one.
-      bytes: transformer._params.reduce((n, p) => n + p.shape.reduce((a, d) => a * d, 1) * (p.packed && transformer.config.packedHalf ? 2 : 4), 0) +
-        Module.transformerHeadCopyBytes(transformer._handle),
+      bytes: kept.bytes + Module.transformerHeadCopyBytes(transformer._handle),
+      // The bytes kept as GGML blocks, by type ({ Q8_0: …, Q4_0: … }: a GGUF
+      // file's quantized matrices, which the kernels read as they are), or
+      // null when every weight is float32 or 16-bit.
+      quantized: kept.quantized,
       weightsDtype: transformer.config.packedHalf === 1 ? 'float16' : transformer.config.packedHalf === 2 ? 'bfloat16' : 'float32',
     });
     this._causal = c.core.causal;
