@@ -841,11 +841,12 @@ export interface Transformer {
   setHeadEnabled(layer: number, head: number, enabled: boolean): void;
   /**
    * Writes a weight (or rows [first, …) of it) from GGML blocks as a GGUF file
-   * holds a Q8_0 or Q4_0 tensor [R rows of C]: C / 32 blocks a row, 34 (Q8_0)
-   * or 18 (Q4_0) bytes each. The weight takes their dequantized values d·q
-   * (ggml's dequantize_row_*); C must be a multiple of 32.
+   * holds a Q8_0, Q4_0, Q4_K or Q6_K tensor [R rows of C]: C / 32 blocks a
+   * row, 34 (Q8_0) or 18 (Q4_0) bytes each, or C / 256 super-blocks of 144
+   * (Q4_K) or 210 (Q6_K). The weight takes their dequantized values (ggml's
+   * dequantize_row_*); C must be a multiple of the block.
    */
-  writeParamQuant(weight: string | number, kind: 'Q8_0' | 'Q4_0' | 8 | 2, data: Uint8Array, options?: { first?: number }): void;
+  writeParamQuant(weight: string | number, kind: 'Q8_0' | 'Q4_0' | 'Q4_K' | 'Q6_K' | 8 | 2 | 12 | 14, data: Uint8Array, options?: { first?: number }): void;
   heldBytes(): number;
   /**
    * The Hugging Face files of a model with architecture 'gpt2' (GPT2LMHeadModel
@@ -926,7 +927,7 @@ export interface ModelConfig {
   maskToken: string | null;
   /** As transformers' num_parameters(): tied weights once. */
   parameters: number;
-  /** Bytes of weights held in wasm memory (float32, the projections of a 16-bit checkpoint in 16 bits, a GGUF file's Q8_0/Q4_0 matrices as its blocks, plus the 16-bit copy of a tied LM head). */
+  /** Bytes of weights held in wasm memory (float32, the projections of a 16-bit checkpoint in 16 bits, a GGUF file's Q8_0/Q4_0/Q4_K/Q6_K matrices as its blocks, plus the 16-bit copy of a tied LM head). */
   bytes: number;
   /** How the projections that are not GGML blocks are held: 'float32', or the checkpoint's 'float16' / 'bfloat16' (LoadModelArgs.dtype). */
   weightsDtype: 'float32' | 'float16' | 'bfloat16';

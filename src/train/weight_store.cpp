@@ -384,7 +384,7 @@ Status WeightStore::WriteQuant(int64_t index, int64_t first, int64_t rows, int32
   }
   const ParamInfo& info = infos_[static_cast<size_t>(index)];
   if (!kernels::IsQuantKind(kind)) {
-    return Status::Invalid(std::string(where) + ": kind must be 8 (Q8_0) or 2 (Q4_0), the ggml type ids, got " +
+    return Status::Invalid(std::string(where) + ": kind must be 8 (Q8_0), 2 (Q4_0), 12 (Q4_K) or 14 (Q6_K), the ggml type ids, got " +
                            std::to_string(kind));
   }
   const auto qk = static_cast<kernels::QuantKind>(kind);
@@ -392,28 +392,35 @@ Status WeightStore::WriteQuant(int64_t index, int64_t first, int64_t rows, int32
   RowsCols(info, &r, &c);
   std::ostringstream os;
   os << where << ": ";
-  if (c % kernels::kQuantBlock != 0) {
-    os << info.name << " has rows of " << c << " values, not a multiple of " << kernels::kQuantBlock
+  const int64_t bv = kernels::QuantBlockValues(qk);
+  if (c % bv != 0) {
+    os << info.name << " has rows of " << c << " values, not a multiple of " << bv
        << " (a " << kernels::QuantKindName(qk) << " block)";
     return Status::Invalid(os.str());
   }
-  const int64_t row_bytes = c / kernels::kQuantBlock * kernels::QuantBlockBytes(qk);
+  const int64_t row_bytes = c / bv * kernels::QuantBlockBytes(qk);
   if (first < 0 || rows < 0 || first + rows > r) {
     os << "rows [" << first << ", " << first + rows << ") do not fit the " << r << " rows of " << info.name;
     return Status::Invalid(os.str());
   }
   if (bytes != rows * row_bytes || (rows > 0 && src == nullptr)) {
     os << rows << " rows of " << info.name << " as " << kernels::QuantKindName(qk) << " are " << rows * row_bytes
-       << " bytes (" << c / kernels::kQuantBlock << " blocks of " << kernels::QuantBlockBytes(qk)
+       << " bytes (" << c / bv << " blocks of " << kernels::QuantBlockBytes(qk)
        << " a row), got " << bytes;
     return Status::Invalid(os.str());
   }
   const int64_t bb = kernels::QuantBlockBytes(qk);
   for (int64_t p = 0; p < bytes; p += bb) {
-    const uint16_t d = kernels::QuantScaleBits(src + p);
-    if (!kernels::IsHalfFinite(d, kernels::HalfKind::kF16)) {
-      os << "weights must be finite: the scale of block " << (first * row_bytes + p) / bb << " of " << info.name
-         << " is " << ((d & 0x3ffu) ? "NaN" : "Inf");
+    if (!kernels::QuantScalesFinite(qk, src + p)) {
+      os << "weights must be finite: ";
+      if (bv == kernels::kQuantBlock) {
+        const uint16_t d = kernels::QuantScaleBits(src + p);
+        os << "the scale of block " << (first * row_bytes + p) / bb << " of " << info.name << " is "
+           << ((d & 0x3ffu) ? "NaN" : "Inf");
+      } else {
+        os << "a scale (d or dmin) of super-block " << (first * row_bytes + p) / bb << " of " << info.name
+           << " is Inf or NaN";
+      }
       return Status::Invalid(os.str());
     }
   }

@@ -77,10 +77,11 @@ class WeightStore {
   Status WriteHalf(int64_t i, int64_t first, int64_t rows, const uint16_t* src, int64_t ld,
                    bool transposed, int32_t kind);
   // Rows [first, first + rows) of parameter i from GGML blocks (kind
-  // kernels::QuantKind: 8 Q8_0, 2 Q4_0), each row C / 32 blocks of the
-  // GGUF layout, `bytes` = rows · row bytes. A packed projection keeps them
-  // as they are (all its rows of one kind; a write of all its rows replaces
-  // whatever it held); any other parameter gets their dequantized floats.
+  // kernels::QuantKind: 8 Q8_0, 2 Q4_0, 12 Q4_K, 14 Q6_K), each row C /
+  // QuantBlockValues blocks of the GGUF layout, `bytes` = rows · row bytes.
+  // A packed projection or a row table keeps them as they are (all its rows
+  // of one kind; a write of all its rows replaces whatever it held); any
+  // other parameter gets their dequantized floats.
   // Scales must be finite.
   Status WriteQuant(int64_t i, int64_t first, int64_t rows, int32_t kind, const uint8_t* src,
                     int64_t bytes);

@@ -120,6 +120,34 @@ describe.each(BACKENDS)('GGUF against the float64 references — %s', (backend) 
   });
 });
 
+describe.each(BACKENDS)('GGUF K-quants (Q4_K, Q6_K) kept as super-blocks — %s', (backend) => {
+  // A tiny llama whose rows are 256 and 512 values long (the super-block is
+  // 256), tests/reference/gguf_fixtures.py k_quant_fixtures: every matrix
+  // Q6_K, or llama-quantize's Q4_K_M mix (Q4_K; attn_v, ffn_down and output
+  // Q6_K). The float64 reference of the dequantised weights, within 1e-4:
+  // the whole prompt (the GEMM over dequantised chunks) and prefixes of 1
+  // and 3 tokens (the GEMV that reads the blocks).
+  test.each(['q4_k_m', 'q6_k'])('%s', async (stem) => {
+    const ref = JSON.parse(fs.readFileSync(path.join(GGUF, `kquant-${stem}.expected.json`), 'utf8'));
+    const file = gguf(`kquant-${stem}.gguf`);
+    const model = await labs[backend].loadModel({ weights: file, tokenizer: null });
+    const { tensors } = parseGgufHeader(file, file.length, 'test');
+    const byType = {};
+    for (const t of tensors.filter((x) => x.ggmlType !== 'F32')) byType[t.ggmlType] = (byType[t.ggmlType] ?? 0) + t.end - t.begin;
+    expect(Object.keys(byType).sort()).toEqual(ref.types.filter((t) => t !== 'F32'));
+    expect(model.config.quantized).toEqual(byType);
+    const V = model.config.vocabSize;
+    for (const c of ref.cases) {
+      expect(c.max_rel_to_f32).toBeGreaterThan(1e-2); // the quantized weights, not the float ones
+      expect(maxRel(model.forwardSync(c.ids).logits.data, c.logits)).toBeLessThan(1e-4);
+      for (const n of [1, 3]) {
+        expect(maxRel(model.forwardSync(c.ids.slice(0, n)).logits.data, c.logits.flat().slice(0, n * V))).toBeLessThan(1e-4);
+      }
+    }
+    model.dispose();
+  });
+});
+
 describe.each(BACKENDS)('GGUF blocks kept: the head rows and the embedding rows read from the blocks — %s', (backend) => {
   // The same file loaded with dtype 'float32' holds the dequantised floats
   // (the same numbers): direct logit attribution, which reads the head's

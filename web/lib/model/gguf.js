@@ -7,12 +7,12 @@
 // streams the tensors as it does a safetensors file's.
 //
 // Types: F32, F16 and BF16 go in as the safetensors path takes them (a file
-// whose matrices are all F16 keeps its projections in 16 bits); Q8_0 and
-// Q4_0 matrices are kept as the file's blocks (plan.js keptQuantKind,
-// load.js: the core's GEMV and GEMM read them); the others (Q4_K, Q6_K, and
-// Q8_0/Q4_0 under dtype 'float32') are dequantised to float32 row by row as
-// they are streamed (entry.decode: io/ggml-types.js, llama.cpp's
-// dequantize_row_*).
+// whose matrices are all F16 keeps its projections in 16 bits); Q8_0, Q4_0,
+// Q4_K and Q6_K matrices are kept as the file's blocks (plan.js
+// keptQuantKind, load.js: the core's GEMV and GEMM read them); under dtype
+// 'float32', or where a row is not whole blocks, they are dequantised to
+// float32 row by row as they are streamed (entry.decode: io/ggml-types.js,
+// llama.cpp's dequantize_row_*).
 import { rangeError, typeError } from '../errors.js';
 import { parseGgufHeader, GGUF_MAGIC } from '../io/gguf.js';
 import { dequantizeGgml, DEQUANTIZABLE } from '../io/ggml-types.js';

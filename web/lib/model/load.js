@@ -67,7 +67,7 @@ function isFileList(v) {
 async function place(Module, handle, step, params, staging, signal, progress, halfKind, keepBlocks) {
   const { entry, t } = step;
   // 16-bit values go in as they are (the core keeps or converts them); GGML
-  // Q8_0/Q4_0 rows go in as the file's blocks, which the core keeps
+  // GGML Q8_0/Q4_0/Q4_K/Q6_K rows go in as the file's blocks, which the core keeps
   // (plan.js keptQuantKind).
   const quant = keptQuantKind({ ...entry, keepBlocks }, t.op);
   const half = !quant && halfKind !== 0 && HALF_KINDS[entry.dtype] === halfKind ? halfKind : 0;
@@ -180,7 +180,7 @@ export async function loadModel(Module, source, { gpu = undefined } = {}) {
   const halfKind = halfKindOf(steps, dtype);
   const fit = memoryFit(c, steps.map((st) => ({ ...st.entry, op: st.t.op, keepBlocks: dtype !== 'float32' })), halfKind);
   if (!fit.fits) {
-    throw rangeError(WHERE, `the model needs ${mib(fit.need)} of ${fit.quantBytes ? 'weights (its Q8_0/Q4_0 matrices as the file\'s blocks)' : halfKind ? 'weights (its matrices in 16 bits)' : 'float32 weights'} (${fit.floats} parameters, ${mib(weights.bytes)} on file), more than the wasm heap can hold: its limit is ${mib(HEAP_LIMIT_BYTES)} (with ${mib(HEADROOM_BYTES)} kept for activations)`);
+    throw rangeError(WHERE, `the model needs ${mib(fit.need)} of ${fit.quantBytes ? 'weights (its quantized matrices as the file\'s blocks)' : halfKind ? 'weights (its matrices in 16 bits)' : 'float32 weights'} (${fit.floats} parameters, ${mib(weights.bytes)} on file), more than the wasm heap can hold: its limit is ${mib(HEAP_LIMIT_BYTES)} (with ${mib(HEADROOM_BYTES)} kept for activations)`);
   }
   let tokenizerJson = null;
   let tokenizer = null;

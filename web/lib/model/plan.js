@@ -13,7 +13,7 @@ const FLOAT_DTYPES = new Set(['F32', 'F16', 'BF16', 'F64']);
  * The GGML block types the core keeps as they are (kernels::QuantKind: its
  * GEMV and GEMM read the blocks): the ggml type id by name.
  */
-export const KEPT_QUANT = Object.freeze({ Q8_0: 8, Q4_0: 2 });
+export const KEPT_QUANT = Object.freeze({ Q8_0: 8, Q4_0: 2, Q4_K: 12, Q6_K: 14 });
 
 /**
  * The ggml type id a file entry is kept in as GGML blocks, or 0 (then it is
@@ -112,7 +112,7 @@ export function halfKindOf(steps, dtype) {
  * The memory-fit rule: the bytes the block graph keeps for a model's planned
  * tensors (`entries`: { count, shape }) with `halfKind` (halfKindOf): its
  * matrices in 16 bits when the checkpoint's are all F16 (or all BF16), the
- * matrices of a GGUF file in Q8_0 or Q4_0 as the file's blocks
+ * matrices of a GGUF file in Q8_0, Q4_0, Q4_K or Q6_K as the file's blocks
  * (keptQuantKind), the rest float32. It fits when that plus HEADROOM_BYTES is within the heap.
  * `headCopy` is the 16-bit copy of a tied LM head that a 16-bit checkpoint
  * also keeps for decoding when there is room (optional: without room the
@@ -128,9 +128,9 @@ export function memoryFit(c, entries, halfKind) {
   for (const e of entries) {
     floats += e.count;
     // (16 bits: the projections stay 16-bit, the rest is float32; the core's
-    // allocation checks the exact sum, counted here from below. Q8_0/Q4_0
-    // matrices stay as the file's blocks; the other quantized GGUF types are
-    // dequantised to float32 at load: 4 bytes.)
+    // allocation checks the exact sum, counted here from below. Q8_0, Q4_0,
+    // Q4_K and Q6_K matrices stay as the file's blocks (with dtype
+    // 'float32' they are dequantised: 4 bytes).)
     // (an F32 table beside 16-bit matrices, halfKindOf, stays float32)
     const quant = keptQuantKind(e, e.op);
     const half = halfKind && e.shape.length === 2 && (e.dtype === undefined || HALF_KINDS[e.dtype] === halfKind);
