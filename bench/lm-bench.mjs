@@ -1,4 +1,6 @@
-// npm run bench -- --only lm — a whole language model on both engines, in one run:
+// npm run bench -- --only lm — a whole language model on both engines, in one run
+// (then the SmolLM2-shaped GGUF rows against wllama: bench/lm-gguf-bench.mjs;
+// --gguf-only for those alone, --no-gguf without them):
 // ours (lab.loadModel, wasm SIMD, 1 and N threads) against onnxruntime-web
 // (wasm EP, the same GPT-2 weights as an ONNX graph from
 // buildGpt2Onnx in bench/onnx-models.mjs, 1 and N threads).
@@ -422,6 +424,17 @@ const pad = (s, n) => String(s).padEnd(n);
 const lpad = (s, n) => String(s).padStart(n);
 
 export async function runLmBench(argv) {
+  // The SmolLM2-shaped GGUF rows (ours in F16/Q8_0/Q4_0 against wllama,
+  // bench/lm-gguf-bench.mjs) follow the GPT-2 rows; --gguf-only runs them
+  // alone, --no-gguf leaves them out.
+  const { runGgufBench } = await import('./lm-gguf-bench.mjs');
+  if (argv.includes('--gguf-only')) return runGgufBench(argv);
+  const code = await runGptBench(argv);
+  const gguf = argv.includes('--no-gguf') ? 0 : await runGgufBench(argv);
+  return code || gguf;
+}
+
+async function runGptBench(argv) {
   const value = (name, dflt) => argValue(argv, name, dflt);
   const quick = argv.includes('--quick');
   const opts = {

@@ -1003,7 +1003,9 @@ export interface Model {
   /** Generated tokens, one at a time, over the key/value cache (causal models). */
   generate(prompt: string | ArrayLike<number>, options?: GenerateOptions): AsyncIterableIterator<GeneratedToken>;
   /** The Hugging Face files (config.json, model.safetensors in F32 or F16, tokenizer.json). */
-  save(options?: { dtype?: 'F32' | 'F16' }): ModelFiles;
+  save(options?: { dtype?: 'F32' | 'F16'; format?: 'safetensors' }): ModelFiles;
+  /** One GGUF v3 file (llama.cpp's names and layouts; matrices held as GGML blocks written as those blocks, the others in F32 or F16; the GGUF tokenizer metadata it was loaded with). */
+  save(options: { dtype?: 'F32' | 'F16'; format: 'gguf' }): { 'model.gguf': Uint8Array };
   /** Every head's role scores on `text` (at most the model's positions), with their chance levels. */
   headRoles(text: string | ArrayLike<number>, options?: HeadRolesOptions): HeadRoles;
   /**

@@ -63,14 +63,18 @@ export function syntheticBpe(vocab, seed = 7) {
   const merges = [];
   const short = [];
   for (const b of [32, ...letters]) short.push(bytes[b]);
+  // Merges join ASCII tokens only, so that every token but the single bytes
+  // 0x80–0xFF decodes to valid UTF-8 on its own.
+  const ascii = bytes.slice(0, 128);
   while (tokens.length < vocab - 1) {
-    const pool = rand() < 0.7 ? short : tokens;
+    const pool = rand() < 0.7 ? short : ascii;
     const a = pool[Math.floor(rand() * pool.length)];
     const b = short[1 + Math.floor(rand() * (short.length - 1))];
     const t = a + b;
     if (seen.has(t) || t.length > 12) continue;
     seen.add(t);
     tokens.push(t);
+    ascii.push(t);
     merges.push(`${a} ${b}`);
     if (t.length <= 4) short.push(t);
   }
@@ -110,6 +114,11 @@ export function syntheticLlamaGguf({ type, shape = SMOL_SHAPE, seed = 1, fast = 
     return { data, shape: [E], type: 'F32' };
   };
   const tensors = { 'token_embd.weight': matrix(V, E) };
+  // The byte tokens 0x80–0xFF (ids 128–255) get zero rows: the tied head
+  // gives them logit 0, below the greedy choice among 50,000 random logits,
+  // so generated text stays valid UTF-8 (llama.cpp's server refuses to
+  // return a lone continuation byte: json type_error 316).
+  if (tokenizer && tensors['token_embd.weight'].data) tensors['token_embd.weight'].data.fill(0, 128 * E, 256 * E);
   for (let l = 0; l < N; l++) {
     const p = `blk.${l}.`;
     tensors[`${p}attn_norm.weight`] = norm();
@@ -145,7 +154,7 @@ export function syntheticLlamaGguf({ type, shape = SMOL_SHAPE, seed = 1, fast = 
       'tokenizer.ggml.model': 'gpt2',
       'tokenizer.ggml.pre': 'gpt-2',
       'tokenizer.ggml.tokens': tokens,
-      'tokenizer.ggml.token_type': tokens.map((_, i) => (i === V - 1 ? 3 : 1)),
+      'tokenizer.ggml.token_type': Int32Array.from(tokens, (_, i) => (i === V - 1 ? 3 : 1)),
       'tokenizer.ggml.merges': merges,
       'tokenizer.ggml.bos_token_id': V - 1,
       'tokenizer.ggml.eos_token_id': V - 1,

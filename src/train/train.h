@@ -373,6 +373,10 @@ class Transformer {
   // The ggml type id (8 Q8_0, 2 Q4_0, 12 Q4_K, 14 Q6_K) parameter `index` is held in as GGML
   // blocks (WriteParamQuant), or 0 when it is held as floats or 16 bits.
   int32_t ParamQuantKind(int64_t index) const;
+  // Copies the GGML blocks parameter `index` is held in (its rows as a GGUF
+  // file holds them) to out, which has room for `capacity` bytes; returns
+  // their bytes, or 0 when it is not held as blocks or out is too small.
+  int64_t CopyParamBlocks(int64_t index, uint8_t* out, int64_t capacity) const;
 
  private:
   Transformer();

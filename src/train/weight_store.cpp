@@ -137,6 +137,16 @@ void WeightStore::Row(int64_t i, int64_t r, float* out) const {
   std::memcpy(out, d + r * c, static_cast<size_t>(c) * sizeof(float));
 }
 
+const uint8_t* WeightStore::QuantBlocks(int64_t i, int64_t* bytes) const {
+  const PackedWeight* w = PackedOf(i);
+  if (w == nullptr || w->pb.quant.data == nullptr) {
+    *bytes = 0;
+    return nullptr;
+  }
+  *bytes = w->out * w->pb.quant.ld;
+  return w->pb.quant.data;
+}
+
 int32_t WeightStore::QuantKindOf(int64_t i) const {
   const PackedWeight* w = PackedOf(i);
   return w != nullptr && w->pb.quant.data != nullptr ? static_cast<int32_t>(w->pb.quant.kind) : 0;

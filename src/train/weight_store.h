@@ -66,6 +66,9 @@ class WeightStore {
   // The ggml type id (kernels::QuantKind) parameter i is held in, or 0 when
   // it is not held as GGML blocks.
   int32_t QuantKindOf(int64_t i) const;
+  // The blocks of parameter i as held (its rows, GGUF layout) and their
+  // bytes; null and 0 when it is not held as GGML blocks.
+  const uint8_t* QuantBlocks(int64_t i, int64_t* bytes) const;
   float* floats() { return params_.data(); }
   const float* floats() const { return params_.data(); }
 

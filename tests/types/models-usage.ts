@@ -31,6 +31,8 @@ const quantBytes: number | undefined = model.config.quantized?.Q4_0;
 void converted;
 void held;
 void quantBytes;
+const savedGguf: Uint8Array = model.save({ format: 'gguf' })['model.gguf'];
+void savedGguf;
 void fromFiles.catch(() => 0);
 const y = lab.linear({ data: new Float32Array(6), shape: [2, 3] }, { data: new Float32Array(12), shape: [4, 3] }, null, { layout: 'torch' });
 void [heads, logits, p, text, toks, y];

@@ -46,7 +46,7 @@ function valueType(key, v) {
   if (typeof v === 'boolean') return 7;
   if (typeof v === 'bigint') return 11;
   if (typeof v === 'number') return key === 'general.alignment' || (Number.isInteger(v) && v >= 0 && v < 2 ** 32) ? 4 : 6;
-  if (Array.isArray(v)) return 9;
+  if (Array.isArray(v) || v instanceof Int32Array || v instanceof Float32Array) return 9;
   throw new TypeError(`writeGguf: metadata '${key}' is ${typeof v}; allowed: string, boolean, number, bigint or an array of one of those`);
 }
 
@@ -54,7 +54,7 @@ function valueType(key, v) {
  * Writes a GGUF v3 file.
  * @param {Object<string,{data?:Float32Array, raw?:Uint8Array, shape:number[], type?:string}>} tensors  shape in torch order; type one of WRITABLE_GGML (default F32);
  *   `raw`: the tensor's bytes already in that type (whole blocks, as a GGUF file or the core holds them), written as they are
- * @param {Object<string,*>} [metadata]  strings, booleans, numbers (integers → UINT32, others → FLOAT32; ggufFloat32(x) → FLOAT32), bigints (INT64), arrays
+ * @param {Object<string,*>} [metadata]  strings, booleans, numbers (integers → UINT32, others → FLOAT32; ggufFloat32(x) → FLOAT32), bigints (INT64), arrays (an Int32Array: of INT32; a Float32Array: of FLOAT32)
  * @returns {Uint8Array}
  */
 export function writeGguf(tensors, metadata = {}) {
@@ -67,7 +67,7 @@ export function writeGguf(tensors, metadata = {}) {
   if (!(Number.isInteger(alignment) && alignment > 0 && (alignment & (alignment - 1)) === 0)) throw new RangeError(`writeGguf: general.alignment is ${alignment}; allowed: a power of two`);
   const scalar = (t, v) => {
     const b = new Uint8Array(t === 11 ? 8 : t === 7 ? 1 : 4); const dv = new DataView(b.buffer);
-    if (t === 4) dv.setUint32(0, v, true); else if (t === 6) dv.setFloat32(0, typeof v === 'object' ? v.ggufFloat32 : v, true); else if (t === 7) dv.setUint8(0, v ? 1 : 0); else dv.setBigInt64(0, BigInt(v), true);
+    if (t === 5) dv.setInt32(0, v, true); else if (t === 4) dv.setUint32(0, v, true); else if (t === 6) dv.setFloat32(0, typeof v === 'object' ? v.ggufFloat32 : v, true); else if (t === 7) dv.setUint8(0, v ? 1 : 0); else dv.setBigInt64(0, BigInt(v), true);
     push(b);
   };
   const names = Object.keys(tensors); const keys = Object.keys(metadata);
@@ -76,7 +76,8 @@ export function writeGguf(tensors, metadata = {}) {
     const v = metadata[k]; const t = valueType(k, v); str(k); u32v(t);
     if (t === 8) str(v);
     else if (t === 9) {
-      const et = v.length ? valueType(k, v[0]) : 4; if (et === 9) throw new TypeError(`writeGguf: metadata '${k}' nests arrays; allowed: one level`);
+      // (an Int32Array: INT32 elements, as llama.cpp reads tokenizer.ggml.token_type)
+      const et = v instanceof Int32Array ? 5 : v instanceof Float32Array ? 6 : v.length ? valueType(k, v[0]) : 4; if (et === 9) throw new TypeError(`writeGguf: metadata '${k}' nests arrays; allowed: one level`);
       u32v(et); u64v(v.length); for (const e of v) { if (et === 8) str(e); else scalar(et, e); }
     } else scalar(t, v);
   }

@@ -134,9 +134,11 @@ export async function openGgufModel(file) {
     if (Number.isSafeInteger(id)) hfConfig[`${key}_token_id`] = id;
   }
   const tokenizerJson = tokenizerJsonOf(header.metadata);
+  // (kept for model.save's format 'gguf', which writes them back)
+  const tokenizerMeta = [...header.metadata].filter(([k]) => k.startsWith('tokenizer.ggml.'));
   const dtypes = [...new Set([...tensors.values()].map((e) => e.dtype))];
   return {
-    type, arch, table, hfConfig, tokenizerJson, version: header.version,
+    type, arch, table, hfConfig, tokenizerJson, tokenizerMeta, version: header.version,
     weights: { tensors, files: [src.label], bytes: src.size, dtypes },
   };
 }

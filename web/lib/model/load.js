@@ -161,9 +161,9 @@ export async function loadModel(Module, source, { gpu = undefined } = {}) {
   if (onProgress !== undefined && typeof onProgress !== 'function') throw typeError(WHERE, `onProgress must be a function, got ${describe(onProgress)}`);
   if (signal !== undefined && (signal === null || typeof signal.aborted !== 'boolean')) throw typeError(WHERE, `signal must be an AbortSignal, got ${describe(signal)}`);
 
-  let hfConfig, type, table, weights, fileTokenizer = null;
+  let hfConfig, type, table, weights, fileTokenizer = null, ggufTokenizer = null;
   if (gguf) {
-    ({ hfConfig, type, table, weights, tokenizerJson: fileTokenizer } = await openGgufModel(args.weights));
+    ({ hfConfig, type, table, weights, tokenizerJson: fileTokenizer, tokenizerMeta: ggufTokenizer } = await openGgufModel(args.weights));
   } else {
     hfConfig = await readJson(args.config, 'config.json', { signal });
     ({ type, arch: table } = architectureOf(hfConfig));
@@ -232,7 +232,7 @@ export async function loadModel(Module, source, { gpu = undefined } = {}) {
   } finally {
     if (staging) Module._free(staging);
   }
-  return new Model(Module, transformer, tokenizer, { modelType: type, hfConfig, c, tokenizerJson, files: weights.files, dtypes: weights.dtypes, gpu: gpuSide });
+  return new Model(Module, transformer, tokenizer, { modelType: type, hfConfig, c, tokenizerJson, files: weights.files, dtypes: weights.dtypes, gpu: gpuSide, ggufTokenizer: tokenizerJson === fileTokenizer ? ggufTokenizer : null });
 }
 
 /**
