@@ -267,6 +267,12 @@ TEST(QuantK, ModelFromSuperBlocksEqualsModelFromTheirFloats) {
                                             static_cast<int64_t>(w.size())).ok());
         for (int64_t j = 0; j < r; ++j) k::DequantizeRow(kind, w.data() + j * ld, cols, dst + j * cols);
         EXPECT_EQ(blocks->ParamQuantKind(static_cast<int64_t>(i)), static_cast<int32_t>(kind)) << info.name;
+        // The blocks read back as written (model.save's format 'gguf').
+        std::vector<uint8_t> back(w.size() + 1);
+        EXPECT_EQ(blocks->CopyParamBlocks(static_cast<int64_t>(i), back.data(), static_cast<int64_t>(w.size()) - 1), 0);
+        ASSERT_EQ(blocks->CopyParamBlocks(static_cast<int64_t>(i), back.data(), static_cast<int64_t>(back.size())),
+                  static_cast<int64_t>(w.size()));
+        EXPECT_EQ(std::memcmp(back.data(), w.data(), w.size()), 0) << info.name;
       } else {
         ASSERT_TRUE(blocks->WriteParam(static_cast<int64_t>(i), 0, r, dst, cols, false).ok());
       }
