@@ -114,7 +114,7 @@ export function mountWholeModel(ctx, box, section) {
     listBox.replaceChildren(h('table', { class: 'ym-table ym-model-table' },
       h('caption', { text: t('ym.m.caption', { ms: L.ms.toFixed(0), read: (L.headerBytes / 1024).toFixed(1) }) }),
       h('tbody', null, rows.map(([k, v]) => h('tr', { dataset: { key: k.slice(5) } }, h('th', { scope: 'row', text: t(k) }), h('td', { text: v })))),
-      groups.length ? h('tbody', { class: 'ym-groups' }, [h('tr', null, h('th', { colspan: '2', text: t('ym.m.groups') })), ...groups]) : null));
+      groups.length ? h('tbody', { class: 'ym-groups' }, [h('tr', null, h('td', { colspan: '2', class: 'ym-groups-head', text: t('ym.m.groups') })), ...groups]) : null));
     loadBtn.textContent = t('ym.m.load');
     cancelBtn.textContent = t('ym.m.cancel');
     loadBtn.disabled = Boolean(abort) || !L.hasTokenizer;
