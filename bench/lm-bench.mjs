@@ -1,4 +1,6 @@
-// npm run bench -- --only lm — a whole language model on both engines, in one run:
+// npm run bench -- --only lm — a whole language model on both engines, in one run
+// (then the SmolLM2-shaped GGUF rows against wllama: bench/lm-gguf-bench.mjs;
+// --gguf-only for those alone, --no-gguf without them):
 // ours (lab.loadModel, wasm SIMD, 1 and N threads) against onnxruntime-web
 // (wasm EP, the same GPT-2 weights as an ONNX graph from
 // buildGpt2Onnx in bench/onnx-models.mjs, 1 and N threads).
@@ -6,9 +8,9 @@
 //   node --no-liftoff bench/lm-bench.mjs [--repeats N] [--threads 1,2] [--prompt 128] [--gen 32]
 //        [--runs N] [--ort-attention mha,gqa,mha-row (default) | attn,mha,gqa | attn-row,… ] [--quick] [--json FILE]
 //        [--layers N] [--vocab V] (a smaller model, for a quick look) [--dtype f32 | f16] [--full-runs N]
-//        [--model gpt2 | t5 | all]  (default all: this GPT-2 table, then bench/t5-bench.mjs's
-//                                    t5-small encoder-decoder report with its defaults;
-//                                    --model t5 passes the other options to it)
+//        [--model gpt2 | t5 | gguf | all]  (default all: this GPT-2 table, then bench/t5-bench.mjs's
+//                                    t5-small encoder-decoder report with its defaults, then the
+//                                    GGUF rows; --model t5 / gguf passes the other options to it)
 //
 // The model has GPT-2 small's shape (12 layers, E 768, H 12, V 50257,
 // n_positions 1024) with generated weights: seeded normal, std 0.02
@@ -425,22 +427,24 @@ const pad = (s, n) => String(s).padEnd(n);
 const lpad = (s, n) => String(s).padStart(n);
 
 export async function runLmBench(argv) {
-  // --model gpt2 | t5 | all (default): issue 21's GPT-2 table, issue 34's
-  // t5-small encoder-decoder report (bench/t5-bench.mjs, its own options), or both.
-  const which = argValue(argv, '--model', 'all');
-  if (!['gpt2', 't5', 'all'].includes(which)) throw new Error(`lm-bench: --model gpt2, t5 or all, got ${which}`);
+  // --model gpt2 | t5 | gguf | all (default): issue 21's GPT-2 table, issue
+  // 34's t5-small encoder-decoder report (bench/t5-bench.mjs, its own
+  // options), issue 36's SmolLM2-shaped GGUF rows (ours in F16/Q8_0/Q4_0
+  // against wllama, bench/lm-gguf-bench.mjs; --gguf-only is --model gguf),
+  // or all three (--no-gguf leaves the GGUF rows out).
+  const which = argValue(argv, '--model', argv.includes('--gguf-only') ? 'gguf' : 'all');
+  if (!['gpt2', 't5', 'gguf', 'all'].includes(which)) throw new Error(`lm-bench: --model gpt2, t5, gguf or all, got ${which}`);
+  const i = argv.indexOf('--model');
+  const rest = i < 0 ? argv : [...argv.slice(0, i), ...argv.slice(i + 2)];
   const { runT5Bench } = await import('./t5-bench.mjs');
-  if (which === 't5') {
-    const i = argv.indexOf('--model');
-    return runT5Bench([...argv.slice(0, i), ...argv.slice(i + 2)]);
-  }
-  if (which === 'gpt2' || which === 'all') {
-    const i = argv.indexOf('--model');
-    const rc = await runGpt2Bench(i < 0 ? argv : [...argv.slice(0, i), ...argv.slice(i + 2)]);
-    if (which === 'gpt2') return rc;
-    const t5 = await runT5Bench(argv.includes('--quick') ? ['--quick'] : []);
-    return rc || t5;
-  }
+  const { runGgufBench } = await import('./lm-gguf-bench.mjs');
+  if (which === 't5') return runT5Bench(rest);
+  if (which === 'gguf') return runGgufBench(rest);
+  const rc = await runGpt2Bench(rest);
+  if (which === 'gpt2') return rc;
+  const t5 = await runT5Bench(argv.includes('--quick') ? ['--quick'] : []);
+  const gguf = argv.includes('--no-gguf') ? 0 : await runGgufBench(rest);
+  return rc || t5 || gguf;
 }
 
 async function runGpt2Bench(argv) {

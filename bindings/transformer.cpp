@@ -89,6 +89,11 @@ void TransformerDestroy(uintptr_t h) { delete T(h); }
 double TransformerParamCount(uintptr_t h) { return static_cast<double>(T(h)->ParamCount()); }
 double TransformerHeldBytes(uintptr_t h) { return static_cast<double>(T(h)->HeldBytes()); }
 double TransformerHeadCopyBytes(uintptr_t h) { return static_cast<double>(T(h)->HeadCopyBytes()); }
+int TransformerParamQuantKind(uintptr_t h, double index) { return T(h)->ParamQuantKind(static_cast<int64_t>(index)); }
+// The blocks a parameter is held in, copied to out (capacity bytes); their bytes, or 0.
+double TransformerCopyParamBlocks(uintptr_t h, double index, uintptr_t out, double capacity) {
+  return static_cast<double>(T(h)->CopyParamBlocks(static_cast<int64_t>(index), Ptr<uint8_t>(out), static_cast<int64_t>(capacity)));
+}
 
 // [{"name":…,"shape":[…],"offset":…,"decay":…}, …]
 std::string TransformerParamInfo(uintptr_t h) {
@@ -309,6 +314,8 @@ EMSCRIPTEN_BINDINGS(attention_lab_transformer) {
   function("transformerParamCount", &TransformerParamCount);
   function("transformerHeldBytes", &TransformerHeldBytes);
   function("transformerHeadCopyBytes", &TransformerHeadCopyBytes);
+  function("transformerParamQuantKind", &TransformerParamQuantKind);
+  function("transformerCopyParamBlocks", &TransformerCopyParamBlocks);
   function("transformerParamInfo", &TransformerParamInfo);
   function("transformerGetParams", &TransformerGetParams);
   function("transformerGetGradients", &TransformerGetGradients);

@@ -5,7 +5,9 @@
 #   npm run bench -- --quick          a short pass (1 repeat, short budgets, no long run)
 #   npm run bench -- --only threads   ours and ORT on 1 and 2 threads (MHA [1,512,768,H12], [1,128,512,H8], [2,5,512,H8])
 #   npm run bench -- --only lm        GPT-2-small-shaped model on ours and ORT, 1 and 2 threads: prefill 128,
-#                                     decode step at 128 cached, tokens/s, memory, agreement (bench/lm-bench.mjs)
+#                                     decode step at 128 cached, tokens/s, memory, agreement (bench/lm-bench.mjs);
+#                                     then a SmolLM2-shaped GGUF in F16/Q8_0/Q4_0 on ours and wllama
+#                                     (bench/lm-gguf-bench.mjs; --gguf-only / --no-gguf)
 #   npm run bench -- --only interp    issue 33's interpretability calls (logit lens, head scores, attribution,
 #                                     the 144-head patching grid) on GPT-2 small's shape, 2 threads, L 32
 #                                     (bench/interp-bench.mjs)

@@ -855,11 +855,12 @@ export interface Transformer {
   setHeadEnabled(layer: number, head: number, enabled: boolean): void;
   /**
    * Writes a weight (or rows [first, …) of it) from GGML blocks as a GGUF file
-   * holds a Q8_0 or Q4_0 tensor [R rows of C]: C / 32 blocks a row, 34 (Q8_0)
-   * or 18 (Q4_0) bytes each. The weight takes their dequantized values d·q
-   * (ggml's dequantize_row_*); C must be a multiple of 32.
+   * holds a Q8_0, Q4_0, Q4_K or Q6_K tensor [R rows of C]: C / 32 blocks a
+   * row, 34 (Q8_0) or 18 (Q4_0) bytes each, or C / 256 super-blocks of 144
+   * (Q4_K) or 210 (Q6_K). The weight takes their dequantized values (ggml's
+   * dequantize_row_*); C must be a multiple of the block.
    */
-  writeParamQuant(weight: string | number, kind: 'Q8_0' | 'Q4_0' | 8 | 2, data: Uint8Array, options?: { first?: number }): void;
+  writeParamQuant(weight: string | number, kind: 'Q8_0' | 'Q4_0' | 'Q4_K' | 'Q6_K' | 8 | 2 | 12 | 14, data: Uint8Array, options?: { first?: number }): void;
   heldBytes(): number;
   /**
    * The Hugging Face files of a model with architecture 'gpt2' (GPT2LMHeadModel
@@ -941,10 +942,12 @@ export interface ModelConfig {
   maskToken: string | null;
   /** As transformers' num_parameters(): tied weights once. */
   parameters: number;
-  /** Bytes of weights held in wasm memory (float32, the projections of a 16-bit checkpoint in 16 bits, plus the 16-bit copy of its tied LM head). */
+  /** Bytes of weights held in wasm memory (float32, the projections of a 16-bit checkpoint in 16 bits, a GGUF file's Q8_0/Q4_0/Q4_K/Q6_K matrices as its blocks, plus the 16-bit copy of a tied LM head). */
   bytes: number;
-  /** How the projections are held: 'float32', or the checkpoint's 'float16' / 'bfloat16' (LoadModelArgs.dtype). */
+  /** How the projections that are not GGML blocks are held: 'float32', or the checkpoint's 'float16' / 'bfloat16' (LoadModelArgs.dtype). */
   weightsDtype: 'float32' | 'float16' | 'bfloat16';
+  /** The bytes held as GGML blocks, by ggml type (a GGUF file's Q8_0 / Q4_0 / Q4_K / Q6_K matrices, read as they are by the kernels), or null. */
+  quantized: Readonly<Record<string, number>> | null;
   /** True for the encoder-decoders (marian, bart, t5): the model is an EncoderDecoderModel. */
   isEncoderDecoder?: boolean;
 }
@@ -1071,7 +1074,9 @@ export interface Model {
   /** Generated tokens, one at a time, over the key/value cache (causal models). */
   generate(prompt: string | ArrayLike<number>, options?: GenerateOptions): AsyncIterableIterator<GeneratedToken>;
   /** The Hugging Face files (config.json, model.safetensors in F32 or F16, tokenizer.json). */
-  save(options?: { dtype?: 'F32' | 'F16' }): ModelFiles;
+  save(options?: { dtype?: 'F32' | 'F16'; format?: 'safetensors' }): ModelFiles;
+  /** One GGUF v3 file (llama.cpp's names and layouts; matrices held as GGML blocks written as those blocks, the others in F32 or F16; the GGUF tokenizer metadata it was loaded with). */
+  save(options: { dtype?: 'F32' | 'F16'; format: 'gguf' }): { 'model.gguf': Uint8Array };
   /** Every head's role scores on `text` (at most the model's positions), with their chance levels. */
   headRoles(text: string | ArrayLike<number>, options?: HeadRolesOptions): HeadRoles;
   /**

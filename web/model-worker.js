@@ -74,6 +74,16 @@ async function byteLevelOf(file) {
   }
 }
 
+/** Whether the model has a tokenizer (model.encode refuses without one). */
+function encodes(model) {
+  try {
+    model.encode('a');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 async function handle(m) {
   switch (m.type) {
     case 'load': {
@@ -94,7 +104,8 @@ async function handle(m) {
         config: { ...model.config },
         byteLevel: await byteLevelOf(m.files.tokenizer),
         hasHeadRoles: typeof model.headRoles === 'function',
-        hasTokenizer: Boolean(m.files.tokenizer),
+        // (a GGUF file's tokenizer comes from its metadata)
+        hasTokenizer: Boolean(m.files.tokenizer) || encodes(model),
         loadMs,
       };
     }

@@ -134,10 +134,16 @@ double BenchGemv(double kind_in, double m_in, double n_in, double k_in, double i
       st = store.WriteHalf(0, j, 1, row.data(), k, false, 1);
     }
   } else {
-    const int64_t bb = kernels::QuantBlockBytes(static_cast<kernels::QuantKind>(kind));
-    std::vector<uint8_t> w(static_cast<size_t>(n * (k / 32) * bb));
+    const auto qk = static_cast<kernels::QuantKind>(kind);
+    const int64_t bb = kernels::QuantBlockBytes(qk);
+    std::vector<uint8_t> w(static_cast<size_t>(n * (k / kernels::QuantBlockValues(qk)) * bb));
     for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<uint8_t>(next() >> 24);
-    for (size_t b = 0; b < w.size(); b += static_cast<size_t>(bb)) w[b + 1] = 0x20;  // d ~ 2^-7
+    // d (and Q4_K's dmin) ~ 2^-7
+    const size_t at = qk == kernels::QuantKind::kQ6_K ? 209 : 1;
+    for (size_t b = 0; b < w.size(); b += static_cast<size_t>(bb)) {
+      w[b + at] = 0x20;
+      if (qk == kernels::QuantKind::kQ4_K) w[b + 3] = 0x20;
+    }
     st = store.WriteQuant(0, 0, n, kind, w.data(), static_cast<int64_t>(w.size()));
   }
   if (!st.ok()) return -1.0;

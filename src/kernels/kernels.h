@@ -33,34 +33,72 @@ enum class HalfKind : int32_t { kNone = 0, kF16 = 1, kBF16 = 2 };
 // (ggml-quants.c dequantize_row_q8_0 / dequantize_row_q4_0). Each product is
 // exact in float32 (11 + 8 significant bits), so "the dequantized weight" is
 // one float32 value, whatever order a kernel multiplies in.
-enum class QuantKind : int32_t { kNone = 0, kQ4_0 = 2, kQ8_0 = 8 };
-constexpr int64_t kQuantBlock = 32;  // values a block
+// The K-quants (block_q4_K / block_q6_K) hold 256 values a super-block:
+//   Q4_K: F16 d, F16 dmin, 12 bytes of 6-bit scales and mins (sc, m) of 8
+//         sub-blocks of 32 (get_scale_min_k4), 128 bytes of nibbles: bytes
+//         32g..32g+31 hold sub-block 2g in their low nibbles and 2g + 1 in
+//         their high ones; value = (d·sc)·q − (dmin·m)             (144 bytes)
+//   Q6_K: 128 bytes ql (low 4 bits), 64 bytes qh (high 2 bits), 16 int8
+//         scales of sub-blocks of 16, F16 d last; value = (d·sc)·(q − 32);
+//         in each half of 128 values, l < 32: value l from ql[l] low and qh[l]
+//         bits 0–1, l + 32 from ql[l + 32] low and bits 2–3, l + 64 from
+//         ql[l] high and bits 4–5, l + 96 from ql[l + 32] high and bits 6–7
+//         (dequantize_row_q4_K / dequantize_row_q6_K)               (210 bytes)
+// Their values are two float32 products (and a difference) away from the
+// quants, so a kernel's order of operations moves them by rounding only.
+enum class QuantKind : int32_t { kNone = 0, kQ4_0 = 2, kQ8_0 = 8, kQ4_K = 12, kQ6_K = 14 };
+constexpr int64_t kQuantBlock = 32;    // values a Q8_0/Q4_0 block
+constexpr int64_t kQuantSuper = 256;   // values a K-quant super-block (QK_K)
 
 // Bytes of one block; 0 for kNone or an unknown id.
 inline int64_t QuantBlockBytes(QuantKind kind) {
-  return kind == QuantKind::kQ8_0 ? 34 : kind == QuantKind::kQ4_0 ? 18 : 0;
+  switch (kind) {
+    case QuantKind::kQ8_0: return 34;
+    case QuantKind::kQ4_0: return 18;
+    case QuantKind::kQ4_K: return 144;
+    case QuantKind::kQ6_K: return 210;
+    default: return 0;
+  }
+}
+// Values of one block: 32 or 256.
+inline int64_t QuantBlockValues(QuantKind kind) {
+  return kind == QuantKind::kQ4_K || kind == QuantKind::kQ6_K ? kQuantSuper : kQuantBlock;
 }
 inline bool IsQuantKind(int32_t id) {
-  return id == static_cast<int32_t>(QuantKind::kQ8_0) || id == static_cast<int32_t>(QuantKind::kQ4_0);
+  return QuantBlockBytes(static_cast<QuantKind>(id)) != 0;
 }
 inline const char* QuantKindName(QuantKind kind) {
-  return kind == QuantKind::kQ8_0 ? "Q8_0" : kind == QuantKind::kQ4_0 ? "Q4_0" : "none";
+  switch (kind) {
+    case QuantKind::kQ8_0: return "Q8_0";
+    case QuantKind::kQ4_0: return "Q4_0";
+    case QuantKind::kQ4_K: return "Q4_K";
+    case QuantKind::kQ6_K: return "Q6_K";
+    default: return "none";
+  }
 }
 
 // W [N, K] as rows of GGML blocks, the GGUF layout of a 2-D tensor: row n
-// (K / 32 blocks) at data + n·ld bytes. K % 32 == 0. No alignment needed.
+// (K / QuantBlockValues blocks) at data + n·ld bytes. No alignment needed.
 struct QuantMatrix {
   const uint8_t* data = nullptr;
   int64_t ld = 0;  // bytes between rows (K / 32 · QuantBlockBytes(kind) when dense)
   QuantKind kind = QuantKind::kNone;
 };
 
-// One row of K values (K % 32 == 0) dequantized to float, exactly as ggml's
-// dequantize_row_*: out[i] = d·q as above. Plain code shared by both sets.
+// One row of K values (K a multiple of the block) dequantized to float,
+// exactly as ggml's dequantize_row_*: out[i] = d·q as above. Plain code
+// shared by both sets.
 void DequantizeRow(QuantKind kind, const uint8_t* row, int64_t k, float* out);
-// The F16 scale of a block (its first two bytes, little-endian).
+// The F16 scale of a Q8_0/Q4_0 block (its first two bytes, little-endian).
 inline uint16_t QuantScaleBits(const uint8_t* block) {
   return static_cast<uint16_t>(block[0] | (block[1] << 8));
+}
+// Whether a block's F16 scales (d; and Q4_K's dmin) are finite.
+inline bool QuantScalesFinite(QuantKind kind, const uint8_t* block) {
+  auto finite = [](const uint8_t* p) { return ((p[0] | (p[1] << 8)) & 0x7c00) != 0x7c00; };
+  if (kind == QuantKind::kQ4_K) return finite(block) && finite(block + 2);
+  if (kind == QuantKind::kQ6_K) return finite(block + 208);
+  return finite(block);
 }
 
 // A GEMM right-hand side B [K, N], packed in panels of `nr` columns:

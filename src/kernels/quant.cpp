@@ -24,7 +24,14 @@
 // GEMM (prefill, many rows): column chunks of W (rows of the torch layout)
 // dequantized into scratch, packed for the kernel set (PackB) and run through
 // its Gemm: the F32 GEMM's speed, plus one dequantization of W a call.
-// Scalar: the plain dot product with d·q per weight, in k order.
+// K-quants (Q4_K, Q6_K; 256 values a super-block): the GEMV reads the
+//   quants in place as Q4_0's (nibbles masked; Q6_K's 6-bit values put
+//   together from ql and qh by shifts and masks), with x permuted into the
+//   loads' order; each sub-block's scale multiplies its lanes' sums once,
+//   and Q4_K's mins (dmin·m·Σ x) and Q6_K's offset (32·d·sc·Σ x) come off
+//   once a super-block from the sub-block sums of x kept in the scratch.
+//   The GEMM dequantizes chunks, as for the others.
+// Scalar: the plain dot product with the dequantized weight, in k order.
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -59,6 +66,63 @@ inline int32_t QuantValue(QuantKind kind, const uint8_t* block, int64_t i) {
   return i < 16 ? (q[i] & 15) - 8 : (q[i - 16] >> 4) - 8;
 }
 
+// Q4_K's scale and min of sub-block j (0..7) from its 12 scale bytes
+// (ggml-quants.c get_scale_min_k4).
+inline void ScaleMinK4(int j, const uint8_t* q, int* sc, int* m) {
+  if (j < 4) {
+    *sc = q[j] & 63;
+    *m = q[j + 4] & 63;
+  } else {
+    *sc = (q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4);
+    *m = (q[j + 4] >> 4) | ((q[j] >> 6) << 4);
+  }
+}
+
+// One Q4_K super-block (256 values), as dequantize_row_q4_K.
+void DequantizeQ4K(const uint8_t* block, float* y) {
+  const float d = Scale(block), dmin = Scale(block + 2);
+  const uint8_t* scales = block + 4;
+  const uint8_t* q = block + 16;
+  for (int g = 0; g < 4; ++g, q += 32) {
+    int sc = 0, m = 0;
+    ScaleMinK4(2 * g, scales, &sc, &m);
+    const float d1 = d * static_cast<float>(sc), m1 = dmin * static_cast<float>(m);
+    ScaleMinK4(2 * g + 1, scales, &sc, &m);
+    const float d2 = d * static_cast<float>(sc), m2 = dmin * static_cast<float>(m);
+    for (int l = 0; l < 32; ++l) *y++ = d1 * static_cast<float>(q[l] & 0xF) - m1;
+    for (int l = 0; l < 32; ++l) *y++ = d2 * static_cast<float>(q[l] >> 4) - m2;
+  }
+}
+
+// One Q6_K super-block (256 values), as dequantize_row_q6_K.
+void DequantizeQ6K(const uint8_t* block, float* y) {
+  const float d = Scale(block + 208);
+  const uint8_t* ql = block;
+  const uint8_t* qh = block + 128;
+  const auto* sc = reinterpret_cast<const int8_t*>(block + 192);
+  for (int n = 0; n < 2; ++n, y += 128, ql += 64, qh += 32, sc += 8) {
+    for (int l = 0; l < 32; ++l) {
+      const int is = l / 16;
+      const int q1 = static_cast<int>((ql[l] & 0xF) | (((qh[l] >> 0) & 3) << 4)) - 32;
+      const int q2 = static_cast<int>((ql[l + 32] & 0xF) | (((qh[l] >> 2) & 3) << 4)) - 32;
+      const int q3 = static_cast<int>((ql[l] >> 4) | (((qh[l] >> 4) & 3) << 4)) - 32;
+      const int q4 = static_cast<int>((ql[l + 32] >> 4) | (((qh[l] >> 6) & 3) << 4)) - 32;
+      y[l] = d * static_cast<float>(sc[is]) * static_cast<float>(q1);
+      y[l + 32] = d * static_cast<float>(sc[is + 2]) * static_cast<float>(q2);
+      y[l + 64] = d * static_cast<float>(sc[is + 4]) * static_cast<float>(q3);
+      y[l + 96] = d * static_cast<float>(sc[is + 6]) * static_cast<float>(q4);
+    }
+  }
+}
+
+// One block of any kind (32 or 256 values).
+void DequantizeBlock(QuantKind kind, const uint8_t* block, float* y) {
+  if (kind == QuantKind::kQ4_K) return DequantizeQ4K(block, y);
+  if (kind == QuantKind::kQ6_K) return DequantizeQ6K(block, y);
+  const float d = Scale(block);
+  for (int64_t i = 0; i < kQuantBlock; ++i) y[i] = static_cast<float>(QuantValue(kind, block, i)) * d;
+}
+
 // Columns of W a GemmQuant chunk: about 512 KB of floats, a multiple of 64.
 int64_t GemmChunk(int64_t k, int64_t n) {
   const int64_t c = std::max<int64_t>(64, ((int64_t{1} << 17) / std::max<int64_t>(k, 1)) / 64 * 64);
@@ -86,14 +150,8 @@ void GemmQuantChunks(int64_t m, int64_t n, int64_t k, const float* a, int64_t ld
 }  // namespace
 
 void DequantizeRow(QuantKind kind, const uint8_t* row, int64_t k, float* out) {
-  const int64_t bb = QuantBlockBytes(kind);
-  for (int64_t b = 0; b < k / kQuantBlock; ++b) {
-    const uint8_t* block = row + b * bb;
-    const float d = Scale(block);
-    for (int64_t i = 0; i < kQuantBlock; ++i) {
-      out[b * kQuantBlock + i] = static_cast<float>(QuantValue(kind, block, i)) * d;
-    }
-  }
+  const int64_t bb = QuantBlockBytes(kind), bv = QuantBlockValues(kind);
+  for (int64_t b = 0; b < k / bv; ++b) DequantizeBlock(kind, row + b * bb, out + b * bv);
 }
 
 namespace scalar {
@@ -101,18 +159,16 @@ int64_t QuantGemvScratchFloats(int64_t, int64_t) { return 0; }
 
 void GemvQuant(int64_t m, int64_t n, int64_t k, const float* x, int64_t ldx,
                const QuantMatrix& w, const float* bias, float* y, int64_t ldy, float*) {
-  const int64_t bb = QuantBlockBytes(w.kind);
+  const int64_t bb = QuantBlockBytes(w.kind), bv = QuantBlockValues(w.kind);
+  float values[kQuantSuper];
   for (int64_t i = 0; i < m; ++i) {
     const float* xr = x + i * ldx;
     for (int64_t j = 0; j < n; ++j) {
       const uint8_t* row = w.data + j * w.ld;
       float s = 0.0f;
-      for (int64_t b = 0; b < k / kQuantBlock; ++b) {
-        const uint8_t* block = row + b * bb;
-        const float d = Scale(block);
-        for (int64_t t = 0; t < kQuantBlock; ++t) {
-          s += xr[b * kQuantBlock + t] * (static_cast<float>(QuantValue(w.kind, block, t)) * d);
-        }
+      for (int64_t b = 0; b < k / bv; ++b) {
+        DequantizeBlock(w.kind, row + b * bb, values);
+        for (int64_t t = 0; t < bv; ++t) s += xr[b * bv + t] * values[t];
       }
       y[i * ldy + j] = s + (bias ? bias[j] : 0.0f);
     }
@@ -166,8 +222,64 @@ constexpr float kNibbleScale[7] = {1.0f, 0x1p-4f, 0x1p-8f, 0x1p-12f, 0x1p-16f, 0
 // vector of offset corrections a load (Q4Rows).
 inline int64_t PermutedRow(int64_t k) { return k + k / kQuantBlock * kWidth; }
 
+// The K-quants: x permuted into the order their loads read (below), and the
+// plain sums of x over each sub-block after the row (xp + k): Q4_K's 32
+// values (its mins: Σ x·(d1·q − m1) = d1·Σ x·q − m1·Σ x), Q6_K's 16 (its
+// offset: Σ x·(q − 32) = Σ x·q − 32·Σ x).
+//   Q4_K: each 64-value group g (32 bytes of nibbles) is read in loads of
+//         4·kWidth bytes (h); nibble t of lane l of load h is byte
+//         h·4W + 4l + t/2 of the group, low (t even: sub-block 2g, value
+//         64g + h·4W + 4l + t/2) or high (t odd: sub-block 2g + 1, value
+//         + 32). Read in place (nib·2^(4t), Nibble), so x carries 2^(−4t).
+//   Q6_K: in each half of 128 values, loads h of ql[0..31], ql[32..63] and
+//         qh[0..31]; byte j of lane l holds quarter k's value
+//         32k + h·4W + 4l + j (k = 0..3: ql low, ql+32 low, ql high,
+//         ql+32 high, with qh's bit pairs 0–1, 2–3, 4–5, 6–7), shifted out
+//         to small integers (no scaling of x).
+void PermuteXK(QuantKind kind, int64_t k, const float* x, float* xp) {
+  constexpr int64_t W = kWidth;
+  if (kind == QuantKind::kQ4_K) {
+    for (int64_t g = 0; g < k / 64; ++g) {
+      for (int64_t h = 0; h < 32 / (4 * W); ++h) {
+        for (int64_t t = 0; t < 8; ++t) {
+          for (int64_t l = 0; l < W; ++l) {
+            const float v = x[64 * g + (t & 1) * 32 + h * 4 * W + 4 * l + t / 2];
+            xp[64 * g + h * 8 * W + t * W + l] = t < 7 ? v * kNibbleScale[t] : v;
+          }
+        }
+      }
+    }
+    for (int64_t s = 0; s < k / 32; ++s) {
+      float sum = 0.0f;
+      for (int64_t i = 0; i < 32; ++i) sum += x[32 * s + i];
+      xp[k + s] = sum;
+    }
+    return;
+  }
+  for (int64_t n = 0; n < k / 128; ++n) {
+    for (int64_t h = 0; h < 32 / (4 * W); ++h) {
+      for (int64_t q = 0; q < 4; ++q) {
+        for (int64_t j = 0; j < 4; ++j) {
+          for (int64_t l = 0; l < W; ++l) {
+            xp[128 * n + ((h * 4 + q) * 4 + j) * W + l] = x[128 * n + 32 * q + h * 4 * W + 4 * l + j];
+          }
+        }
+      }
+    }
+  }
+  for (int64_t s = 0; s < k / 16; ++s) {
+    float sum = 0.0f;
+    for (int64_t i = 0; i < 16; ++i) sum += x[16 * s + i];
+    xp[k + s] = sum;
+  }
+}
+
 void PermuteX(QuantKind kind, int64_t k, const float* x, float* xp) {
   const int64_t blocks = k / kQuantBlock;
+  if (kind == QuantKind::kQ4_K || kind == QuantKind::kQ6_K) {
+    PermuteXK(kind, k, x, xp);
+    return;
+  }
   if (kind == QuantKind::kQ8_0) {
     const int64_t step = 4 * kWidth;
     float* corr = xp + k;
@@ -313,13 +425,118 @@ void Q4Rows(int64_t k, const float* xp, const uint8_t* const rows[R], float out[
   }
 }
 
+using U32 = xsimd::batch<uint32_t, Arch>;
+inline Batch ToFloat(const U32& v) { return xsimd::to_float(xsimd::bitwise_cast<I32>(v)); }
+
+// Q4_K rows: per super-block and row, the 8 (sc, m) decoded once; per
+// 64-value group the products of its two sub-blocks summed apart (even
+// nibbles: sub-block 2g, odd: 2g + 1) and scaled once each by d·sc; the
+// mins once a super-block, dmin·m against the sub-block sums of x.
+template <int R>
+void Q4KRows(int64_t k, const float* xp, const uint8_t* const rows[R], float out[R]) {
+  constexpr int64_t kBytes = 144;
+  constexpr int64_t W = kWidth;
+  Batch acc[R], macc[R];
+  for (int r = 0; r < R; ++r) acc[r] = macc[r] = Batch(0.0f);
+  alignas(64) float mins[8];
+  for (int64_t sb = 0; sb < k / kQuantSuper; ++sb) {
+    const float* xs = xp + sb * kQuantSuper;
+    const float* sums = xp + k + sb * 8;
+    for (int r = 0; r < R; ++r) {
+      const uint8_t* block = rows[r] + sb * kBytes;
+      const float d = Scale(block), dmin = Scale(block + 2);
+      const uint8_t* qs = block + 16;
+      for (int g = 0; g < 4; ++g) {
+        Batch se(0.0f), so(0.0f);
+        for (int64_t h = 0; h < 32 / (4 * W); ++h) {
+          const I32 u = I32::load_unaligned(reinterpret_cast<const int32_t*>(qs + 32 * g + h * 4 * W));
+          const float* xb = xs + 64 * g + h * 8 * W;
+          se = xsimd::fma(Batch::load_aligned(xb), Nibble<0>(u), se);
+          so = xsimd::fma(Batch::load_aligned(xb + W), Nibble<1>(u), so);
+          se = xsimd::fma(Batch::load_aligned(xb + 2 * W), Nibble<2>(u), se);
+          so = xsimd::fma(Batch::load_aligned(xb + 3 * W), Nibble<3>(u), so);
+          se = xsimd::fma(Batch::load_aligned(xb + 4 * W), Nibble<4>(u), se);
+          so = xsimd::fma(Batch::load_aligned(xb + 5 * W), Nibble<5>(u), so);
+          se = xsimd::fma(Batch::load_aligned(xb + 6 * W), Nibble<6>(u), se);
+          so = xsimd::fma(Batch::load_aligned(xb + 7 * W), Nibble<7>(u), so);
+        }
+        int sc = 0, m = 0;
+        ScaleMinK4(2 * g, block + 4, &sc, &m);
+        acc[r] = xsimd::fma(se, Batch(d * static_cast<float>(sc)), acc[r]);
+        mins[2 * g] = dmin * static_cast<float>(m);
+        ScaleMinK4(2 * g + 1, block + 4, &sc, &m);
+        acc[r] = xsimd::fma(so, Batch(d * static_cast<float>(sc)), acc[r]);
+        mins[2 * g + 1] = dmin * static_cast<float>(m);
+      }
+      for (int64_t s = 0; s < 8; s += W) {
+        macc[r] = xsimd::fma(Batch::load_aligned(mins + s), Batch::load_aligned(sums + s), macc[r]);
+      }
+    }
+  }
+  for (int r = 0; r < R; ++r) out[r] = xsimd::hadd(acc[r]) - xsimd::hadd(macc[r]);
+}
+
+// Q6_K rows: per super-block and row the 16 scales d·sc; per load h and
+// quarter q the four byte positions' products summed, then scaled once by
+// the lanes' sub-block scales; the offset 32 once a super-block, against
+// the sub-block sums of x.
+template <int R>
+void Q6KRows(int64_t k, const float* xp, const uint8_t* const rows[R], float out[R]) {
+  constexpr int64_t kBytes = 210;
+  constexpr int64_t W = kWidth;
+  Batch acc[R], oacc[R];
+  for (int r = 0; r < R; ++r) acc[r] = oacc[r] = Batch(0.0f);
+  alignas(64) float scl[16];
+  alignas(64) float lanes[W];
+  const U32 m4(0xFu), m2(3u), m30(0x30u), mc(0xCu);
+  for (int64_t sb = 0; sb < k / kQuantSuper; ++sb) {
+    const float* xs = xp + sb * kQuantSuper;
+    const float* sums = xp + k + sb * 16;
+    for (int r = 0; r < R; ++r) {
+      const uint8_t* block = rows[r] + sb * kBytes;
+      const float d = Scale(block + 208);
+      const auto* sc = reinterpret_cast<const int8_t*>(block + 192);
+      for (int s = 0; s < 16; ++s) scl[s] = d * static_cast<float>(sc[s]);
+      for (int64_t n = 0; n < 2; ++n) {
+        const uint8_t* ql = block + 64 * n;
+        const uint8_t* qh = block + 128 + 32 * n;
+        for (int64_t h = 0; h < 32 / (4 * W); ++h) {
+          const U32 a = U32::load_unaligned(reinterpret_cast<const uint32_t*>(ql + h * 4 * W));
+          const U32 b = U32::load_unaligned(reinterpret_cast<const uint32_t*>(ql + 32 + h * 4 * W));
+          const U32 hh = U32::load_unaligned(reinterpret_cast<const uint32_t*>(qh + h * 4 * W));
+          const float* xb = xs + 128 * n + h * 16 * W;
+          Batch s1(0.0f), s2(0.0f), s3(0.0f), s4(0.0f);
+          for (int j = 0; j < 4; ++j) {
+            const U32 aj = a >> (8 * j), bj = b >> (8 * j), hj = hh >> (8 * j);
+            s1 = xsimd::fma(Batch::load_aligned(xb + (0 * 4 + j) * W), ToFloat((aj & m4) | ((hj & m2) << 4)), s1);
+            s2 = xsimd::fma(Batch::load_aligned(xb + (1 * 4 + j) * W), ToFloat((bj & m4) | ((hj & mc) << 2)), s2);
+            s3 = xsimd::fma(Batch::load_aligned(xb + (2 * 4 + j) * W), ToFloat(((aj >> 4) & m4) | (hj & m30)), s3);
+            s4 = xsimd::fma(Batch::load_aligned(xb + (3 * 4 + j) * W), ToFloat(((bj >> 4) & m4) | ((hj >> 2) & m30)), s4);
+          }
+          // Lane l of quarter q: sub-block 8n + (h·4W + 4l)/16 + 2q.
+          const Batch* sums4[4] = {&s1, &s2, &s3, &s4};
+          for (int q = 0; q < 4; ++q) {
+            for (int64_t l = 0; l < W; ++l) lanes[l] = scl[8 * n + (h * 4 * W + 4 * l) / 16 + 2 * q];
+            acc[r] = xsimd::fma(*sums4[q], Batch::load_aligned(lanes), acc[r]);
+          }
+        }
+      }
+      for (int64_t s = 0; s < 16; s += W) {
+        oacc[r] = xsimd::fma(Batch::load_aligned(scl + s), Batch::load_aligned(sums + s), oacc[r]);
+      }
+    }
+  }
+  for (int r = 0; r < R; ++r) out[r] = xsimd::hadd(acc[r]) - 32.0f * xsimd::hadd(oacc[r]);
+}
+
 template <int R>
 inline void QuantRows(QuantKind kind, int64_t k, const float* xp, const uint8_t* const rows[R],
                       float out[R]) {
-  if (kind == QuantKind::kQ8_0) {
-    Q8Rows<R>(k, xp, rows, out);
-  } else {
-    Q4Rows<R>(k, xp, rows, out);
+  switch (kind) {
+    case QuantKind::kQ8_0: Q8Rows<R>(k, xp, rows, out); break;
+    case QuantKind::kQ4_K: Q4KRows<R>(k, xp, rows, out); break;
+    case QuantKind::kQ6_K: Q6KRows<R>(k, xp, rows, out); break;
+    default: Q4Rows<R>(k, xp, rows, out); break;
   }
 }
 

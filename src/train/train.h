@@ -310,11 +310,12 @@ class Transformer {
   // to float32 (exactly) everywhere else. Inf or NaN is refused.
   Status WriteParamHalf(int64_t index, int64_t first, int64_t rows, const uint16_t* src,
                         int64_t ld, bool transposed, int32_t kind);
-  // The same from GGML blocks (kind: the ggml type id, 8 Q8_0 or 2 Q4_0):
+  // The same from GGML blocks (kind: the ggml type id, 8 Q8_0, 2 Q4_0, 12 Q4_K, 14 Q6_K):
   // rows [first, first + rows) of [R, C] as a GGUF file holds them, C / 32
-  // blocks a row, `bytes` = rows · C / 32 · (34 or 18). A packed projection
-  // of a packed_weights model keeps them as they are (GEMV and GEMM read the
-  // blocks; every row of one kind); any other parameter is dequantized into
+  // blocks a row, `bytes` = rows · C / 32 · (34 or 18) (the K-quants: C / 256
+  // super-blocks of 144 or 210). A packed projection of a packed_weights
+  // model keeps them as they are (GEMV and GEMM read the blocks; every row of
+  // one kind), and so does its token embedding (a row table); any other parameter is dequantized into
   // its floats (ggml's dequantize_row_*). Non-finite scales are refused.
   Status WriteParamQuant(int64_t index, int64_t first, int64_t rows, int32_t kind,
                          const uint8_t* src, int64_t bytes);
@@ -416,6 +417,13 @@ class Transformer {
   // The 16-bit copy of a tied LM head (a 16-bit checkpoint; see packed_half)
   // when it is in use, else 0.
   int64_t HeadCopyBytes() const;
+  // The ggml type id (8 Q8_0, 2 Q4_0, 12 Q4_K, 14 Q6_K) parameter `index` is held in as GGML
+  // blocks (WriteParamQuant), or 0 when it is held as floats or 16 bits.
+  int32_t ParamQuantKind(int64_t index) const;
+  // Copies the GGML blocks parameter `index` is held in (its rows as a GGUF
+  // file holds them) to out, which has room for `capacity` bytes; returns
+  // their bytes, or 0 when it is not held as blocks or out is too small.
+  int64_t CopyParamBlocks(int64_t index, uint8_t* out, int64_t capacity) const;
 
  private:
   Transformer();

@@ -355,6 +355,20 @@ Status Transformer::ConfigureOptimizer(const AdamWConfig& c) {
 
 int64_t Transformer::HeadCopyBytes() const { return impl_->store.HeadCopyBytes(); }
 
+int64_t Transformer::CopyParamBlocks(int64_t index, uint8_t* out, int64_t capacity) const {
+  if (index < 0 || index >= static_cast<int64_t>(impl_->store.infos().size()) || out == nullptr) return 0;
+  int64_t bytes = 0;
+  const uint8_t* src = impl_->store.QuantBlocks(index, &bytes);
+  if (src == nullptr || bytes > capacity) return 0;
+  std::memcpy(out, src, static_cast<size_t>(bytes));
+  return bytes;
+}
+
+int32_t Transformer::ParamQuantKind(int64_t index) const {
+  if (index < 0 || index >= static_cast<int64_t>(impl_->store.infos().size())) return 0;
+  return impl_->store.QuantKindOf(index);
+}
+
 int64_t Transformer::HeldBytes() const {
   const Impl& im = *impl_;
   return im.store.Bytes() + im.grads.bytes() + im.m.bytes() + im.v.bytes() + im.ScratchBytes();

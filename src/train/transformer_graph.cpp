@@ -77,7 +77,10 @@ void Transformer::Impl::Build() {
   auto Add = [&](const std::string& name, std::vector<int64_t> shape, bool dec) {
     return store.Add(name, std::move(shape), dec, config.packed_weights && IsProjection(name));
   };
-  embed_id = Add("embed.weight", {vocab, e}, true);
+  // An inference model's token embedding is a row table: float rows, or
+  // the GGML blocks of a quantized file, dequantized a looked-up row at a
+  // time (and read as blocks by a tied head).
+  embed_id = store.Add("embed.weight", {vocab, e}, true, false, config.packed_weights);
   if (config.positional == Positional::kLearned) {
     pos_id = Add("pos.weight", {config.max_length, e}, true);
   }
@@ -364,6 +367,10 @@ bool Transformer::Impl::RawLogits(int64_t first, int64_t rows, float* out) {
     in = head_in.data();
   }
   if (!config.tie_embeddings) return Lin(rows, e, config.vocab_size, in, head_w, head_b, out);
+  if (const kernels::PackedB* blocks = store.TableBlocks(embed_id)) {  // the embedding's GGML blocks
+    train::LinearForwardPacked(rows, e, config.vocab_size, in, *blocks, P(head_b), out);
+    return true;
+  }
   if (rows <= internal::kGemvRows && store.HeadCopyReady()) {  // what LinearForward's GEMV gives
     kernels::GemvTHalf(rows, config.vocab_size, e, in, e, store.head_copy(), P(head_b),
                        out, config.vocab_size);
@@ -436,7 +443,20 @@ bool Transformer::Impl::Forward(int64_t batch, int64_t length,
                      : c.positional == Positional::kSinusoidal ? sinusoid.data()
                                                                : nullptr;
   float* emb = c.embed_norm ? e0.data() : x[0].data();
-  if (c.embed_scale != 1.0f) {
+  if (P(embed_id) == nullptr) {
+    // A row table held as blocks (or never written): row by row, then the
+    // scale and the positions, as below (x + p is the same sum either way).
+    for (int64_t r = 0; r < rows; ++r) store.Row(embed_id, tokens[r], emb + r * e);
+    if (c.embed_scale != 1.0f) {
+      for (int64_t i = 0; i < rows * e; ++i) emb[i] *= c.embed_scale;
+    }
+    if (pos) {
+      for (int64_t r = 0; r < rows; ++r) {
+        const float* pr = pos + (pos0 + r % length) * e;
+        for (int64_t j = 0; j < e; ++j) emb[r * e + j] += pr[j];
+      }
+    }
+  } else if (c.embed_scale != 1.0f) {
     // Emb[tokens]·embed_scale, then the positions.
     train::EmbeddingForward(rows, length, e, P(embed_id), nullptr, tokens, emb);
     for (int64_t i = 0; i < rows * e; ++i) emb[i] *= c.embed_scale;

@@ -80,6 +80,10 @@ void Transformer::Impl::PatchResidual(int64_t l) {
 bool Transformer::Impl::HeadLogits(int64_t rows, const float* in, float* out) {
   const int64_t e = config.embed_dim;
   if (!config.tie_embeddings) return Lin(rows, e, config.vocab_size, in, head_w, head_b, out);
+  if (const kernels::PackedB* blocks = store.TableBlocks(embed_id)) {  // as RawLogits
+    train::LinearForwardPacked(rows, e, config.vocab_size, in, *blocks, P(head_b), out);
+    return true;
+  }
   if (rows <= internal::kGemvRows && store.HeadCopyReady()) {  // as Logits
     kernels::GemvTHalf(rows, config.vocab_size, e, in, e, store.head_copy(), P(head_b), out,
                        config.vocab_size);
@@ -93,7 +97,11 @@ void Transformer::Impl::HeadRow(int64_t id, float* out, float* bias) {
   *bias = head_b >= 0 ? P(head_b)[id] : 0.0f;
   const kernels::PackedB* pk = config.tie_embeddings ? nullptr : store.Packed(head_w);
   if (pk == nullptr) {
-    std::memcpy(out, HeadWeight() + id * e, static_cast<size_t>(e) * sizeof(float));
+    store.Row(config.tie_embeddings ? embed_id : head_w, id, out);
+    return;
+  }
+  if (pk->quant.data != nullptr) {
+    kernels::DequantizeRow(pk->quant.kind, pk->quant.data + id * pk->quant.ld, e, out);
     return;
   }
   if (pk->half != nullptr) {

@@ -23,21 +23,22 @@ void RowsCols(const ParamInfo& info, int64_t* r, int64_t* c) {
 }
 
 int64_t WeightStore::Add(const std::string& name, std::vector<int64_t> shape, bool decay,
-                         bool packed) {
+                         bool packed, bool table) {
   ParamInfo info;
   info.name = name;
   info.shape = std::move(shape);
   info.offset = count_;
   info.decay = decay;
   const int64_t n = Elements(info);
-  if (packed && info.shape.size() == 2) {
+  if ((packed || table) && info.shape.size() == 2) {
     auto w = std::make_unique<PackedWeight>();
     w->out = info.shape[0];
     w->in = info.shape[1];
+    w->table = !packed;
     float_offset_.push_back(-1);
     packed_index_.push_back(static_cast<int64_t>(packed_.size()));
     packed_.push_back(std::move(w));
-    info.packed = true;
+    info.packed = packed;
   } else {
     float_offset_.push_back(stored_);
     packed_index_.push_back(-1);
@@ -51,6 +52,7 @@ int64_t WeightStore::Add(const std::string& name, std::vector<int64_t> shape, bo
 bool WeightStore::Allocate(int32_t half) {
   half_ = half;
   for (auto& w : packed_) {
+    if (w->table) continue;
     const int64_t nr = kernels::GemmNr(w->out);
     w->pb = kernels::PackedB{nullptr, nr, w->in * nr};  // (no storage until written)
   }
@@ -66,6 +68,16 @@ Status WeightStore::EnsurePanels(int64_t i, PackedWeight* w) {
   if (b.quant.data != nullptr) {
     return Status::Invalid("writeParam: " + name + " is held as " + kernels::QuantKindName(b.quant.kind) +
                            " blocks; write all its rows with writeParamQuant");
+  }
+  if (w->table) {  // plain rows of floats
+    if (w->buf.data() != nullptr) return Status::Ok();
+    if (!w->buf.Reserve(std::max<int64_t>(w->out * w->in, 1))) {
+      std::ostringstream os;
+      os << "writeParam: out of memory for " << name << " (" << w->out * w->in * 4 << " bytes)";
+      return Status::OutOfMemory(os.str());
+    }
+    std::fill(w->buf.data(), w->buf.data() + w->out * w->in, 0.0f);
+    return Status::Ok();
   }
   const int64_t n = kernels::PackedFloats(w->in, w->out);
   const int64_t nr = kernels::GemmNr(w->out);
@@ -99,7 +111,45 @@ bool WeightStore::EnableHeadCopy(int64_t embed, int32_t half) {
 float* WeightStore::Data(int64_t i) {
   if (i < 0) return nullptr;
   const int64_t off = float_offset_[static_cast<size_t>(i)];
-  return off < 0 ? nullptr : params_.data() + off;
+  if (off >= 0) return params_.data() + off;
+  const PackedWeight* w = PackedOf(i);
+  return w->table && w->pb.quant.data == nullptr ? w->buf.data() : nullptr;
+}
+
+const kernels::PackedB* WeightStore::TableBlocks(int64_t i) const {
+  const PackedWeight* w = PackedOf(i);
+  return w != nullptr && w->table && w->pb.quant.data != nullptr ? &w->pb : nullptr;
+}
+
+void WeightStore::Row(int64_t i, int64_t r, float* out) const {
+  const ParamInfo& info = infos_[static_cast<size_t>(i)];
+  const int64_t c = info.shape.size() == 2 ? info.shape[1] : Elements(info);
+  const PackedWeight* w = PackedOf(i);
+  if (w != nullptr && w->pb.quant.data != nullptr) {
+    kernels::DequantizeRow(w->pb.quant.kind, w->pb.quant.data + r * w->pb.quant.ld, c, out);
+    return;
+  }
+  const float* d = Data(i);
+  if (d == nullptr) {  // a row table never written
+    std::fill(out, out + c, 0.0f);
+    return;
+  }
+  std::memcpy(out, d + r * c, static_cast<size_t>(c) * sizeof(float));
+}
+
+const uint8_t* WeightStore::QuantBlocks(int64_t i, int64_t* bytes) const {
+  const PackedWeight* w = PackedOf(i);
+  if (w == nullptr || w->pb.quant.data == nullptr) {
+    *bytes = 0;
+    return nullptr;
+  }
+  *bytes = w->out * w->pb.quant.ld;
+  return w->pb.quant.data;
+}
+
+int32_t WeightStore::QuantKindOf(int64_t i) const {
+  const PackedWeight* w = PackedOf(i);
+  return w != nullptr && w->pb.quant.data != nullptr ? static_cast<int32_t>(w->pb.quant.kind) : 0;
 }
 
 WeightStore::PackedWeight* WeightStore::PackedOf(int64_t i) const {
@@ -110,7 +160,7 @@ WeightStore::PackedWeight* WeightStore::PackedOf(int64_t i) const {
 
 const kernels::PackedB* WeightStore::Packed(int64_t i) const {
   const PackedWeight* w = PackedOf(i);
-  return w ? &w->pb : nullptr;
+  return w && !w->table ? &w->pb : nullptr;
 }
 
 bool WeightStore::HeadCopyReady() const {
@@ -136,8 +186,8 @@ void WeightStore::CopyAll(float* out) const {
     }
     const PackedWeight& w = *pw;
     const kernels::PackedB& b = w.pb;
-    if (b.quant.data != nullptr) {
-      for (int64_t o = 0; o < w.out; ++o) kernels::DequantizeRow(b.quant.kind, b.quant.data + o * b.quant.ld, w.in, dst + o * w.in);
+    if (b.quant.data != nullptr || w.table) {
+      for (int64_t o = 0; o < w.out; ++o) Row(static_cast<int64_t>(i), o, dst + o * w.in);
       continue;
     }
     if (b.data == nullptr && b.half == nullptr) {  // never written
@@ -310,7 +360,12 @@ Status WeightStore::CheckFinite() const {
       for (int64_t j = 0, n = Elements(info); j < n && bad < 0; ++j) {
         if (!std::isfinite(p[j])) bad = j, value = p[j];
       }
-    } else if (pw->pb.data != nullptr) {  // (16-bit and blocks: checked as written)
+    } else if (pw->table && pw->pb.quant.data == nullptr && pw->buf.data() != nullptr) {
+      const float* p = pw->buf.data();
+      for (int64_t j = 0, n = Elements(info); j < n && bad < 0; ++j) {
+        if (!std::isfinite(p[j])) bad = j, value = p[j];
+      }
+    } else if (!pw->table && pw->pb.data != nullptr) {  // (16-bit and blocks: checked as written)
       const PackedWeight& w = *pw;
       for (int64_t o = 0; o < w.out && bad < 0; ++o) {
         const float* col = w.pb.data + (o / w.pb.nr) * w.pb.panel_stride + o % w.pb.nr;
@@ -339,7 +394,7 @@ Status WeightStore::WriteQuant(int64_t index, int64_t first, int64_t rows, int32
   }
   const ParamInfo& info = infos_[static_cast<size_t>(index)];
   if (!kernels::IsQuantKind(kind)) {
-    return Status::Invalid(std::string(where) + ": kind must be 8 (Q8_0) or 2 (Q4_0), the ggml type ids, got " +
+    return Status::Invalid(std::string(where) + ": kind must be 8 (Q8_0), 2 (Q4_0), 12 (Q4_K) or 14 (Q6_K), the ggml type ids, got " +
                            std::to_string(kind));
   }
   const auto qk = static_cast<kernels::QuantKind>(kind);
@@ -347,33 +402,43 @@ Status WeightStore::WriteQuant(int64_t index, int64_t first, int64_t rows, int32
   RowsCols(info, &r, &c);
   std::ostringstream os;
   os << where << ": ";
-  if (c % kernels::kQuantBlock != 0) {
-    os << info.name << " has rows of " << c << " values, not a multiple of " << kernels::kQuantBlock
+  const int64_t bv = kernels::QuantBlockValues(qk);
+  if (c % bv != 0) {
+    os << info.name << " has rows of " << c << " values, not a multiple of " << bv
        << " (a " << kernels::QuantKindName(qk) << " block)";
     return Status::Invalid(os.str());
   }
-  const int64_t row_bytes = c / kernels::kQuantBlock * kernels::QuantBlockBytes(qk);
+  const int64_t row_bytes = c / bv * kernels::QuantBlockBytes(qk);
   if (first < 0 || rows < 0 || first + rows > r) {
     os << "rows [" << first << ", " << first + rows << ") do not fit the " << r << " rows of " << info.name;
     return Status::Invalid(os.str());
   }
   if (bytes != rows * row_bytes || (rows > 0 && src == nullptr)) {
     os << rows << " rows of " << info.name << " as " << kernels::QuantKindName(qk) << " are " << rows * row_bytes
-       << " bytes (" << c / kernels::kQuantBlock << " blocks of " << kernels::QuantBlockBytes(qk)
+       << " bytes (" << c / bv << " blocks of " << kernels::QuantBlockBytes(qk)
        << " a row), got " << bytes;
     return Status::Invalid(os.str());
   }
   const int64_t bb = kernels::QuantBlockBytes(qk);
   for (int64_t p = 0; p < bytes; p += bb) {
-    const uint16_t d = kernels::QuantScaleBits(src + p);
-    if (!kernels::IsHalfFinite(d, kernels::HalfKind::kF16)) {
-      os << "weights must be finite: the scale of block " << (first * row_bytes + p) / bb << " of " << info.name
-         << " is " << ((d & 0x3ffu) ? "NaN" : "Inf");
+    if (!kernels::QuantScalesFinite(qk, src + p)) {
+      os << "weights must be finite: ";
+      if (bv == kernels::kQuantBlock) {
+        const uint16_t d = kernels::QuantScaleBits(src + p);
+        os << "the scale of block " << (first * row_bytes + p) / bb << " of " << info.name << " is "
+           << ((d & 0x3ffu) ? "NaN" : "Inf");
+      } else {
+        os << "a scale (d or dmin) of super-block " << (first * row_bytes + p) / bb << " of " << info.name
+           << " is Inf or NaN";
+      }
       return Status::Invalid(os.str());
     }
   }
   PackedWeight* pw = PackedOf(index);
-  if (pw == nullptr) {  // held as floats: dequantized
+  // A row table already holding float rows takes blocks only for all its rows.
+  const bool table_floats = pw != nullptr && pw->table && pw->pb.quant.data == nullptr && pw->buf.data() != nullptr &&
+                            !(first == 0 && rows == r);
+  if (pw == nullptr || table_floats) {  // held as floats: dequantized
     std::vector<float> row(static_cast<size_t>(c));
     for (int64_t i = 0; i < rows; ++i) {
       kernels::DequantizeRow(qk, src + i * row_bytes, c, row.data());
@@ -383,7 +448,7 @@ Status WeightStore::WriteQuant(int64_t index, int64_t first, int64_t rows, int32
     return Status::Ok();
   }
   kernels::PackedB& b = pw->pb;
-  if (first == 0 && rows == r && (b.data != nullptr || b.half != nullptr || b.quant.kind != qk)) {
+  if (first == 0 && rows == r && (b.data != nullptr || b.half != nullptr || b.quant.kind != qk || pw->buf.data() != nullptr)) {
     // The whole projection: whatever it held before gives way to the blocks.
     pw->buf.Release();
     b = kernels::PackedB{};

@@ -8,6 +8,11 @@
 //     Q4_0) they came in. A packed projection's storage is allocated by its
 //     first write (so a quantized one never holds float panels on the way);
 //     one never written holds nothing and acts as zeros;
+//   - row tables (the token embedding of an inference model): [rows, cols]
+//     held as plain float rows or, written with WriteQuant, as the GGUF
+//     rows of GGML blocks they came in (a lookup dequantizes its row; a tied
+//     head reads the blocks through GemvQuant/GemmQuant); allocated by the
+//     first write, as the packed projections;
 //   - optionally, a 16-bit copy of a tied LM head's rows (the embedding) for
 //     the GEMV of decoding, used once every row was written from 16 bits.
 // The flat layout of CopyAll / WriteAll is ParamInfo::offset: every
@@ -30,8 +35,10 @@ namespace train {
 class WeightStore {
  public:
   // Registers a parameter and returns its index; `packed`: held packed for
-  // the GEMM (a 2-D projection [out, in] of an inference model).
-  int64_t Add(const std::string& name, std::vector<int64_t> shape, bool decay, bool packed);
+  // the GEMM (a 2-D projection [out, in] of an inference model); `table`:
+  // a row table (a 2-D embedding of an inference model, read by rows).
+  int64_t Add(const std::string& name, std::vector<int64_t> shape, bool decay, bool packed,
+              bool table = false);
   // Allocates the float parameters, zeroed, and sets the kind of the packed
   // panels that writes of float or 16-bit rows create (half: 0 float32, 1
   // F16, 2 BF16, kernels::HalfKind). false: out of memory.
@@ -43,11 +50,25 @@ class WeightStore {
   const std::vector<ParamInfo>& infos() const { return infos_; }
   int64_t count() const { return count_; }    // floats of the flat layout
   int64_t stored() const { return stored_; }  // floats held as floats
-  // Float storage of parameter i; null when i < 0 or it is packed.
+  // Float storage of parameter i; null when i < 0, it is packed, or it is a
+  // row table held as blocks or never written.
   float* Data(int64_t i);
   const float* Data(int64_t i) const { return const_cast<WeightStore*>(this)->Data(i); }
-  // The packed weight of parameter i; null when i < 0 or it is not packed.
+  // The packed weight of parameter i; null when i < 0 or it is not packed
+  // (a row table is not).
   const kernels::PackedB* Packed(int64_t i) const;
+  // A row table held as GGML blocks, as a PackedB whose `quant` is set (for
+  // the linear driver: a tied head); null otherwise.
+  const kernels::PackedB* TableBlocks(int64_t i) const;
+  // Row r of a 2-D parameter i that is held as floats or a row table, as
+  // floats (a table's blocks dequantized; a table never written: zeros).
+  void Row(int64_t i, int64_t r, float* out) const;
+  // The ggml type id (kernels::QuantKind) parameter i is held in, or 0 when
+  // it is not held as GGML blocks.
+  int32_t QuantKindOf(int64_t i) const;
+  // The blocks of parameter i as held (its rows, GGUF layout) and their
+  // bytes; null and 0 when it is not held as GGML blocks.
+  const uint8_t* QuantBlocks(int64_t i, int64_t* bytes) const;
   float* floats() { return params_.data(); }
   const float* floats() const { return params_.data(); }
 
@@ -59,10 +80,11 @@ class WeightStore {
   Status WriteHalf(int64_t i, int64_t first, int64_t rows, const uint16_t* src, int64_t ld,
                    bool transposed, int32_t kind);
   // Rows [first, first + rows) of parameter i from GGML blocks (kind
-  // kernels::QuantKind: 8 Q8_0, 2 Q4_0), each row C / 32 blocks of the
-  // GGUF layout, `bytes` = rows · row bytes. A packed projection keeps them
-  // as they are (all its rows of one kind; a write of all its rows replaces
-  // whatever it held); any other parameter gets their dequantized floats.
+  // kernels::QuantKind: 8 Q8_0, 2 Q4_0, 12 Q4_K, 14 Q6_K), each row C /
+  // QuantBlockValues blocks of the GGUF layout, `bytes` = rows · row bytes.
+  // A packed projection or a row table keeps them as they are (all its rows
+  // of one kind; a write of all its rows replaces whatever it held); any
+  // other parameter gets their dequantized floats.
   // Scales must be finite.
   Status WriteQuant(int64_t i, int64_t first, int64_t rows, int32_t kind, const uint8_t* src,
                     int64_t bytes);
@@ -84,10 +106,13 @@ class WeightStore {
   // panels (kernels::PackB), with packed_half the same panels of 16-bit
   // values (pb.half: buf holds uint16_t), or W's rows of GGML blocks
   // (pb.quant: buf holds the bytes). buf is empty until the first write.
+  // A row table (`table`) uses the same record: buf holds its float rows
+  // (pb empty) or its blocks (pb.quant).
   struct PackedWeight {
     internal::AlignedBuffer buf;
     kernels::PackedB pb;
     int64_t out = 0, in = 0;
+    bool table = false;
   };
   PackedWeight* PackedOf(int64_t i) const;
   // The float32 or 16-bit panels of `w` (the kind half_), allocated and

@@ -253,6 +253,53 @@ export default function (t) {
   t.test('gpt2 folder: listed, loaded in a worker; maps, next tokens, seeded Generate and Stop = the library in Node', (h) => checkCausal(h, 'gpt2', 'The cat sat on the mat.'), { timeout: 180000 });
   t.test('llama folder (GQA 4/2): the same checks', (h) => checkCausal(h, 'llama', 'The dog is on the log.'), { timeout: 180000 });
 
+  t.test('a .gguf dropped (llama Q8_0): listed from its header with each tensor group\'s type and bytes kept (EN, 中文), loaded and run = the library in Node', async (h) => {
+    const file = path.join(REPO_ROOT, 'tests', 'golden', 'gguf', 'models', 'llama-q8_0.gguf');
+    const bytes = fs.readFileSync(file);
+    labP ??= init({ backend: 'wasm' });
+    const node = await (await labP).loadModel(new Uint8Array(bytes));
+    const { page, requests } = await openYourModel(h);
+    try {
+      await page.evaluate((b64) => {
+        const dt = new DataTransfer();
+        dt.items.add(new File([Uint8Array.from(atob(b64), (c) => c.charCodeAt(0))], 'llama-q8_0.gguf'));
+        const zone = document.querySelector('#your-model .ym-drop');
+        zone.dispatchEvent(new DragEvent('dragover', { dataTransfer: dt, bubbles: true, cancelable: true }));
+        zone.dispatchEvent(new DragEvent('drop', { dataTransfer: dt, bubbles: true, cancelable: true }));
+      }, bytes.toString('base64'));
+      await page.waitForFunction(() => ['listed', 'error'].includes(document.getElementById('your-model').dataset.model));
+      assert.equal(await page.getAttribute('#your-model', 'data-model'), 'listed');
+      const groups = () => page.evaluate(() => Object.fromEntries([...document.querySelectorAll('#your-model .ym-groups tr[data-group]')].map((tr) => [tr.dataset.group, tr.querySelector('td').textContent])));
+      const g = await groups();
+      assert.match(g.attn_q, /^Q8_0, 2 tensor\(s\): .* MB on file → .* MB kept as its blocks$/);
+      assert.match(g.token_embd, /^Q8_0, 1 tensor\(s\)/);
+      assert.match(g.attn_norm, /^F32, 2 tensor\(s\): .* kept as floats$/);
+      const listed = await page.evaluate(() => Object.fromEntries([...document.querySelectorAll('#your-model .ym-model-table tbody tr[data-key]')].map((tr) => [tr.dataset.key, tr.querySelector('td').textContent])));
+      assert.equal(listed.type, 'llama');
+      assert.equal(listed.kvHeads, String(node.config.numKvHeads));
+      const keptMb = Number(/^([\d.]+) MB of the wasm heap/.exec(listed.kept)?.[1]);
+      assert.ok(Math.abs(keptMb - node.config.bytes / 2 ** 20) < 0.001, `kept ${listed.kept} vs config.bytes ${node.config.bytes}`);
+      assert.match(listed.tokenizer, /tokenizer\.ggml/);
+      await page.selectOption('#lang', 'zh');
+      await page.waitForFunction(() => /张量/.test(document.querySelector('#your-model .ym-groups tr[data-group="attn_q"] td')?.textContent ?? ''), null, { timeout: 10000 });
+      assert.match((await groups()).attn_q, /^Q8_0，2 个张量：文件中 .* MB → 保留 .* MB（保留量化块）$/);
+      await page.selectOption('#lang', 'en');
+      await loadIt(page);
+      const text = 'The dog is on the log.';
+      await page.waitForFunction(() => document.getElementById('ym-model-view').modelRun);
+      await setSentence(page, text);
+      await ranOn(page, text);
+      const ref = node.forwardSync(text, { attentions: true });
+      const shown = await page.evaluate(() => Array.from(document.getElementById('ym-model-view').data.data));
+      near(shown, ref.attentions.flatMap((a) => Array.from(a.data)), 1e-6, 'llama Q8_0 GGUF in the page vs in Node');
+      assertLocal(requests);
+      assert.deepEqual(page.ownProblems(), []);
+    } finally {
+      node.dispose();
+      await page.closeAll();
+    }
+  }, { timeout: 180000 });
+
   t.test('several files dropped on the drop zone (DataTransfer): llama-sharded listed with its two BF16 shards and run', async (h) => {
     const dir = path.join(MODELS, 'llama-sharded');
     const names = fs.readdirSync(dir).filter((n) => n !== 'expected.json');

@@ -3,6 +3,8 @@
 // listModel) agree, over header-only fake safetensors files (a few KB: no
 // tensor data exists, and reading past the header throws). The byte counts
 // expected here are computed from the tensor list written below.
+import fs from 'node:fs';
+import path from 'node:path';
 import { init } from '../../web/node.js';
 import { listModel } from '../../web/components/lib/model-client.js';
 import { memoryFit, HEAP_LIMIT_BYTES, HEADROOM_BYTES } from '../../web/lib/model/plan.js';
@@ -142,5 +144,39 @@ describe('one memory-fit rule (model/plan.js) for loadModel and the folder listi
     expect(fit.bytes).toBe(fit.need + V * E * 2);
     expect(memoryFit(c, entries, 0).headCopy).toBe(0);
     expect(memoryFit({ ...c, core: { tieEmbeddings: false } }, entries, 1).headCopy).toBe(0);
+  });
+});
+
+describe('a dropped .gguf is listed from its header (listModel), as loadModel keeps it', () => {
+  // The K-quant fixture (Q4_K with attn_v, ffn_down and output in Q6_K) and
+  // the llama Q8_0 one: each tensor group's types and bytes, the kept bytes
+  // equal to the loaded model's config.bytes (the one rule), and only the
+  // header read.
+  const dir = path.join(process.cwd(), 'tests', 'golden', 'gguf', 'models');
+  test.each([['kquant-q4_k_m.gguf', false], ['llama-q8_0.gguf', true]])('%s', async (name, hasTokenizer) => {
+    const bytes = new Uint8Array(fs.readFileSync(path.join(dir, name)));
+    const file = new File([bytes], name);
+    const L = await listModel([file]);
+    expect(L.format).toBe('gguf');
+    expect(L.hasTokenizer).toBe(hasTokenizer);
+    expect(L.headerBytes).toBe(Math.min(bytes.length, 2 ** 20)); // one read of the first MiB (gguf.js: the header of a bigger file only)
+    const lab = await init({ backend: 'wasm' });
+    const m = await lab.loadModel({ weights: bytes, tokenizer: hasTokenizer ? undefined : null });
+    expect(L.keptBytes).toBe(m.config.bytes);
+    expect(L.quantGroups.reduce((n, g) => n + g.keptBytes, 0)).toBe(m.config.bytes);
+    const byRole = Object.fromEntries(L.quantGroups.map((g) => [g.role, g]));
+    if (name.startsWith('kquant')) {
+      expect(byRole.attn_q.types).toEqual(['Q4_K']);
+      expect(byRole.attn_v.types).toEqual(['Q6_K']);
+      expect(byRole.ffn_down.types).toEqual(['Q6_K']);
+      expect(byRole.output.types).toEqual(['Q6_K']);
+      expect(byRole.attn_norm.types).toEqual(['F32']);
+      expect(byRole.attn_q.quantized).toBe(true);
+      expect(byRole.attn_q.keptBytes).toBe(byRole.attn_q.bytes);
+    } else {
+      expect(byRole.token_embd.types).toEqual(['Q8_0']);
+      expect(byRole.token_embd.keptBytes).toBe(byRole.token_embd.bytes);
+    }
+    m.dispose();
   });
 });

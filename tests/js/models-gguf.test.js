@@ -91,17 +91,91 @@ describe.each(BACKENDS)('GGUF against the float64 references — %s', (backend) 
 
   test.each(FAMILIES.flatMap((f) => [[f, 'q8_0'], [f, 'q4_0']]))('%s %s: the reference on the dequantised weights, within 1e-4', async (family, type) => {
     const ref = JSON.parse(fs.readFileSync(path.join(GGUF, `${family}-${type}.expected.json`), 'utf8'));
-    const model = await labs[backend].loadModel(gguf(`${family}-${type}.gguf`));
-    // Dequantised to float32 at load: 4 bytes a weight.
+    const bytes = gguf(`${family}-${type}.gguf`);
+    const model = await labs[backend].loadModel(bytes);
+    // Kept as the file's blocks: the bytes of its Q8_0/Q4_0 tensors as the
+    // header gives them, the rest (norms, biases, positions) float32.
+    const { tensors } = parseGgufHeader(bytes, bytes.length, 'test');
+    const blocks = tensors.filter((t) => t.ggmlType === type.toUpperCase());
+    expect(blocks.length).toBeGreaterThan(0);
+    const blockBytes = blocks.reduce((n, t) => n + t.end - t.begin, 0);
+    const floats = tensors.filter((t) => t.ggmlType !== type.toUpperCase()).reduce((n, t) => n + t.count, 0);
     expect(model.config.weightsDtype).toBe('float32');
-    expect(model.config.bytes).toBe(model.config.parameters * 4);
+    expect(model.config.quantized).toEqual({ [type.toUpperCase()]: blockBytes });
+    expect(model.config.bytes).toBe(blockBytes + 4 * floats);
+    expect(model.config.bytes).toBeLessThan(model.config.parameters * (type === 'q8_0' ? 1.3 : 0.8));
     for (const c of ref.cases) {
       // Quantisation moved the logits far beyond the tolerance: the check below
       // tells the quantized weights from the F32 ones.
       expect(c.max_rel_to_f32).toBeGreaterThan(1e-2);
       expect(maxRel(model.forwardSync(c.ids).logits.data, c.logits)).toBeLessThan(1e-4);
+      // A prefix of 1 or 3 tokens (a causal model's first rows): the GEMV
+      // over the blocks (decoding's path, up to 4 rows), not the GEMM.
+      const V = model.config.vocabSize;
+      for (const n of [1, 3]) {
+        expect(maxRel(model.forwardSync(c.ids.slice(0, n)).logits.data, c.logits.flat().slice(0, n * V))).toBeLessThan(1e-4);
+      }
     }
     model.dispose();
+  });
+});
+
+describe.each(BACKENDS)('GGUF K-quants (Q4_K, Q6_K) kept as super-blocks — %s', (backend) => {
+  // A tiny llama whose rows are 256 and 512 values long (the super-block is
+  // 256), tests/reference/gguf_fixtures.py k_quant_fixtures: every matrix
+  // Q6_K, or llama-quantize's Q4_K_M mix (Q4_K; attn_v, ffn_down and output
+  // Q6_K). The float64 reference of the dequantised weights, within 1e-4:
+  // the whole prompt (the GEMM over dequantised chunks) and prefixes of 1
+  // and 3 tokens (the GEMV that reads the blocks).
+  test.each(['q4_k_m', 'q6_k'])('%s', async (stem) => {
+    const ref = JSON.parse(fs.readFileSync(path.join(GGUF, `kquant-${stem}.expected.json`), 'utf8'));
+    const file = gguf(`kquant-${stem}.gguf`);
+    const model = await labs[backend].loadModel({ weights: file, tokenizer: null });
+    const { tensors } = parseGgufHeader(file, file.length, 'test');
+    const byType = {};
+    for (const t of tensors.filter((x) => x.ggmlType !== 'F32')) byType[t.ggmlType] = (byType[t.ggmlType] ?? 0) + t.end - t.begin;
+    expect(Object.keys(byType).sort()).toEqual(ref.types.filter((t) => t !== 'F32'));
+    expect(model.config.quantized).toEqual(byType);
+    const V = model.config.vocabSize;
+    for (const c of ref.cases) {
+      expect(c.max_rel_to_f32).toBeGreaterThan(1e-2); // the quantized weights, not the float ones
+      expect(maxRel(model.forwardSync(c.ids).logits.data, c.logits)).toBeLessThan(1e-4);
+      for (const n of [1, 3]) {
+        expect(maxRel(model.forwardSync(c.ids.slice(0, n)).logits.data, c.logits.flat().slice(0, n * V))).toBeLessThan(1e-4);
+      }
+    }
+    model.dispose();
+  });
+});
+
+describe.each(BACKENDS)('GGUF blocks kept: the head rows and the embedding rows read from the blocks — %s', (backend) => {
+  // The same file loaded with dtype 'float32' holds the dequantised floats
+  // (the same numbers): direct logit attribution, which reads the head's
+  // rows (the tied embedding's, or output.weight's), and greedy generation
+  // (one-token GEMV steps over the KV cache) give the same results.
+  test.each([['llama', 'q8_0'], ['qwen2', 'q4_0'], ['gpt2', 'q8_0'], ['phi3', 'q4_0']])('%s %s', async (family, type) => {
+    const file = gguf(`${family}-${type}.gguf`);
+    const kept = await labs[backend].loadModel({ weights: file, tokenizer: null });
+    const floats = await labs[backend].loadModel({ weights: file, tokenizer: null, dtype: 'float32' });
+    expect(kept.config.quantized).not.toBeNull();
+    expect(floats.config.quantized).toBeNull();
+    expect(kept.config.bytes).toBeLessThan(floats.config.bytes / 2.5);
+    const ids = [1, 4, 2, 7, 3];
+    const a = kept.attribute(ids, { target: 5, baseline: 6 });
+    const b = floats.attribute(ids, { target: 5, baseline: 6 });
+    expect(maxRel(a.heads.data, Array.from(b.heads.data))).toBeLessThan(1e-4);
+    expect(Math.abs(a.logitDiff - b.logitDiff)).toBeLessThan(1e-4 * Math.max(1, Math.abs(b.logitDiff)));
+    expect(a.logitDiff).not.toBe(0);
+    const greedy = async (m) => {
+      const out = [];
+      for await (const t of m.generate(ids, { maxNewTokens: 6, temperature: 0 })) out.push(t.id);
+      return out;
+    };
+    const g1 = await greedy(kept);
+    expect(g1).toHaveLength(6);
+    expect(g1).toEqual(await greedy(floats));
+    kept.dispose();
+    floats.dispose();
   });
 });
 

@@ -432,7 +432,7 @@ TEST(Quant, WriteParamQuantRefusesBadInput) {
     EXPECT_NE(st.message.find(has), std::string::npos) << st.message;
   };
   bad(t->WriteParamQuant(wq, 0, 2, 8, q8.data(), 2 * ld8 - 1), "bytes");
-  bad(t->WriteParamQuant(wq, 0, 2, 3, q8.data(), 2 * ld8), "kind must be 8 (Q8_0) or 2 (Q4_0)");
+  bad(t->WriteParamQuant(wq, 0, 2, 3, q8.data(), 2 * ld8), "kind must be 8 (Q8_0), 2 (Q4_0), 12 (Q4_K) or 14 (Q6_K)");
   bad(t->WriteParamQuant(wq, 63, 2, 8, q8.data(), 2 * ld8), "do not fit");
   bad(t->WriteParamQuant(w2, 0, 1, 8, q8.data(), 85), "not a multiple of 32");
   bad(t->WriteParamQuant(999, 0, 1, 8, q8.data(), ld8), "no parameter 999");

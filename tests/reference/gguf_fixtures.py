@@ -655,6 +655,120 @@ def model_fixtures():
         open(os.path.join(OUT_MODELS, f'bad-{k}.gguf'), 'wb').write(v)
 
 
+def q4_k(x):
+    """Q4_K super-blocks of x (a multiple of 256 values): a plain quantizer
+    (each sub-block's range over 15 steps, its scale and min rounded to 6 bits
+    under the block's d and dmin), not llama.cpp's make_qkx2_quants search:
+    any valid block is a valid file, and the reference reads the values back
+    with deq (dequantize_row_q4_K) whatever chose them."""
+    out = b''
+    for sb in x.reshape(-1, 256).astype(f32):
+        subs = sb.reshape(8, 32)
+        lo = np.minimum(subs.min(axis=1), 0).astype(np.float64)
+        scale = (subs.max(axis=1) - lo) / 15
+        d = f32(h2f(half_bits(scale.max() / 63)))
+        dmin = f32(h2f(half_bits(-lo.min() / 63)))
+        sc = np.clip(np.round(scale / d), 1, 63).astype(int) if d > 0 else np.zeros(8, int)
+        m = np.clip(np.round(-lo / dmin), 0, 63).astype(int) if dmin > 0 else np.zeros(8, int)
+        q = np.zeros((8, 32), int)
+        for s_ in range(8):
+            step = float(f32(d * f32(sc[s_])))
+            q[s_] = np.clip(np.round((subs[s_] + float(f32(dmin * f32(m[s_])))) / step), 0, 15) if step > 0 else 0
+        scales = bytearray(12)
+        for i in range(4):
+            scales[i] = sc[i] | ((sc[i + 4] >> 4) << 6)
+            scales[i + 4] = m[i] | ((m[i + 4] >> 4) << 6)
+            scales[i + 8] = (sc[i + 4] & 15) | ((m[i + 4] & 15) << 4)
+        qs = bytearray(128)
+        for g in range(4):
+            for l in range(32):
+                qs[32 * g + l] = q[2 * g][l] | (q[2 * g + 1][l] << 4)
+        out += struct.pack('<HH', half_bits(d), half_bits(dmin)) + bytes(scales) + bytes(qs)
+    return out
+
+
+def q6_k(x):
+    """Q6_K super-blocks of x: each sub-block of 16 scaled to ±31 steps, its
+    int8 scale under the block's d (a plain quantizer, as q4_k)."""
+    out = b''
+    for sb in x.reshape(-1, 256).astype(f32):
+        subs = sb.reshape(16, 16).astype(np.float64)
+        scale = np.abs(subs).max(axis=1) / 31
+        d = f32(h2f(half_bits(scale.max() / 127)))
+        sc = np.clip(np.round(scale / d), 1, 127).astype(int) if d > 0 else np.zeros(16, int)
+        q = np.zeros(256, int)
+        for s_ in range(16):
+            step = float(f32(d * f32(sc[s_])))
+            q[16 * s_:16 * s_ + 16] = np.clip(np.round(subs[s_] / step) + 32, 0, 63) if step > 0 else 32
+        ql, qh = bytearray(128), bytearray(64)
+        for n in range(2):
+            for l in range(32):
+                a, b2, c, e = (q[128 * n + l + 32 * k] for k in range(4))
+                ql[64 * n + l] = (a & 15) | ((c & 15) << 4)
+                ql[64 * n + l + 32] = (b2 & 15) | ((e & 15) << 4)
+                qh[32 * n + l] = (a >> 4) | ((b2 >> 4) << 2) | ((c >> 4) << 4) | ((e >> 4) << 6)
+        out += bytes(ql) + bytes(qh) + np.asarray(sc, np.int8).tobytes() + struct.pack('<H', half_bits(d))
+    return out
+
+
+def k_quant_fixtures():
+    """models/kquant-{q4_k_m,q6_k}.gguf + .expected.json: a tiny llama whose
+    rows are 256 (and 512) values long, the K-quants' super-block, with
+    generated weights (seeded normal, std 0.05): every matrix Q6_K; or as
+    llama-quantize's Q4_K_M mixes them, Q4_K with attn_v, ffn_down and
+    output in Q6_K. The reference: hf_models' llama on the dequantised
+    weights (deq), unpermuted as the loader does."""
+    cfg = {'model_type': 'llama', 'architectures': ['LlamaForCausalLM'], 'hidden_size': 256, 'intermediate_size': 512,
+           'num_attention_heads': 4, 'num_key_value_heads': 1, 'num_hidden_layers': 1, 'vocab_size': 48,
+           'max_position_embeddings': 64, 'rms_norm_eps': 1e-6, 'rope_theta': 10000.0, 'hidden_act': 'silu',
+           'tie_word_embeddings': False, 'attention_bias': False, 'mlp_bias': False, 'head_dim': 64, 'rope_scaling': None}
+    rng = np.random.default_rng(256)
+    E, F, V, H, Hkv, D = 256, 512, 48, 4, 1, 64
+    hf = {'model.embed_tokens.weight': (V, E)}
+    p = 'model.layers.0.'
+    for name, shape in (('self_attn.q_proj', (H * D, E)), ('self_attn.k_proj', (Hkv * D, E)), ('self_attn.v_proj', (Hkv * D, E)),
+                        ('self_attn.o_proj', (E, H * D)), ('mlp.gate_proj', (F, E)), ('mlp.up_proj', (F, E)), ('mlp.down_proj', (E, F))):
+        hf[p + name + '.weight'] = shape
+    tensors = {k: (rng.standard_normal(s) * 0.05).astype(f32) for k, s in hf.items()}
+    tensors[p + 'input_layernorm.weight'] = (1 + 0.05 * rng.standard_normal(E)).astype(f32)
+    tensors[p + 'post_attention_layernorm.weight'] = (1 + 0.05 * rng.standard_normal(E)).astype(f32)
+    tensors['model.norm.weight'] = (1 + 0.05 * rng.standard_normal(E)).astype(f32)
+    tensors['lm_head.weight'] = (rng.standard_normal((V, E)) * 0.05).astype(f32)
+    converted = convert_tensors('llama', cfg, tensors)
+    hf_names = {gguf_name('llama', k): k for k in tensors}
+    ids_cases = [[1, 7, 30, 2, 11, 45, 3], [5, 5, 19, 40, 0, 23, 8, 12, 9]]
+    for stem, ftype, typ_of in (('q4_k_m', 15, lambda n: 'Q6_K' if re.search(r'(attn_v|ffn_down)\.weight$|^output\.weight$', n) else 'Q4_K'),
+                                ('q6_k', 18, lambda n: 'Q6_K')):
+        items = []
+        for name, w in converted:
+            t = typ_of(name) if w.ndim == 2 else 'F32'
+            raw = w.astype('<f4').tobytes() if t == 'F32' else (q4_k if t == 'Q4_K' else q6_k)(w.reshape(-1))
+            items.append((name, list(w.shape), t, raw))
+        pairs = [pr for pr in model_meta('llama', cfg, 'F32') if not pr[0].startswith('general.file_type')]
+        pairs += [('general.file_type', u32(ftype)), ('general.quantization_version', u32(2))]
+        data = gguf(3, meta(pairs), items)
+        path = os.path.join(OUT_MODELS, f'kquant-{stem}.gguf')
+        open(path, 'wb').write(data)
+        print(f'{os.path.relpath(path)}: {len(data)} bytes')
+        deq_t = dict(back_to_hf('llama', cfg, n, deq(t, raw, int(np.prod(sh))).reshape(sh).astype(np.float32), hf_names)
+                     for n, sh, t, raw in items)
+        cases = []
+        for ids in ids_cases:
+            lg = reference_logits('llama', cfg, deq_t, ids)
+            full = reference_logits('llama', cfg, tensors, ids)
+            cases.append({'ids': ids, 'logits': np.round(lg, 9).tolist(),
+                          'max_rel_to_f32': float(np.max(np.abs(lg - full)) / np.max(np.abs(full)))})
+        json.dump({'note': f'float64 logits of the dequantised {stem.upper()} weights (tests/reference/gguf_fixtures.py '
+                   'k_quant_fixtures); max_rel_to_f32: how far quantisation moved them from the float32 weights',
+                   'types': sorted({t for _, _, t, _ in items}), 'cases': cases},
+                  open(os.path.join(OUT_MODELS, f'kquant-{stem}.expected.json'), 'w'))
+
+
 if __name__ == '__main__':
-    main()
-    model_fixtures()
+    import sys as _sys
+    if _sys.argv[1:] == ['kquant']:
+        k_quant_fixtures()
+    else:
+        main()
+        model_fixtures()
+        k_quant_fixtures()

@@ -8,9 +8,11 @@
 // draws a Model of this page's thread and one in the worker alike.
 import { splitFolder, openWeights, readJson } from '../../lib/model/files.js';
 import { architectureOf } from '../../lib/model/architectures.js';
-import { memoryFit, plannedEntries, halfKindOf, publicConfig, HEAP_LIMIT_BYTES } from '../../lib/model/plan.js';
+import { memoryFit, plannedEntries, halfKindOf, publicConfig, keptQuantKind, HEAP_LIMIT_BYTES } from '../../lib/model/plan.js';
+import { openGgufModel } from '../../lib/model/gguf.js';
 
-const NAMES = /^(config\.json|tokenizer\.json|(model\.safetensors|pytorch_model\.bin)\.index\.json|.*\.safetensors|pytorch_model(-\d+-of-\d+)?\.bin)$/;
+const NAMES = /^(config\.json|tokenizer\.json|(model\.safetensors|pytorch_model\.bin)\.index\.json|.*\.safetensors|pytorch_model(-\d+-of-\d+)?\.bin|.*\.gguf)$/;
+const GGUF_NAME = /\.gguf$/i;
 /** Weight files whose reads are counted (headerBytes). */
 const WEIGHT_FILES = /\.(safetensors|bin)$/;
 
@@ -23,6 +25,7 @@ const baseName = (f) => String(f?.name ?? '').split('/').pop();
  */
 export function isModelFolder(files) {
   const names = new Set(Array.from(files, baseName));
+  if ([...names].some((n) => GGUF_NAME.test(n))) return true; // a GGUF file holds its own config
   return names.has('config.json') && ['model.safetensors', 'model.safetensors.index.json', 'pytorch_model.bin', 'pytorch_model.bin.index.json'].some((n) => names.has(n));
 }
 
@@ -38,6 +41,8 @@ export function isModelFolder(files) {
 export async function listModel(fileList) {
   const t0 = performance.now();
   const list = Array.from(fileList).filter((f) => NAMES.test(baseName(f)));
+  const ggufs = list.filter((f) => GGUF_NAME.test(baseName(f)));
+  if (ggufs.length) return listGguf(ggufs, list, t0);
   const files = splitFolder(list);
   let read = 0;
   const counted = (f) => ({
@@ -71,6 +76,78 @@ export async function listModel(fileList) {
     fits: fit.fits,
     keptBytes: fit.bytes,
     tokenizerBytes: files.tokenizer ? files.tokenizer.size : null,
+    hasTokenizer: Boolean(files.tokenizer),
+    headerBytes: read,
+    ms: performance.now() - t0,
+  };
+}
+
+/** llama.cpp's role of a GGUF tensor: its name without blk.N. and .weight/.bias (attn_q, ffn_down, token_embd, …). */
+const roleOf = (name) => name.replace(/^blk\.\d+\./, '').replace(/\.(weight|bias)$/, '');
+
+/**
+ * listModel of a dropped .gguf file (only its header is read: model/gguf.js
+ * openGgufModel, as lab.loadModel reads it): the same fields, with
+ * `format: 'gguf'`, `hasTokenizer` (tokenizer.ggml.* or a tokenizer.json
+ * beside it), and `quantGroups`: per tensor role (attn_q, ffn_down,
+ * token_embd, …, llama.cpp's names) its ggml types, tensors, bytes on file
+ * and bytes kept in the heap (GGML blocks kept as they are, the rest float32:
+ * plan.js keptQuantKind, the rule load follows).
+ */
+async function listGguf(ggufs, list, t0) {
+  if (ggufs.length > 1) throw new RangeError(`the files hold ${ggufs.length} GGUF files; drop one`);
+  let read = 0;
+  const f = ggufs[0];
+  const counted = {
+    name: f.name,
+    size: f.size,
+    slice(a, b) {
+      read += Math.max(0, Math.min(b ?? f.size, f.size) - (a ?? 0));
+      return f.slice(a, b);
+    },
+    arrayBuffer: () => f.arrayBuffer(),
+  };
+  const { type, table, hfConfig, weights, tokenizerJson } = await openGgufModel(counted);
+  const names = new Set(weights.tensors.keys());
+  const c = table.config(hfConfig, names);
+  let parameters = 0;
+  for (const e of weights.tensors.values()) parameters += e.count;
+  const kept = plannedEntries(table, { modelType: type, ...c }, weights.tensors);
+  const halfKind = halfKindOf(kept.map((entry) => ({ entry })), 'auto');
+  const fit = memoryFit(c, kept, halfKind);
+  const groups = new Map();
+  for (const e of kept) {
+    const role = roleOf(e.name);
+    const g = groups.get(role) ?? { role, types: [], tensors: 0, bytes: 0, keptBytes: 0, entries: [] };
+    if (!g.types.includes(e.dtype)) g.types.push(e.dtype);
+    g.tensors += 1;
+    g.bytes += e.end - e.begin;
+    g.entries.push(e);
+    groups.set(role, g);
+  }
+  // (each group's share of the memory rule's count)
+  for (const g of groups.values()) {
+    g.keptBytes = memoryFit(c, g.entries, halfKind).need;
+    g.quantized = g.entries.some((e) => keptQuantKind(e) !== 0);
+    delete g.entries;
+  }
+  const tokenizer = list.find((x) => baseName(x) === 'tokenizer.json');
+  return {
+    format: 'gguf',
+    files: { weights: f, ...(tokenizer ? { tokenizer } : {}) },
+    ...publicConfig(type, c),
+    parameters,
+    tensors: weights.tensors.size,
+    bytes: weights.bytes,
+    shards: weights.files,
+    dtypes: weights.dtypes,
+    float32Bytes: parameters * 4,
+    heapLimit: HEAP_LIMIT_BYTES,
+    fits: fit.fits,
+    keptBytes: fit.bytes,
+    quantGroups: [...groups.values()],
+    tokenizerBytes: tokenizer ? tokenizer.size : null,
+    hasTokenizer: Boolean(tokenizer || tokenizerJson),
     headerBytes: read,
     ms: performance.now() - t0,
   };

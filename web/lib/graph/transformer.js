@@ -17,8 +17,8 @@ export const ACTIVATIONS = { gelu: 0, gelu_new: 1, swiglu: 2, geglu: 3, geglu_ta
 // take their defaults from the core's one field list
 // (ATTNLAB_TRANSFORMER_CONFIG_FIELDS in src/train/train.h, read through
 // transformerConfigDefaults()); enum fields come back as their names.
-// writeParamQuant's GGML block types (Q8_0 = 8, Q4_0 = 2, their ggml type ids): bytes a block of 32.
-const QUANT_BLOCK_BYTES = { 8: 34, 2: 18 };
+// writeParamQuant's GGML block types by name: their ggml type ids, values and bytes a block.
+const QUANT_TYPES = { Q8_0: [8, 32, 34], Q4_0: [2, 32, 18], Q4_K: [12, 256, 144], Q6_K: [14, 256, 210] };
 const QUANT_OPTIONS = ['first'];
 const ENUM_NAMES = { norm: NORMS, activation: ACTIVATIONS, positional: POSITIONAL };
 const coreDefaults = new WeakMap();
@@ -262,14 +262,15 @@ export class Transformer {
 
   /**
    * Writes a weight, or rows [first, first + n) of it, from GGML blocks as a
-   * GGUF file holds a Q8_0 or Q4_0 tensor [R rows of C] (ggml-common.h: a
-   * block of 32 values is an F16 scale d and 32 int8, or 16 bytes of nibbles
-   * with offset 8; C / 32 blocks a row, 34 or 18 bytes each). A loaded
+   * GGUF file holds a Q8_0, Q4_0, Q4_K or Q6_K tensor [R rows of C]
+   * (ggml-common.h: a block of 32 values is an F16 scale d and 32 int8, or
+   * 16 bytes of nibbles with offset 8, 34 or 18 bytes; the K-quants' blocks
+   * hold 256 values in 144 or 210 bytes; C / block values a row). A loaded
    * model's projections keep the blocks (decoding reads them as they are);
    * every other weight, and every weight of a trainable model, takes their
    * dequantized values d·q (ggml's dequantize_row_*).
    * @param {string|number} param the weight's name (as getWeights) or index
-   * @param {'Q8_0'|'Q4_0'|8|2} kind the block type (or its ggml type id)
+   * @param {'Q8_0'|'Q4_0'|'Q4_K'|'Q6_K'|8|2|12|14} kind the block type (or its ggml type id)
    * @param {Uint8Array} data whole rows of blocks
    * @param {{ first?: number }} [options] first: the first row written (default 0)
    */
@@ -284,10 +285,11 @@ export class Transformer {
     } else {
       index = checkInt(where, 'param', param, 0, this._params.length - 1);
     }
-    const code = kind === 8 || kind === 'Q8_0' ? 8 : kind === 2 || kind === 'Q4_0' ? 2 : undefined;
-    if (code === undefined) {
-      throw rangeError(where, `kind must be 'Q8_0' or 'Q4_0' (or their ggml type ids 8 and 2), got ${describe(kind)}`);
+    const type = Object.entries(QUANT_TYPES).find(([n, [id]]) => kind === n || kind === id);
+    if (type === undefined) {
+      throw rangeError(where, `kind must be 'Q8_0', 'Q4_0', 'Q4_K' or 'Q6_K' (or their ggml type ids 8, 2, 12 and 14), got ${describe(kind)}`);
     }
+    const [code, values, blockBytes] = type[1];
     if (!(data instanceof Uint8Array)) {
       throw typeError(where, `data must be a Uint8Array of GGML blocks, got ${describe(data)}`);
     }
@@ -295,13 +297,13 @@ export class Transformer {
     const rows = info.shape.length === 2 ? info.shape[0] : 1;
     const cols = info.shape.length === 2 ? info.shape[1] : info.shape[0];
     const name = `${info.name} [${info.shape.join(',')}]`;
-    if (cols % 32 !== 0) {
-      throw rangeError(where, `${name} has rows of ${cols} values, not a multiple of 32 (a GGML block); write it from floats`);
+    if (cols % values !== 0) {
+      throw rangeError(where, `${name} has rows of ${cols} values, not a multiple of ${values} (a ${type[0]} block); write it from floats`);
     }
-    const rowBytes = (cols / 32) * QUANT_BLOCK_BYTES[code];
+    const rowBytes = (cols / values) * blockBytes;
     const first = checkInt(where, 'first', opts.first ?? 0, 0, rows - 1);
     if (data.length === 0 || data.length % rowBytes !== 0 || first + data.length / rowBytes > rows) {
-      throw rangeError(where, `data must hold whole rows of ${name} from row ${first}: a multiple of ${rowBytes} bytes (${cols / 32} blocks of ${QUANT_BLOCK_BYTES[code]}), at most ${(rows - first) * rowBytes}, got ${data.length}`);
+      throw rangeError(where, `data must hold whole rows of ${name} from row ${first}: a multiple of ${rowBytes} bytes (${cols / values} blocks of ${blockBytes}), at most ${(rows - first) * rowBytes}, got ${data.length}`);
     }
     const Module = this._Module;
     withArena(Module, where, (arena) => {

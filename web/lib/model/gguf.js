@@ -8,9 +8,11 @@
 //
 // Types: F32, F16 and BF16 go in as the safetensors path takes them (a file
 // whose matrices are all F16 keeps its projections in 16 bits); Q8_0, Q4_0,
-// Q4_K and Q6_K are dequantised to float32 row by row as they are streamed
-// (io/ggml-types.js, llama.cpp's dequantize_row_*). Kernels that read the
-// quantized blocks directly are a later step.
+// Q4_K and Q6_K matrices are kept as the file's blocks (plan.js
+// keptQuantKind, load.js: the core's GEMV and GEMM read them); under dtype
+// 'float32', or where a row is not whole blocks, they are dequantised to
+// float32 row by row as they are streamed (entry.decode: io/ggml-types.js,
+// llama.cpp's dequantize_row_*).
 import { rangeError, typeError } from '../errors.js';
 import { parseGgufHeader, GGUF_MAGIC } from '../io/gguf.js';
 import { dequantizeGgml, DEQUANTIZABLE } from '../io/ggml-types.js';
@@ -132,9 +134,11 @@ export async function openGgufModel(file) {
     if (Number.isSafeInteger(id)) hfConfig[`${key}_token_id`] = id;
   }
   const tokenizerJson = tokenizerJsonOf(header.metadata);
+  // (kept for model.save's format 'gguf', which writes them back)
+  const tokenizerMeta = [...header.metadata].filter(([k]) => k.startsWith('tokenizer.ggml.'));
   const dtypes = [...new Set([...tensors.values()].map((e) => e.dtype))];
   return {
-    type, arch, table, hfConfig, tokenizerJson, version: header.version,
+    type, arch, table, hfConfig, tokenizerJson, tokenizerMeta, version: header.version,
     weights: { tensors, files: [src.label], bytes: src.size, dtypes },
   };
 }

@@ -27,7 +27,7 @@ import { Transformer } from '../graph/transformer.js';
 import { architectureOf, layoutOp } from './families/index.js';
 import { readJson, openWeights, splitFolder, isBlob } from './files.js';
 import { ModelTokenizer } from './tokenizer.js';
-import { plan, halfKindOf, memoryFit, HALF_KINDS, HEAP_LIMIT_BYTES, HEADROOM_BYTES } from './plan.js';
+import { plan, halfKindOf, memoryFit, keptQuantKind, quantBytes, HALF_KINDS, HEAP_LIMIT_BYTES, HEADROOM_BYTES } from './plan.js';
 import { Model } from './model.js';
 import { EncoderDecoderModel } from './encdec-model.js';
 import { uploadToGpu, checkGpuRuns } from './gpu.js';
@@ -38,7 +38,8 @@ export { HEAP_LIMIT_BYTES } from './plan.js';
 const WHERE = 'loadModel';
 const KEYS = ['config', 'weights', 'tokenizer', 'dtype', 'signal', 'onProgress'];
 const DTYPES = ['auto', 'float32'];
-const CHUNK_BYTES = 8 * 2 ** 20;
+/** The staging buffer (it counts in a load's peak heap: keep it small beside a quantized file). */
+const CHUNK_BYTES = 2 * 2 ** 20;
 /** Longest context allocated for RoPE models (their tables and cache grow with it). */
 const MAX_ROPE_POSITIONS = 8192;
 
@@ -64,19 +65,23 @@ function isFileList(v) {
  * also packs the projections for the GEMM), a chunk of rows at a time through
  * `staging` (CHUNK_BYTES in wasm memory).
  */
-async function place(Module, handle, step, params, staging, signal, progress, halfKind) {
+async function place(Module, handle, step, params, staging, signal, progress, halfKind, keepBlocks) {
   const { entry, t } = step;
-  // 16-bit values go in as they are (the core keeps or converts them).
-  const half = halfKind !== 0 && HALF_KINDS[entry.dtype] === halfKind ? halfKind : 0;
-  const stagedBytes = half ? 2 : 4;
+  // 16-bit values go in as they are (the core keeps or converts them); GGML
+  // GGML Q8_0/Q4_0/Q4_K/Q6_K rows go in as the file's blocks, which the core keeps
+  // (plan.js keptQuantKind).
+  const quant = keptQuantKind({ ...entry, keepBlocks }, t.op);
+  const half = !quant && halfKind !== 0 && HALF_KINDS[entry.dtype] === halfKind ? halfKind : 0;
   const shape = entry.shape;
   const rows = shape.length === 1 ? 1 : shape[0];
   const rowElems = shape.length === 1 ? shape[0] : entry.count / rows;
+  // (blocks: the bytes a value takes, 34/32 or 18/32, so that the layout
+  // ops' row offsets rowElems·stagedBytes are whole rows of blocks)
+  const stagedBytes = quant ? quantBytes(quant, rowElems) / rowElems : half ? 2 : 4;
   const elemBytes = (entry.end - entry.begin) / entry.count;
-  const rowsPerChunk = Math.max(1, Math.floor(CHUNK_BYTES / Math.max(rowElems * elemBytes, rowElems * 4)));
+  const rowsPerChunk = Math.max(1, Math.floor(CHUNK_BYTES / Math.max(rowElems * elemBytes, rowElems * (quant ? stagedBytes : 4))));
   const what = `tensor ${JSON.stringify(entry.name)}`;
-  const writeAs = (srcHalf) => (index, first, count, src, ld, transposed) => {
-    const code = Module.transformerWriteParam(handle, { index, first, rows: count, ld, src, transposed, half: srcHalf });
+  const check = (code) => {
     if (code !== 0) {
       const message = Module.trainLastError();
       if (/must be finite/.test(message)) throw rangeError(WHERE, message);
@@ -87,7 +92,14 @@ async function place(Module, handle, step, params, staging, signal, progress, ha
       throw new Error(`${WHERE}: internal: ${message}`);
     }
   };
-  const write = writeAs(half);
+  const writeAs = (srcHalf) => (index, first, count, src, ld, transposed) => {
+    check(Module.transformerWriteParam(handle, { index, first, rows: count, ld, src, transposed, half: srcHalf }));
+  };
+  const writeBlocks = (index, first, count, src, ld, transposed) => {
+    if (transposed || ld !== rowElems) throw new Error(`${WHERE}: internal: ${what} is kept as ${entry.dtype} blocks, written by whole rows only`);
+    check(Module.transformerWriteParamQuant(handle, { index, first, rows: count, kind: quant, src, bytes: count * rowElems * stagedBytes }));
+  };
+  const write = quant ? writeBlocks : writeAs(half);
   // For ops that compute values (add-one): the staged values as float32, and
   // float32 values written back through the staging buffer (which holds 4
   // bytes per element of a chunk, whatever was staged).
@@ -104,7 +116,7 @@ async function place(Module, handle, step, params, staging, signal, progress, ha
     const a = entry.begin + r0 * rowElems * elemBytes;
     const b = entry.begin + r1 * rowElems * elemBytes;
     const bytes = await entry.source.read(a, b);
-    if (half) {
+    if (half || quant) {
       Module.HEAPU8.set(bytes, staging); // read afresh: memory may have grown
     } else {
       const n = (r1 - r0) * rowElems;
@@ -150,9 +162,9 @@ export async function loadModel(Module, source, { gpu = undefined } = {}) {
   if (onProgress !== undefined && typeof onProgress !== 'function') throw typeError(WHERE, `onProgress must be a function, got ${describe(onProgress)}`);
   if (signal !== undefined && (signal === null || typeof signal.aborted !== 'boolean')) throw typeError(WHERE, `signal must be an AbortSignal, got ${describe(signal)}`);
 
-  let hfConfig, type, table, weights, fileTokenizer = null;
+  let hfConfig, type, table, weights, fileTokenizer = null, ggufTokenizer = null;
   if (gguf) {
-    ({ hfConfig, type, table, weights, tokenizerJson: fileTokenizer } = await openGgufModel(args.weights));
+    ({ hfConfig, type, table, weights, tokenizerJson: fileTokenizer, tokenizerMeta: ggufTokenizer } = await openGgufModel(args.weights));
   } else {
     hfConfig = await readJson(args.config, 'config.json', { signal });
     ({ type, arch: table } = architectureOf(hfConfig));
@@ -168,9 +180,9 @@ export async function loadModel(Module, source, { gpu = undefined } = {}) {
   const toGpu = Boolean(gpu) && !gpu.deviceLost; // after a device loss the wasm copy answers alone
   if (toGpu) checkGpuRuns(c);
   const halfKind = halfKindOf(steps, dtype);
-  const fit = memoryFit(c, steps.map((st) => st.entry), halfKind);
+  const fit = memoryFit(c, steps.map((st) => ({ ...st.entry, op: st.t.op, keepBlocks: dtype !== 'float32' })), halfKind);
   if (!fit.fits) {
-    throw rangeError(WHERE, `the model needs ${mib(fit.need)} of ${halfKind ? 'weights (its matrices in 16 bits)' : 'float32 weights'} (${fit.floats} parameters, ${mib(weights.bytes)} on file), more than the wasm heap can hold: its limit is ${mib(HEAP_LIMIT_BYTES)} (with ${mib(HEADROOM_BYTES)} kept for activations)`);
+    throw rangeError(WHERE, `the model needs ${mib(fit.need)} of ${fit.quantBytes ? 'weights (its quantized matrices as the file\'s blocks)' : halfKind ? 'weights (its matrices in 16 bits)' : 'float32 weights'} (${fit.floats} parameters, ${mib(weights.bytes)} on file), more than the wasm heap can hold: its limit is ${mib(HEAP_LIMIT_BYTES)} (with ${mib(HEADROOM_BYTES)} kept for activations)`);
   }
   let tokenizerJson = null;
   let tokenizer = null;
@@ -218,7 +230,7 @@ export async function loadModel(Module, source, { gpu = undefined } = {}) {
         if (!index.has(name)) throw new Error(`${WHERE}: internal: the block graph has no ${name}`);
         return index.get(name);
       });
-      await place(Module, targets[0].t._handle, step, targets.map((x) => x.i), staging, signal, progress, halfKind);
+      await place(Module, targets[0].t._handle, step, targets.map((x) => x.i), staging, signal, progress, halfKind, dtype !== 'float32');
     }
     for (const g of graphs) {
       const code = Module.transformerCheckParams(g.t._handle);
@@ -234,7 +246,7 @@ export async function loadModel(Module, source, { gpu = undefined } = {}) {
   } finally {
     if (staging) Module._free(staging);
   }
-  const info = { modelType: type, hfConfig, c, tokenizerJson, files: weights.files, dtypes: weights.dtypes, gpu: gpuSide };
+  const info = { modelType: type, hfConfig, c, tokenizerJson, files: weights.files, dtypes: weights.dtypes, gpu: gpuSide, ggufTokenizer: tokenizerJson === fileTokenizer ? ggufTokenizer : null };
   // A folder with SentencePiece files and no tokenizer.json (a Marian
   // checkpoint as Helsinki-NLP publishes it): the model runs by ids, and
   // its text methods say what to convert.

@@ -18,7 +18,8 @@
 import { rangeError, typeError, describe, checkInt, checkNumber, checkOptions, disposedError } from '../errors.js';
 import { withArena, checkStatus } from '../graph/arena.js';
 import { saveModel } from './save.js';
-import { publicConfig } from './plan.js';
+import { saveGguf } from './save-gguf.js';
+import { publicConfig, keptBytes } from './plan.js';
 import { softmax, topIds, candidates, draw } from './sampling.js';
 import { headRoles } from './head-roles.js';
 import { headScores, headScoresRepeated } from './head-scores.js';
@@ -58,6 +59,7 @@ export class Model {
     this._tokenizer = tokenizer;
     this._info = info;
     const c = info.c;
+    const kept = keptBytes(Module, transformer);
     this.config = Object.freeze({
       ...publicConfig(info.modelType, c),
       // As num_parameters(): with the file's rows that the block graph does
@@ -66,8 +68,11 @@ export class Model {
       // The weights as held in wasm memory: float32, or 16 bits for the
       // packed projections of a 16-bit checkpoint (load.js), plus the 16-bit
       // copy of its tied LM head that decoding reads, when it has one.
-      bytes: transformer._params.reduce((n, p) => n + p.shape.reduce((a, d) => a * d, 1) * (p.packed && transformer.config.packedHalf ? 2 : 4), 0) +
-        Module.transformerHeadCopyBytes(transformer._handle),
+      bytes: kept.bytes + Module.transformerHeadCopyBytes(transformer._handle),
+      // The bytes kept as GGML blocks, by type ({ Q8_0: …, Q4_0: … }: a GGUF
+      // file's quantized matrices, which the kernels read as they are), or
+      // null when every weight is float32 or 16-bit.
+      quantized: kept.quantized,
       weightsDtype: transformer.config.packedHalf === 1 ? 'float16' : transformer.config.packedHalf === 2 ? 'bfloat16' : 'float32',
     });
     this._causal = c.core.causal;
@@ -348,15 +353,19 @@ export class Model {
   }
 
   /**
-   * The Hugging Face files of the model: { 'config.json': string,
-   * 'model.safetensors': Uint8Array, 'tokenizer.json'?: string }, in F32
-   * or (dtype: 'F16') F16.
+   * The Hugging Face files of the model: { 'config.json': string, 'model.safetensors': Uint8Array,
+   * 'tokenizer.json'?: string }, in F32 or (dtype: 'F16') F16; with format 'gguf', { 'model.gguf':
+   * Uint8Array } (save-gguf.js: llama.cpp's names and layouts, GGML blocks written as held).
    */
   save(options) {
     const where = 'model.save';
     this._live(where);
-    const o = checkKeys(where, options, ['dtype']);
-    return saveModel(where, this._t, this._info, o.dtype ?? 'F32');
+    const o = checkKeys(where, options, ['dtype', 'format']);
+    const format = o.format ?? 'safetensors';
+    if (format !== 'safetensors' && format !== 'gguf') throw rangeError(where, `format must be 'safetensors' or 'gguf', got ${describe(format)}`);
+    if (format === 'safetensors') return saveModel(where, this._t, this._info, o.dtype ?? 'F32');
+    if (![undefined, 'F32', 'F16'].includes(o.dtype)) throw rangeError(where, `dtype must be 'F32' or 'F16', got ${describe(o.dtype)}`);
+    return saveGguf(where, this._t, this._info, o.dtype ?? 'F32', this._Module);
   }
 
   /**

@@ -3,11 +3,39 @@
 // memory-fit rule that loadModel applies and the folder listing
 // (web/components/lib/model-client.js) reports.
 import { rangeError } from '../errors.js';
+import { GGML_TYPES, ggmlTypeId } from '../io/ggml-types.js';
 
 const WHERE = 'loadModel';
 /** The core's 16-bit kinds (src/kernels/kernels.h HalfKind). */
 export const HALF_KINDS = { F16: 1, BF16: 2 };
 const FLOAT_DTYPES = new Set(['F32', 'F16', 'BF16', 'F64']);
+/**
+ * The GGML block types the core keeps as they are (kernels::QuantKind: its
+ * GEMV and GEMM read the blocks): the ggml type id by name.
+ */
+export const KEPT_QUANT = Object.freeze({ Q8_0: 8, Q4_0: 2, Q4_K: 12, Q6_K: 14 });
+
+/**
+ * The ggml type id a file entry is kept in as GGML blocks, or 0 (then it is
+ * dequantised to float32): a matrix of a kept type whose rows are whole
+ * blocks. `op` (the table's layout op, when known) must move whole rows:
+ * copy, rope-unpermute, split-rows, split-heads.
+ * @param {{ dtype?: string, shape: number[], keepBlocks?: boolean }} entry
+ * @param {string} [op]
+ */
+export function keptQuantKind(entry, op) {
+  // (keepBlocks false: loadModel's dtype 'float32' dequantises everything)
+  const kind = entry.keepBlocks === false ? 0 : KEPT_QUANT[entry.dtype] ?? 0;
+  if (!kind || entry.shape.length !== 2 || entry.shape[1] % GGML_TYPES[ggmlTypeId(entry.dtype)].blockSize !== 0) return 0;
+  return op === undefined || ['copy', 'rope-unpermute', 'split-rows', 'split-heads'].includes(op) ? kind : 0;
+}
+
+/** The bytes `count` values of a kept GGML type take (whole blocks). */
+export function quantBytes(kind, count) {
+  const t = GGML_TYPES[kind];
+  return (count / t.blockSize) * t.typeSize;
+}
+
 /** The wasm32 heap (MAXIMUM_MEMORY in CMakeLists.txt). */
 export const HEAP_LIMIT_BYTES = 2 ** 31;
 /** Room kept for activations, the cache and the runtime. */
@@ -84,31 +112,59 @@ export function halfKindOf(steps, dtype) {
  * The memory-fit rule: the bytes the block graph keeps for a model's planned
  * tensors (`entries`: { count, shape }) with `halfKind` (halfKindOf): its
  * matrices in 16 bits when the checkpoint's are all F16 (or all BF16), the
- * rest float32. It fits when that plus HEADROOM_BYTES is within the heap.
+ * matrices of a GGUF file in Q8_0, Q4_0, Q4_K or Q6_K as the file's blocks
+ * (keptQuantKind), the rest float32. It fits when that plus HEADROOM_BYTES is within the heap.
  * `headCopy` is the 16-bit copy of a tied LM head that a 16-bit checkpoint
  * also keeps for decoding when there is room (optional: without room the
  * float head runs, so it does not decide `fits`); `bytes` is need + headCopy.
  * @param {{ vocabSize: number, embedDim: number, core: { tieEmbeddings?: boolean, hasHead?: boolean } }} c the normalised config
- * @param {Array<{ count: number, shape: number[], dtype?: string }>} entries
+ * @param {Array<{ count: number, shape: number[], dtype?: string, op?: string }>} entries
  * @param {number} halfKind 0, 1 (F16) or 2 (BF16)
  */
 export function memoryFit(c, entries, halfKind) {
   let floats = 0;
   let need = 0;
+  let blocks = 0;
   for (const e of entries) {
     floats += e.count;
     // (16 bits: the projections stay 16-bit, the rest is float32; the core's
-    // allocation checks the exact sum, counted here from below. A quantized
-    // GGUF type is dequantised to float32 at load: 4 bytes.)
+    // allocation checks the exact sum, counted here from below. Q8_0, Q4_0,
+    // Q4_K and Q6_K matrices stay as the file's blocks (with dtype
+    // 'float32' they are dequantised: 4 bytes).)
     // (an F32 table beside 16-bit matrices, halfKindOf, stays float32)
+    const quant = keptQuantKind(e, e.op);
     const half = halfKind && e.shape.length === 2 && (e.dtype === undefined || HALF_KINDS[e.dtype] === halfKind);
-    need += e.count * (half ? 2 : 4);
+    if (quant) blocks += quantBytes(quant, e.count);
+    need += quant ? quantBytes(quant, e.count) : e.count * (half ? 2 : 4);
   }
   const headCopy = halfKind && c.core.tieEmbeddings && c.core.hasHead !== false ? c.vocabSize * c.embedDim * 2 : 0;
   return {
-    floats, need, headCopy, bytes: need + headCopy, headroom: HEADROOM_BYTES, limit: HEAP_LIMIT_BYTES,
+    floats, need, headCopy, bytes: need + headCopy, quantBytes: blocks, headroom: HEADROOM_BYTES, limit: HEAP_LIMIT_BYTES,
     fits: need + HEADROOM_BYTES <= HEAP_LIMIT_BYTES,
   };
+}
+
+/**
+ * The bytes the block graph holds for its weights: float32, 16 bits for the
+ * packed projections of a 16-bit checkpoint, or the GGML blocks a parameter
+ * is held in (Transformer::ParamQuantKind); and those blocks' bytes by type.
+ */
+export function keptBytes(Module, transformer) {
+  let bytes = 0;
+  const quantized = {};
+  transformer._params.forEach((p, i) => {
+    const n = p.shape.reduce((a, d) => a * d, 1);
+    const kind = Module.transformerParamQuantKind(transformer._handle, i);
+    if (kind) {
+      const b = quantBytes(kind, n);
+      const name = GGML_TYPES[kind].name;
+      quantized[name] = (quantized[name] ?? 0) + b;
+      bytes += b;
+    } else {
+      bytes += n * (p.packed && transformer.config.packedHalf ? 2 : 4);
+    }
+  });
+  return { bytes, quantized: Object.keys(quantized).length ? Object.freeze(quantized) : null };
 }
 
 /** The public config a loaded Model and a listed folder share: { modelType, numLayers, …, maxPositions, causal, maskToken }. */

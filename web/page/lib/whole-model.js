@@ -99,15 +99,25 @@ export function mountWholeModel(ctx, box, section) {
       ['ym.m.parameters', L.parameters.toLocaleString('en-US')],
       ['ym.m.bytes', t('ym.m.bytesValue', { mb: mib(L.bytes), bytes: L.bytes.toLocaleString('en-US'), n: L.shards.length })],
       ['ym.m.dtype', L.dtypes.join(', ')],
-      ['ym.m.memory', t(L.fits ? 'ym.m.memoryValue' : 'ym.m.tooLarge', { mb: mib(L.float32Bytes), limit: mib(L.heapLimit) })],
-      ['ym.m.tokenizer', L.tokenizerBytes === null ? t('ym.m.noTokenizer') : t('ym.m.tokenizerValue', { mb: mib(L.tokenizerBytes) })],
+      L.format === 'gguf'
+        ? ['ym.m.kept', t(L.fits ? 'ym.m.keptValue' : 'ym.m.tooLarge', { mb: mib(L.keptBytes), limit: mib(L.heapLimit) })]
+        : ['ym.m.memory', t(L.fits ? 'ym.m.memoryValue' : 'ym.m.tooLarge', { mb: mib(L.float32Bytes), limit: mib(L.heapLimit) })],
+      L.format === 'gguf' && !L.tokenizerBytes
+        ? ['ym.m.tokenizer', t(L.hasTokenizer ? 'ym.m.ggufTokenizer' : 'ym.m.noTokenizer')]
+        : ['ym.m.tokenizer', L.tokenizerBytes === null ? t('ym.m.noTokenizer') : t('ym.m.tokenizerValue', { mb: mib(L.tokenizerBytes) })],
     ];
+    // A GGUF file: each tensor group (llama.cpp's role: attn_q, ffn_down, …)
+    // with its types and the bytes kept (text from the file, shown as text).
+    const groups = (L.quantGroups ?? []).map((g) => h('tr', { dataset: { group: g.role } },
+      h('th', { scope: 'row', text: g.role }),
+      h('td', { text: t('ym.m.groupValue', { types: g.types.join(' + '), n: g.tensors, file: mib(g.bytes), kept: mib(g.keptBytes), how: t(g.quantized ? 'ym.m.asBlocks' : 'ym.m.asFloats') }) })));
     listBox.replaceChildren(h('table', { class: 'ym-table ym-model-table' },
       h('caption', { text: t('ym.m.caption', { ms: L.ms.toFixed(0), read: (L.headerBytes / 1024).toFixed(1) }) }),
-      h('tbody', null, rows.map(([k, v]) => h('tr', { dataset: { key: k.slice(5) } }, h('th', { scope: 'row', text: t(k) }), h('td', { text: v }))))));
+      h('tbody', null, rows.map(([k, v]) => h('tr', { dataset: { key: k.slice(5) } }, h('th', { scope: 'row', text: t(k) }), h('td', { text: v })))),
+      groups.length ? h('tbody', { class: 'ym-groups' }, [h('tr', null, h('td', { colspan: '2', class: 'ym-groups-head', text: t('ym.m.groups') })), ...groups]) : null));
     loadBtn.textContent = t('ym.m.load');
     cancelBtn.textContent = t('ym.m.cancel');
-    loadBtn.disabled = Boolean(abort) || !L.files.tokenizer;
+    loadBtn.disabled = Boolean(abort) || !L.hasTokenizer;
     progress.setAttribute('aria-label', t('ym.m.progressLabel'));
   }
 
@@ -128,7 +138,7 @@ export function mountWholeModel(ctx, box, section) {
       section.dataset.listMs = (performance.now() - t0).toFixed(1);
       section.dataset.model = 'listed';
       renderListing();
-      if (!listing.files.tokenizer) showError(new Error(ctx.t('ym.m.needTokenizer')));
+      if (!listing.hasTokenizer) showError(new Error(ctx.t('ym.m.needTokenizer')));
     } catch (e) {
       listError = e;
       section.dataset.model = 'error';

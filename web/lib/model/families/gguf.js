@@ -102,6 +102,20 @@ export function ggufFamily(families, metadata, names) {
   return { type, arch, table: ggufTable(family, g, arch), hfConfig };
 }
 
+/**
+ * The GGUF view of the family of `type` for writing a file (model.save's
+ * format 'gguf'): { arch (its first general.architecture), g (its gguf
+ * section), table (tensors under llama.cpp's names and layouts) }, or null
+ * when the family has no gguf section.
+ */
+export function ggufViewOf(families, type) {
+  const family = families[type];
+  const g = family?.gguf;
+  if (!g) return null;
+  const arch = g.architectures[0];
+  return { arch, g, table: ggufTable(family, g, arch) };
+}
+
 /** A config() Error about config.json keys, told in the GGUF metadata's keys. */
 function inGgufTerms(err, g, arch) {
   if (!(err instanceof Error) || !/config\.json/.test(err.message)) return err;

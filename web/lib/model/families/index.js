@@ -54,7 +54,7 @@ import { t5 } from './t5.js';
 
 export { own, configValue, int, num, divisible, standardSizes, blocks, STANDARD_KEYS } from './config-keys.js';
 export { LAYOUT_OPS, layoutOp } from './layout.js';
-import { ggufFamily as ggufFamilyOf, ggufArchitectures } from './gguf.js';
+import { ggufFamily as ggufFamilyOf, ggufArchitectures, ggufViewOf as ggufViewOfFamilies } from './gguf.js';
 
 export const FAMILIES = {
   gpt2, llama, qwen2, bert, qwen3, mistral, gemma, gemma2, gemma3_text: gemma3Text, phi3, gpt_neox: gptNeox, gpt_neo: gptNeo,
@@ -76,6 +76,11 @@ export const SUPPORTED = Object.freeze(Object.keys(FAMILIES));
  */
 export function ggufFamily(metadata, names) {
   return ggufFamilyOf(FAMILIES, metadata, names);
+}
+
+/** The GGUF view of a model type's family (families/gguf.js ggufViewOf), or null. */
+export function ggufView(type) {
+  return ggufViewOfFamilies(FAMILIES, type);
 }
 
 /** The general.architecture values that load (those of the families with a gguf section). */
