@@ -17,8 +17,7 @@
 // after a device loss.
 import { rangeError, typeError, describe, checkInt, checkNumber, checkOptions, disposedError } from '../errors.js';
 import { withArena, checkStatus } from '../graph/arena.js';
-import { saveModel } from './save.js';
-import { saveGguf } from './save-gguf.js';
+import { saveFiles } from './save-gguf.js';
 import { publicConfig, keptBytes } from './plan.js';
 import { softmax, topIds, candidates, draw } from './sampling.js';
 import { headRoles } from './head-roles.js';
@@ -352,20 +351,12 @@ export class Model {
     })();
   }
 
-  /**
-   * The Hugging Face files of the model: { 'config.json': string, 'model.safetensors': Uint8Array,
-   * 'tokenizer.json'?: string }, in F32 or (dtype: 'F16') F16; with format 'gguf', { 'model.gguf':
-   * Uint8Array } (save-gguf.js: llama.cpp's names and layouts, GGML blocks written as held).
-   */
+  /** The model's files: Hugging Face's ({ 'config.json', 'model.safetensors', 'tokenizer.json'? }, F32 or F16)
+   *  or, with format 'gguf', { 'model.gguf' } (save-gguf.js: llama.cpp's names, GGML blocks as held). */
   save(options) {
-    const where = 'model.save';
-    this._live(where);
-    const o = checkKeys(where, options, ['dtype', 'format']);
-    const format = o.format ?? 'safetensors';
-    if (format !== 'safetensors' && format !== 'gguf') throw rangeError(where, `format must be 'safetensors' or 'gguf', got ${describe(format)}`);
-    if (format === 'safetensors') return saveModel(where, this._t, this._info, o.dtype ?? 'F32');
-    if (![undefined, 'F32', 'F16'].includes(o.dtype)) throw rangeError(where, `dtype must be 'F32' or 'F16', got ${describe(o.dtype)}`);
-    return saveGguf(where, this._t, this._info, o.dtype ?? 'F32', this._Module);
+    this._live('model.save');
+    const o = checkKeys('model.save', options, ['dtype', 'format']);
+    return saveFiles('model.save', this._t, this._info, o, this._Module);
   }
 
   /**

@@ -17,7 +17,8 @@
 //     (token_type as INT32 and scores as FLOAT32 arrays, the types
 //     llama.cpp's llama-vocab.cpp asks for); a model loaded from safetensors
 //     gets no tokenizer metadata (load it with its tokenizer.json).
-import { rangeError } from '../errors.js';
+import { rangeError, describe } from '../errors.js';
+import { saveModel } from './save.js';
 import { writeGguf, ggufFloat32 } from '../io/gguf-write.js';
 import { GGML_TYPES } from '../io/ggml-types.js';
 import { ggufView, layoutOp } from './families/index.js';
@@ -116,4 +117,16 @@ export function saveGguf(where, transformer, info, dtype, Module) {
     else meta[k] = v;
   }
   return { 'model.gguf': writeGguf(tensors, meta) };
+}
+
+/**
+ * model.save's two formats: 'safetensors' (save.js, dtype 'F32' | 'F16' | …) or 'gguf' (above,
+ * dtype 'F32' | 'F16' for the matrices that are not GGML blocks). `o` holds only those two keys.
+ */
+export function saveFiles(where, transformer, info, o, Module) {
+  const format = o.format ?? 'safetensors';
+  if (format !== 'safetensors' && format !== 'gguf') throw rangeError(where, `format must be 'safetensors' or 'gguf', got ${describe(format)}`);
+  if (format === 'safetensors') return saveModel(where, transformer, info, o.dtype ?? 'F32');
+  if (![undefined, 'F32', 'F16'].includes(o.dtype)) throw rangeError(where, `dtype must be 'F32' or 'F16', got ${describe(o.dtype)}`);
+  return saveGguf(where, transformer, info, o.dtype ?? 'F32', Module);
 }
