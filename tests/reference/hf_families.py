@@ -7,7 +7,10 @@ of issue 32: qwen2, qwen3, mistral, gemma, gemma2, gemma3_text, phi3, gpt_neox
     /usr/bin/python3 tests/reference/hf_families.py forward tests/golden/models/gemma3 --ids 3,17,42
 
 writes tests/golden/models/<folder>/{config.json, model.safetensors,
-expected.json} (ids only: no tokenizer.json). Nothing here reads web/, src/ or
+expected.json, tokenizer.json}. The references are of ids (expected.json
+holds no text); tokenizer.json (`tokenizers` writes only it) is a tiny
+SentencePiece-style BPE of vocab_size 64 so that the page's "Your model" can
+run a folder on typed text (tests/browser/your-model-families.browser.mjs). Nothing here reads web/, src/ or
 bindings/. Every number is computed twice, in two independent formulations:
 
   * batched: the whole sequence at once, with an explicit [L, L] mask
@@ -26,13 +29,14 @@ src/transformers/models/<family>/modeling_<family>.py, cited per feature below.
 import json
 import math
 import os
+import re
 import sys
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from hf_models import (OUT, act, bf16_bits, bf16_to_f32, exact, layer_norm, read_safetensors,  # noqa: E402
-                       round_floats, softmax, write_json, write_safetensors)
+from hf_models import (OUT, act, bf16_bits, bf16_to_f32, exact, layer_norm, learn_merges,  # noqa: E402
+                       read_safetensors, round_floats, softmax, write_json, write_safetensors)
 
 TOL = 1e-10
 
@@ -658,10 +662,87 @@ def write_family(folder, dtype, cfg, features, seed):
     return d, s, params
 
 
+# ---- tokenizer.json ------------------------------------------------------------
+
+FAMILY_CORPUS = ('the cat sat on the mat. the dog sat on the log. a cat is on a mat, and the dog is on the log. '
+                 'attention is all you need, and the heads attend to the tokens.')
+# Families whose tokenizer's post-processor adds a BOS token (Gemma's, Mistral's
+# and Phi-3's, Llama-style tokenizers do; Qwen's, GPT-NeoX's and GPT-Neo's do not).
+ADDS_BOS = {'gemma', 'gemma2', 'gemma3_text', 'mistral', 'phi3'}
+
+
+def family_tokenizer(cfg):
+    """A SentencePiece-style BPE (Prepend/Replace '▁' normalizer, as Llama's
+    and Gemma's tokenizer.json) of exactly vocab_size (64) ids: the special
+    tokens at the config's bos/eos ids, <unk>, '▁', a-z, '.', ',' and merges
+    learned from FAMILY_CORPUS. No byte fallback (its 256 byte tokens would
+    not fit in 64 ids): a character outside the alphabet is <unk>."""
+    bos, eos = cfg['bos_token_id'], cfg['eos_token_id']
+    specials = {}
+    if bos == eos:
+        specials[bos] = '<|endoftext|>'
+    else:
+        specials[bos], specials[eos] = '<bos>', '<eos>'
+    for name in ('<pad>', '<unk>'):
+        i = 0
+        while i in specials:
+            i += 1
+        if name == '<pad>' and bos == eos:
+            continue
+        specials[i] = name
+    vocab = {specials[i]: i for i in sorted(specials)}
+    assert sorted(vocab.values()) == list(range(len(vocab)))
+    for ch in ['▁'] + [chr(c) for c in range(ord('a'), ord('z') + 1)] + ['.', ',']:
+        vocab[ch] = len(vocab)
+    words = {}
+    for w in re.findall('▁[^▁]*', '▁' + FAMILY_CORPUS.replace(' ', '▁')):
+        words[tuple(w)] = words.get(tuple(w), 0) + 1
+    merges = []
+    for a, b in learn_merges(words, V):
+        if len(vocab) >= V:
+            break
+        if a + b not in vocab:
+            vocab[a + b] = len(vocab)
+            merges.append((a, b))
+    assert len(vocab) == V, len(vocab)
+    added = [{'id': i, 'content': t, 'single_word': False, 'lstrip': False, 'rstrip': False,
+              'normalized': False, 'special': True} for i, t in sorted(specials.items())]
+    tok = {
+        'version': '1.0', 'truncation': None, 'padding': None, 'added_tokens': added,
+        'normalizer': {'type': 'Sequence', 'normalizers': [
+            {'type': 'Prepend', 'prepend': '▁'},
+            {'type': 'Replace', 'pattern': {'String': ' '}, 'content': '▁'}]},
+        'pre_tokenizer': None,
+        'post_processor': None,
+        'decoder': {'type': 'Sequence', 'decoders': [
+            {'type': 'Replace', 'pattern': {'String': '▁'}, 'content': ' '},
+            {'type': 'Fuse'},
+            {'type': 'Strip', 'content': ' ', 'start': 1, 'stop': 0}]},
+        'model': {'type': 'BPE', 'dropout': None, 'unk_token': '<unk>', 'continuing_subword_prefix': None,
+                  'end_of_word_suffix': None, 'fuse_unk': True, 'byte_fallback': False,
+                  'vocab': vocab, 'merges': [a + ' ' + b for a, b in merges]},
+    }
+    if cfg['model_type'] in ADDS_BOS:
+        b = specials[bos]
+        tok['post_processor'] = {
+            'type': 'TemplateProcessing',
+            'single': [{'SpecialToken': {'id': b, 'type_id': 0}}, {'Sequence': {'id': 'A', 'type_id': 0}}],
+            'pair': [{'SpecialToken': {'id': b, 'type_id': 0}}, {'Sequence': {'id': 'A', 'type_id': 0}},
+                     {'SpecialToken': {'id': b, 'type_id': 1}}, {'Sequence': {'id': 'B', 'type_id': 1}}],
+            'special_tokens': {b: {'id': b, 'ids': [bos], 'tokens': [b]}}}
+    return tok
+
+
+def write_tokenizers():
+    for folder, _, cfg, _ in FAMILIES:
+        write_json(os.path.join(OUT, folder, 'tokenizer.json'), family_tokenizer(cfg))
+
+
 def generate():
     rows = []
     for j, (folder, dtype, cfg, features) in enumerate(FAMILIES):
         d, s, params = write_family(folder, dtype, cfg, features, 20261202 + j)
+        write_json(os.path.join(d, 'tokenizer.json'), family_tokenizer(cfg))
         size = sum(os.path.getsize(os.path.join(d, f)) for f in os.listdir(d))
         assert size < 200_000, (folder, size)
         rows.append((folder, dtype, params, size))
@@ -691,6 +772,9 @@ def forward_folder(folder, ids):
 def main(argv):
     if argv[1:] == ['generate']:
         generate()
+        return 0
+    if argv[1:] == ['tokenizers']:
+        write_tokenizers()
         return 0
     if len(argv) == 5 and argv[1] == 'forward' and argv[3] == '--ids':
         print(json.dumps(forward_folder(argv[2], [int(x) for x in argv[4].split(',')]), separators=(',', ':')))

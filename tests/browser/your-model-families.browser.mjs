@@ -1,0 +1,120 @@
+// "Your model" with a folder of each decoder family of issue 32 (qwen2, qwen3,
+// mistral, gemma, gemma2, gemma3_text, phi3, gpt_neox with parallel and with
+// sequential residual, gpt_neo): the tiny golden folders of
+// tests/reference/hf_families.py (tests/golden/models/<family>/, with their
+// 64-token tokenizer.json) are chosen on the page one after another, listed,
+// loaded into the model worker and run on a sentence. Every value the page
+// shows is checked against the same library call made here in Node on the
+// same files: the listing (type, layers, heads, KV heads, parameters =
+// num_parameters() of expected.json, dtype), the ids, every attention map
+// (the view's whole [layers, heads, L, L] data and a clicked map) against
+// model.forwardSync, the next-token list against nextTokens, a seeded
+// generation against generate, and the head roles against headRoles. The
+// numpy references of these folders are checked in Jest (models-families).
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { REPO_ROOT } from './harness.mjs';
+import { nodeModel, openYourModel, chooseFolder, loadIt, setSentence, ranOn, assertLocal } from './your-model-whole.browser.mjs';
+
+const MODELS = path.join(REPO_ROOT, 'tests', 'golden', 'models');
+export const FAMILIES = ['qwen2', 'qwen3', 'mistral', 'gemma', 'gemma2', 'gemma3', 'phi3', 'gpt_neox', 'gpt_neox-sequential', 'gpt_neo'];
+
+const near = (a, b, tol, what) => {
+  assert.equal(a.length, b.length, `${what}: length`);
+  let worst = 0;
+  for (let i = 0; i < a.length; i++) worst = Math.max(worst, Math.abs(a[i] - b[i]));
+  assert.ok(worst <= tol, `${what}: max |Δ| ${worst} > ${tol}`);
+  return worst;
+};
+
+const listingOf = (page) => page.evaluate(() => Object.fromEntries([...document.querySelectorAll('#your-model .ym-model-table tbody tr')].map((tr) => [tr.dataset.key, tr.querySelector('td').textContent])));
+
+/** One folder on an open page: listed, loaded, run; every shown value = Node's. Returns a summary line. */
+export async function checkFolder(page, name, text) {
+  const dir = path.join(MODELS, name);
+  const expected = JSON.parse(fs.readFileSync(path.join(dir, 'expected.json'), 'utf8'));
+  const node = await nodeModel(dir);
+  try {
+    await page.evaluate(() => { delete document.getElementById('your-model').dataset.model; });
+    await chooseFolder(page, dir);
+    const listed = await listingOf(page);
+    assert.equal(listed.type, node.config.modelType, `${name}: type`);
+    assert.equal(listed.layers, String(node.config.numLayers));
+    assert.equal(listed.heads, String(node.config.numHeads));
+    assert.equal(listed.kvHeads, String(node.config.numKvHeads));
+    assert.equal(listed.parameters, expected.parameters.toLocaleString('en-US'), `${name}: parameters`);
+    assert.equal(listed.dtype, expected.dtype, `${name}: dtype`);
+    await loadIt(page);
+    await page.waitForFunction(() => document.getElementById('ym-model-view').modelRun);
+    // A new model: the view's run is of the previous one until the sentence runs again.
+    await setSentence(page, `${text} `);
+    await ranOn(page, `${text} `);
+    await setSentence(page, text);
+    await ranOn(page, text);
+    const ref = node.forwardSync(text, { attentions: true });
+    const L = ref.ids.length;
+    const H = node.config.numHeads;
+    const layers = node.config.numLayers;
+    const run = await page.evaluate(() => {
+      const v = document.getElementById('ym-model-view');
+      return { ids: v.modelRun.ids, thumbs: v.shadowRoot.querySelectorAll('.al-mv-thumb').length, shape: [v.data.layers, v.data.heads, v.data.lq, v.data.lk], data: Array.from(v.data.data) };
+    });
+    assert.deepEqual(run.ids, ref.ids, `${name}: ids`);
+    assert.equal(run.thumbs, layers * H, `${name}: thumbnails`);
+    assert.deepEqual(run.shape, [layers, H, L, L]);
+    const worst = near(run.data, ref.attentions.flatMap((a) => Array.from(a.data)), 1e-6, `${name}: every map`);
+    // A clicked map (the last layer's last head) is the forward's.
+    await page.click(`#ym-model-view .al-mv-thumb[data-layer="${layers - 1}"][data-head="${H - 1}"]`);
+    const shown = await page.evaluate(() => Array.from(document.getElementById('ym-model-view').enlarged.data));
+    near(shown, Array.from(ref.attentions[layers - 1].data.subarray((H - 1) * L * L, H * L * L)), 1e-6, `${name}: clicked map`);
+    await page.click('#ym-model-view .al-mv-big .al-btn');
+    // Next tokens = model.nextTokens at the panel's temperature.
+    const next = await page.evaluate(() => ({ panel: document.getElementById('ym-model-view').modelRun.panels.next, rows: [...document.getElementById('ym-model-view').shadowRoot.querySelectorAll('.al-mv-next-panel .al-mv-next-row')].map((r) => Number(r.dataset.id)) }));
+    const refNext = await node.nextTokens(text, { k: 10, temperature: next.panel.temperature });
+    assert.deepEqual(next.rows, refNext.map((x) => x.id), `${name}: next tokens`);
+    near(next.panel.list.map((x) => x.prob), refNext.map((x) => x.prob), 1e-7, `${name}: next-token probabilities`);
+    // Generate with a seed = model.generate in Node.
+    const maxNew = 6;
+    await page.fill('#ym-model-view .al-mv-seed', '7');
+    await page.fill('#ym-model-view .al-mv-max-new', String(maxNew));
+    await page.click('#ym-model-view .al-mv-generate');
+    await page.waitForFunction(() => document.getElementById('ym-model-view').modelRun.panels.generated?.state === 'done', null, { timeout: 60000 });
+    const gen = await page.evaluate(() => { const g = document.getElementById('ym-model-view').modelRun.panels.generated; return { ids: g.ids, text: g.text, temperature: g.temperature }; });
+    const refGen = [];
+    let refText = '';
+    for await (const x of node.generate(text, { maxNewTokens: maxNew, temperature: gen.temperature, seed: 7 })) {
+      refGen.push(x.id);
+      refText += x.text;
+    }
+    assert.deepEqual(gen.ids, refGen, `${name}: generated ids`);
+    assert.equal(gen.text, refText);
+    // Head roles of every head = model.headRoles (one forward, as the view asks).
+    const roles = await page.evaluate(() => document.getElementById('ym-model-view').modelRun.panels.roles);
+    const refRoles = node.headRoles(text, { oneForward: true });
+    assert.equal(roles.rows.length, layers * H, `${name}: head roles rows`);
+    for (const r of roles.rows) {
+      const e = refRoles.heads.find((x) => x.layer === r.layer && x.head === r.head);
+      for (const k of ['previousToken', 'self', 'firstToken', 'induction']) assert.ok(Math.abs(r[k] - e[k]) < 1e-6, `${name}: ${k} of ${r.layer}.${r.head}`);
+    }
+    return `${name} (${expected.dtype}, ${layers}×${H}/${node.config.numKvHeads}): ${L} tokens, maps max |Δ| ${worst.toExponential(1)}, next and ${gen.ids.length} generated = Node`;
+  } finally {
+    node.dispose();
+  }
+}
+
+async function checkAll(h, names) {
+  const { page, requests } = await openYourModel(h);
+  try {
+    for (const name of names) console.log(`    ${await checkFolder(page, name, 'the cat sat on the mat.')}`);
+    assertLocal(requests);
+    assert.deepEqual(page.ownProblems(), []);
+  } finally {
+    await page.closeAll();
+  }
+}
+
+export default function (t) {
+  t.test('qwen2, qwen3, mistral, gemma, gemma2: listed, loaded and run; maps, next tokens, seeded generation and head roles = Node', (h) => checkAll(h, FAMILIES.slice(0, 5)), { timeout: 240000 });
+  t.test('gemma3, phi3, gpt_neox (parallel, sequential), gpt_neo: the same checks', (h) => checkAll(h, FAMILIES.slice(5)), { timeout: 240000 });
+}
