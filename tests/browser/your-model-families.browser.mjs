@@ -9,12 +9,14 @@
 // num_parameters() of expected.json, dtype), the ids, every attention map
 // (the view's whole [layers, heads, L, L] data and a clicked map) against
 // model.forwardSync, the next-token list against nextTokens, a seeded
-// generation against generate, and the head roles against headRoles. The
+// generation against generate, and the head roles against headRoles; and
+// gemma3-mqa18 (18 layers, 4 heads, 1 KV head: gemma-3-270m's layout) also
+// through the head view and the heads section. The
 // numpy references of these folders are checked in Jest (models-families).
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { REPO_ROOT } from './harness.mjs';
+import { REPO_ROOT, ARTIFACTS } from './harness.mjs';
 import { nodeModel, openYourModel, chooseFolder, loadIt, setSentence, ranOn, assertLocal } from './your-model-whole.browser.mjs';
 
 const MODELS = path.join(REPO_ROOT, 'tests', 'golden', 'models');
@@ -114,7 +116,51 @@ async function checkAll(h, names) {
   }
 }
 
+/** The 18-layer, 4-head, 1-KV-head folder (gemma-3-270m's attention layout): the head view of every 6th layer and the heads section too. */
+async function checkMqa18(h) {
+  const name = 'gemma3-mqa18';
+  const text = 'the cat sat on the mat, and the dog sat on the log.';
+  const { page, requests } = await openYourModel(h);
+  const node = await nodeModel(path.join(MODELS, name));
+  try {
+    console.log(`    ${await checkFolder(page, name, text)}`);
+    await page.locator('#ym-model-view').screenshot({ path: path.join(ARTIFACTS, 'your-model-gemma3-mqa18.png') });
+    const ref = node.forwardSync(text, { attentions: true });
+    const L = ref.ids.length;
+    assert.equal(node.config.numLayers, 18);
+    assert.equal(node.config.numKvHeads, 1);
+    // The head view of a sliding layer (4) and of the full layers 5 and 17: one left token per row,
+    // lines = the nonzero weights of the drawn heads, drawn from the forward's data.
+    await page.click('#ym-model-view [data-view="head"]');
+    for (const layer of [4, 5, 17]) {
+      await page.selectOption('#ym-model-view .al-mv-bar select', String(layer));
+      const hv = await page.evaluate(() => { const r = document.getElementById('ym-model-view').shadowRoot; return { left: r.querySelectorAll('.al-hv-left').length, lines: r.querySelectorAll('.al-hv line').length, label: r.querySelector('.al-hv').getAttribute('aria-label') }; });
+      assert.equal(hv.left, L, `layer ${layer}: tokens`);
+      assert.ok(hv.lines > 0, `layer ${layer}: lines`);
+      assert.match(hv.label, new RegExp(`layer ${layer}\\b`));
+    }
+    // A sliding layer's map is zero beyond the window of 4 (the data the thumbnails and head view draw).
+    const outside = await page.evaluate((l) => { const d = document.getElementById('ym-model-view').data; let n = 0; for (let hh = 0; hh < d.heads; hh++) for (let i = 0; i < d.lq; i++) for (let j = 0; j < d.lk; j++) if ((j > i || i - j >= 4) && d.data[((l * d.heads + hh) * d.lq + i) * d.lk + j] !== 0) n++; return n; }, 4);
+    assert.equal(outside, 0, 'sliding layer 4 attends within its window of 4');
+    // "What the heads do": head scores of all 72 heads = model.headScores.
+    await page.evaluate(() => document.getElementById('ym-model-view').openHeads());
+    await page.waitForFunction(() => document.getElementById('ym-model-view').dataset.heads === 'ready', null, { timeout: 60000 });
+    const s = await page.evaluate(() => JSON.parse(JSON.stringify(document.getElementById('ym-model-view').heads.shown)));
+    const hs = node.headScores(text);
+    for (const k of ['previousToken', 'duplicateToken', 'induction', 'firstToken']) {
+      assert.equal(s.scores[k].length, 18 * 4, `${k}: one score per head`);
+      near(s.scores[k], Array.from(hs[k].data), 1e-5, `headScores ${k}`);
+    }
+    assertLocal(requests);
+    assert.deepEqual(page.ownProblems(), []);
+  } finally {
+    node.dispose();
+    await page.closeAll();
+  }
+}
+
 export default function (t) {
   t.test('qwen2, qwen3, mistral, gemma, gemma2: listed, loaded and run; maps, next tokens, seeded generation and head roles = Node', (h) => checkAll(h, FAMILIES.slice(0, 5)), { timeout: 240000 });
   t.test('gemma3, phi3, gpt_neox (parallel, sequential), gpt_neo: the same checks', (h) => checkAll(h, FAMILIES.slice(5)), { timeout: 240000 });
+  t.test('gemma3 with 18 layers, 4 heads and 1 KV head (gemma-3-270m\'s layout): 72 thumbnails, every map, the head view, head roles and head scores = Node', checkMqa18, { timeout: 240000 });
 }
