@@ -6,7 +6,7 @@
 // loaded into the model worker and run on a sentence. Every value the page
 // shows is checked against the same library call made here in Node on the
 // same files: the listing (type, layers, heads, KV heads, parameters =
-// num_parameters() of expected.json, dtype), the ids, every attention map
+// num_parameters() of expected.json, dtype, the heap limit of lab.heapLimit), the ids, every attention map
 // (the view's whole [layers, heads, L, L] data and a clicked map) against
 // model.forwardSync, the next-token list against nextTokens, a seeded
 // generation against generate, and the head roles against headRoles; and
@@ -17,6 +17,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { REPO_ROOT, ARTIFACTS } from './harness.mjs';
+import { init } from '../../web/node.js';
 import { nodeModel, openYourModel, chooseFolder, loadIt, setSentence, ranOn, assertLocal } from './your-model-whole.browser.mjs';
 
 const MODELS = path.join(REPO_ROOT, 'tests', 'golden', 'models');
@@ -47,6 +48,9 @@ export async function checkFolder(page, name, text) {
     assert.equal(listed.kvHeads, String(node.config.numKvHeads));
     assert.equal(listed.parameters, expected.parameters.toLocaleString('en-US'), `${name}: parameters`);
     assert.equal(listed.dtype, expected.dtype, `${name}: dtype`);
+    // The heap's limit as the library reports it (lab.heapLimit), not a constant of the page.
+    const limit = (await init({ backend: 'wasm' })).heapLimit;
+    assert.match(listed.memory, new RegExp(` MB of the wasm heap’s ${(limit / 2 ** 20).toFixed(1)} MB$`), `${name}: memory row`);
     await loadIt(page);
     await page.waitForFunction(() => document.getElementById('ym-model-view').modelRun);
     // A new model: the view's run is of the previous one until the sentence runs again.

@@ -8,7 +8,7 @@
 // draws a Model of this page's thread and one in the worker alike.
 import { splitFolder, openWeights, readJson } from '../../lib/model/files.js';
 import { architectureOf } from '../../lib/model/architectures.js';
-import { memoryFit, plannedEntries, halfKindOf, publicConfig, HEAP_LIMIT_BYTES } from '../../lib/model/plan.js';
+import { memoryFit, plannedEntries, halfKindOf, publicConfig } from '../../lib/model/plan.js';
 
 const NAMES = /^(config\.json|tokenizer\.json|(model\.safetensors|pytorch_model\.bin)\.index\.json|.*\.safetensors|pytorch_model(-\d+-of-\d+)?\.bin)$/;
 /** Weight files whose reads are counted (headerBytes). */
@@ -34,8 +34,13 @@ export function isModelFolder(files) {
  * tensors, bytes (on file), dtypes, float32Bytes, heapLimit, fits and
  * keptBytes (lab.loadModel's memory-fit rule, model/plan.js memoryFit: what
  * load keeps of the tensors it uses), tokenizerBytes, headerBytes (read), ms }.
+ * `heapLimit` is the wasm heap's limit as a lab reports it (lab.heapLimit);
+ * without it `fits` is null (unknown) and so is `heapLimit`.
+ * @param {Iterable<File>|FileList} fileList
+ * @param {{ heapLimit?: number|null }} [options]
  */
-export async function listModel(fileList) {
+export async function listModel(fileList, { heapLimit = null } = {}) {
+  if (heapLimit !== null && !(Number.isFinite(heapLimit) && heapLimit > 0)) throw new TypeError(`listModel: heapLimit must be a positive number of bytes (lab.heapLimit) or null, got ${String(heapLimit)}`);
   const t0 = performance.now();
   const list = Array.from(fileList).filter((f) => NAMES.test(baseName(f)));
   const files = splitFolder(list);
@@ -57,7 +62,7 @@ export async function listModel(fileList) {
   let parameters = 0;
   for (const e of weights.tensors.values()) parameters += e.count;
   const kept = plannedEntries(arch, { modelType: type, ...c }, weights.tensors);
-  const fit = memoryFit(c, kept, halfKindOf(kept.map((entry) => ({ entry })), 'auto'));
+  const fit = memoryFit(c, kept, halfKindOf(kept.map((entry) => ({ entry })), 'auto'), heapLimit);
   return {
     files,
     ...publicConfig(type, c),
@@ -67,7 +72,7 @@ export async function listModel(fileList) {
     shards: weights.files,
     dtypes: weights.dtypes,
     float32Bytes: parameters * 4,
-    heapLimit: HEAP_LIMIT_BYTES,
+    heapLimit,
     fits: fit.fits,
     keptBytes: fit.bytes,
     tokenizerBytes: files.tokenizer ? files.tokenizer.size : null,

@@ -99,7 +99,7 @@ export function mountWholeModel(ctx, box, section) {
       ['ym.m.parameters', L.parameters.toLocaleString('en-US')],
       ['ym.m.bytes', t('ym.m.bytesValue', { mb: mib(L.bytes), bytes: L.bytes.toLocaleString('en-US'), n: L.shards.length })],
       ['ym.m.dtype', L.dtypes.join(', ')],
-      ['ym.m.memory', t(L.fits ? 'ym.m.memoryValue' : 'ym.m.tooLarge', { mb: mib(L.float32Bytes), limit: mib(L.heapLimit) })],
+      ['ym.m.memory', L.heapLimit === null ? t('ym.m.memoryNoLimit', { mb: mib(L.float32Bytes) }) : t(L.fits ? 'ym.m.memoryValue' : 'ym.m.tooLarge', { mb: mib(L.float32Bytes), limit: mib(L.heapLimit) })],
       ['ym.m.tokenizer', L.tokenizerBytes === null ? t('ym.m.noTokenizer') : t('ym.m.tokenizerValue', { mb: mib(L.tokenizerBytes) })],
     ];
     listBox.replaceChildren(h('table', { class: 'ym-table ym-model-table' },
@@ -124,7 +124,9 @@ export function mountWholeModel(ctx, box, section) {
     listError = null;
     section.dataset.model = 'listing';
     try {
-      listing = await listModel(files);
+      // The heap's limit as the library reports it (lab.heapLimit of the wasm build the worker runs).
+      const heapLimit = await Promise.resolve(ctx.labFor?.('wasm')).then((l) => l?.heapLimit ?? null, () => null);
+      listing = await listModel(files, { heapLimit });
       section.dataset.listMs = (performance.now() - t0).toFixed(1);
       section.dataset.model = 'listed';
       renderListing();
