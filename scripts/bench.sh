@@ -6,6 +6,9 @@
 #   npm run bench -- --only threads   ours and ORT on 1 and 2 threads (MHA [1,512,768,H12], [1,128,512,H8], [2,5,512,H8])
 #   npm run bench -- --only lm        GPT-2-small-shaped model on ours and ORT, 1 and 2 threads: prefill 128,
 #                                     decode step at 128 cached, tokens/s, memory, agreement (bench/lm-bench.mjs)
+#   npm run bench -- --only lm --model qwen2.5-0.5b
+#                                     the same on Qwen2.5-0.5B's shape in BF16 (about 1 GB generated into
+#                                     $TMPDIR, never in git) against ORT's GroupQueryAttention + rotary graph
 #   npm run bench -- --only interp    issue 33's interpretability calls (logit lens, head scores, attribution,
 #                                     the 144-head patching grid) on GPT-2 small's shape, 2 threads, L 32
 #                                     (bench/interp-bench.mjs)
