@@ -8,9 +8,18 @@
 //   node --no-liftoff bench/lm-bench.mjs [--repeats N] [--threads 1,2] [--prompt 128] [--gen 32]
 //        [--runs N] [--ort-attention mha,gqa,mha-row (default) | attn,mha,gqa | attn-row,… ] [--quick] [--json FILE]
 //        [--layers N] [--vocab V] (a smaller model, for a quick look) [--dtype f32 | f16] [--full-runs N]
-//        [--model gpt2 | t5 | gguf | all]  (default all: this GPT-2 table, then bench/t5-bench.mjs's
+//        [--model gpt2 | qwen2.5-0.5b | t5 | gguf | all]  (default all: this GPT-2 table, then bench/t5-bench.mjs's
 //                                    t5-small encoder-decoder report with its defaults, then the
 //                                    GGUF rows; --model t5 / gguf passes the other options to it)
+//
+// --model qwen2.5-0.5b (issue 32): Qwen2.5-0.5B's shape (QWEN_CONFIG: 24 layers,
+// hidden 896, 14 heads, 2 KV heads, intermediate 4864, vocabulary 151936,
+// tied head) with generated BF16 weights (about 1 GB, written once to
+// $TMPDIR/attention-lab-lm-bench/qwen2-…/, never in git); ours keeps the
+// projections in BF16; ORT runs buildQwen2Onnx's graph (GroupQueryAttention
+// with do_rotary, SimplifiedLayerNormalization, QuickGelu(alpha 1) = SiLU, the
+// tied head as Gemm transB) on their float32 values, as external data; no
+// whole-forward row.
 //
 // The model has GPT-2 small's shape (12 layers, E 768, H 12, V 50257,
 // n_positions 1024) with generated weights: seeded normal, std 0.02
@@ -66,7 +75,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { argValue, median, maxAbsDiff } from './common.mjs';
-import { halfBitsFromFloatBits } from '../web/lib/io/dtypes.js';
+import { halfBitsFromFloatBits, bf16BitsFromFloatBits } from '../web/lib/io/dtypes.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.join(here, '..');
@@ -88,6 +97,32 @@ export const LM_CONFIG = Object.freeze({
   scale_attn_weights: true,
   torch_dtype: 'float32',
   vocab_size: 50257,
+});
+/** Qwen2.5-0.5B's shape (issue 32): 24 layers, hidden 896, 14 heads / 2 KV heads, intermediate 4864, vocabulary 151936, tied head. */
+export const QWEN_CONFIG = Object.freeze({
+  architectures: ['Qwen2ForCausalLM'],
+  attention_dropout: 0.0,
+  bos_token_id: 151643,
+  eos_token_id: 151643,
+  hidden_act: 'silu',
+  hidden_size: 896,
+  initializer_range: 0.02,
+  intermediate_size: 4864,
+  max_position_embeddings: 32768,
+  max_window_layers: 21,
+  model_type: 'qwen2',
+  num_attention_heads: 14,
+  num_hidden_layers: 24,
+  num_key_value_heads: 2,
+  rms_norm_eps: 1e-6,
+  rope_scaling: null,
+  rope_theta: 1000000.0,
+  sliding_window: 32768,
+  tie_word_embeddings: true,
+  torch_dtype: 'bfloat16',
+  use_cache: true,
+  use_sliding_window: false,
+  vocab_size: 151936,
 });
 export const TARGETS = { prefill: 0.75, decode: 0.75, full: 0.75 };
 /** Where the generated weights are kept (ATTNLAB_LM_CACHE, else the system's temp folder). */
@@ -138,19 +173,44 @@ export function gpt2TensorList(c) {
   return list;
 }
 
+/** The tensors of Qwen2 in the hub's order (Linear [out, in]; q/k/v biases; tied head: no lm_head). */
+export function qwen2TensorList(c) {
+  const E = c.hidden_size, F = c.intermediate_size, H = c.num_attention_heads, Hkv = c.num_key_value_heads;
+  const D = c.head_dim ?? E / H;
+  const list = [['model.embed_tokens.weight', [c.vocab_size, E], 'w']];
+  for (let l = 0; l < c.num_hidden_layers; l++) {
+    const p = `model.layers.${l}.`;
+    list.push(
+      [`${p}input_layernorm.weight`, [E], 'ln'],
+      [`${p}self_attn.q_proj.weight`, [H * D, E], 'w'], [`${p}self_attn.q_proj.bias`, [H * D], 'w'],
+      [`${p}self_attn.k_proj.weight`, [Hkv * D, E], 'w'], [`${p}self_attn.k_proj.bias`, [Hkv * D], 'w'],
+      [`${p}self_attn.v_proj.weight`, [Hkv * D, E], 'w'], [`${p}self_attn.v_proj.bias`, [Hkv * D], 'w'],
+      [`${p}self_attn.o_proj.weight`, [E, H * D], 'w'],
+      [`${p}post_attention_layernorm.weight`, [E], 'ln'],
+      [`${p}mlp.gate_proj.weight`, [F, E], 'w'], [`${p}mlp.up_proj.weight`, [F, E], 'w'], [`${p}mlp.down_proj.weight`, [E, F], 'w'],
+    );
+  }
+  list.push(['model.norm.weight', [E], 'ln']);
+  if (c.tie_word_embeddings === false) list.push(['lm_head.weight', [c.vocab_size, E], 'w']);
+  return list;
+}
+
 /**
  * Writes config.json and model.safetensors (F32) of a GPT-2 with generated
  * weights into dir, once (a `.done` stamp marks a complete write); returns
  * the paths.
  */
 export function ensureLmWeights({ config = LM_CONFIG, seed = 1, std = 0.02, dir, dtype = 'F32' } = {}) {
-  dir ??= path.join(LM_CACHE, `gpt2-${config.n_layer}x${config.n_embd}-v${config.vocab_size}-s${seed}${dtype === 'F32' ? '' : `-${dtype.toLowerCase()}`}`);
+  const qwen = config.model_type === 'qwen2';
+  dir ??= path.join(LM_CACHE, qwen
+    ? `qwen2-${config.num_hidden_layers}x${config.hidden_size}-v${config.vocab_size}-s${seed}-${dtype.toLowerCase()}`
+    : `gpt2-${config.n_layer}x${config.n_embd}-v${config.vocab_size}-s${seed}${dtype === 'F32' ? '' : `-${dtype.toLowerCase()}`}`);
   const elem = dtype === 'F32' ? 4 : 2;
   const files = { dir, config: path.join(dir, 'config.json'), weights: path.join(dir, 'model.safetensors') };
   const stamp = path.join(dir, '.done');
   if (fs.existsSync(stamp)) return files;
   fs.mkdirSync(dir, { recursive: true });
-  const list = gpt2TensorList(config);
+  const list = qwen ? qwen2TensorList(config) : gpt2TensorList(config);
   const header = {};
   let offset = 0;
   for (const [name, shape] of list) {
@@ -173,10 +233,11 @@ export function ensureLmWeights({ config = LM_CONFIG, seed = 1, std = 0.02, dir,
     if (dtype === 'F32') {
       fs.writeSync(fd, new Uint8Array(a.buffer));
     } else {
-      // The same normals rounded to F16 (round to nearest even).
+      // The same normals rounded to F16 or BF16 (round to nearest even).
       const bits = new Uint32Array(a.buffer);
       const h = new Uint16Array(a.length);
-      for (let i = 0; i < a.length; i++) h[i] = halfBitsFromFloatBits(bits[i]);
+      const round = dtype === 'BF16' ? bf16BitsFromFloatBits : halfBitsFromFloatBits;
+      for (let i = 0; i < a.length; i++) h[i] = round(bits[i]);
       fs.writeSync(fd, new Uint8Array(h.buffer));
     }
   }
@@ -315,7 +376,107 @@ async function childOurs(spec, files, ids) {
   return { loadMs, prefill: pre, decode: dec, full, fullAtt, gen, genLoop: hooks ? loop : null, out, wasmFromLab: wasm, notes, info: { threads: lab.threads } };
 }
 
+/** The safetensors tensors of a file as float32 (F32, F16 or BF16), read one at a time. */
+function safetensorsReader(bytes) {
+  const n = Number(Buffer.from(bytes.buffer, bytes.byteOffset, 8).readBigUInt64LE(0));
+  const header = JSON.parse(Buffer.from(bytes.buffer, bytes.byteOffset + 8, n).toString('utf8'));
+  const start = 8 + n;
+  return (name) => {
+    const t = header[name];
+    if (!t) return null;
+    const [b, e] = t.data_offsets;
+    // (a copy: Buffer's slice() is a view of the whole file's memory)
+    const raw = new Uint8Array(bytes.subarray(start + b, start + e));
+    const count = t.shape.reduce((x, y) => x * y, 1);
+    if (t.dtype === 'F32') return { shape: t.shape, data: new Float32Array(raw.buffer) };
+    const h = new Uint16Array(raw.buffer);
+    const out = new Float32Array(count);
+    if (t.dtype === 'BF16') {
+      const u = new Uint32Array(out.buffer);
+      for (let i = 0; i < count; i++) u[i] = h[i] << 16;
+    } else {
+      out.set(decodeHalf(h));
+    }
+    return { shape: t.shape, data: out };
+  };
+}
+
+function decodeHalf(h) {
+  const out = new Float32Array(h.length);
+  for (let i = 0; i < h.length; i++) {
+    const x = h[i], s = x & 0x8000 ? -1 : 1, e = (x >> 10) & 31, m = x & 1023;
+    out[i] = e === 0 ? s * m * 2 ** -24 : e === 31 ? (m ? NaN : s * Infinity) : s * (1 + m / 1024) * 2 ** (e - 15);
+  }
+  return out;
+}
+
+/** ORT on the Qwen2 graph (buildQwen2Onnx): GroupQueryAttention with rotary, weights as external data. */
+async function childOrtQwen(spec, files, ids) {
+  const { nodeEnv } = await import('./node-env.mjs');
+  const { buildQwen2Onnx } = await import('./onnx-models.mjs');
+  const ort = await nodeEnv.loadOrt(spec.threads);
+  const config = JSON.parse(fs.readFileSync(files.config, 'utf8'));
+  const t0 = now();
+  let built = buildQwen2Onnx(config, safetensorsReader(fs.readFileSync(files.weights)), { maxPositions: 1024 });
+  const buildMs = now() - t0;
+  const session = await ort.InferenceSession.create(built.bytes, {
+    executionProviders: ['wasm'], graphOptimizationLevel: 'all', intraOpNumThreads: spec.threads, interOpNumThreads: 1,
+    externalData: [{ path: built.location, data: built.externalData }],
+  });
+  const modelBytes = built.bytes.byteLength + built.externalData.byteLength;
+  built = null;
+  const loadMs = now() - t0;
+  const N = config.num_hidden_layers, Hkv = config.num_key_value_heads, D = config.head_dim ?? config.hidden_size / config.num_attention_heads;
+  const empty = new ort.Tensor('float32', new Float32Array(0), [1, Hkv, 0, D]);
+  const idsT = (a) => new ort.Tensor('int64', BigInt64Array.from(a.map(BigInt)), [1, a.length]);
+  const feedsOf = (input, prev) => {
+    const f = { input_ids: input };
+    for (let l = 0; l < N; l++) {
+      f[`past_key_${l}`] = prev ? prev[`present_key_${l}`] : empty;
+      f[`past_value_${l}`] = prev ? prev[`present_value_${l}`] : empty;
+    }
+    return f;
+  };
+  const promptFeeds = feedsOf(idsT(ids), null);
+  let res;
+  const pre = await timeRuns(async () => {
+    res = await session.run(promptFeeds);
+    void res.logits.data;
+  }, spec.runs, 1);
+  const prefilled = res;
+  const out = { prefill: Array.from(prefilled.logits.data) };
+  const tok = argmax(prefilled.logits.data);
+  const stepFeeds = feedsOf(idsT([tok]), prefilled);
+  const dec = await timeRuns(async () => {
+    res = await session.run(stepFeeds);
+    void res.logits.data;
+  }, spec.decodeRuns, 3);
+  out.decode = Array.from(res.logits.data);
+  const gen = [];
+  let genIds;
+  for (let r = 0; r < spec.genRepeats; r++) {
+    const got = [];
+    const a = now();
+    let o = await session.run(promptFeeds);
+    let id = argmax(o.logits.data);
+    got.push(id);
+    const first = now() - a;
+    while (got.length < spec.gen) {
+      o = await session.run(feedsOf(idsT([id]), o));
+      id = argmax(o.logits.data);
+      got.push(id);
+    }
+    const total = now() - a;
+    gen.push({ total, first, perTokenAfterFirst: (total - first) / Math.max(1, got.length - 1), n: got.length });
+    genIds = got;
+  }
+  out.gen = genIds;
+  await session.release();
+  return { loadMs, buildMs, modelBytes, prefill: pre, decode: dec, full: null, gen, out, notes: [], info: { ort: ort.env.versions?.web ?? ort.env.versions?.common, attention: 'gqa' } };
+}
+
 async function childOrt(spec, files, ids) {
+  if (JSON.parse(fs.readFileSync(files.config, 'utf8')).model_type === 'qwen2') return childOrtQwen(spec, files, ids);
   const { nodeEnv } = await import('./node-env.mjs');
   const { buildGpt2Onnx, readSafetensorsF32, gpt2CacheNames } = await import('./onnx-models.mjs');
   const ort = await nodeEnv.loadOrt(spec.threads);
@@ -433,7 +594,8 @@ export async function runLmBench(argv) {
   // against wllama, bench/lm-gguf-bench.mjs; --gguf-only is --model gguf),
   // or all three (--no-gguf leaves the GGUF rows out).
   const which = argValue(argv, '--model', argv.includes('--gguf-only') ? 'gguf' : 'all');
-  if (!['gpt2', 't5', 'gguf', 'all'].includes(which)) throw new Error(`lm-bench: --model gpt2, t5, gguf or all, got ${which}`);
+  if (!['gpt2', 'qwen2.5-0.5b', 't5', 'gguf', 'all'].includes(which)) throw new Error(`lm-bench: --model gpt2, qwen2.5-0.5b, t5, gguf or all, got ${which}`);
+  if (which === 'qwen2.5-0.5b') return runGpt2Bench(argv);
   const i = argv.indexOf('--model');
   const rest = i < 0 ? argv : [...argv.slice(0, i), ...argv.slice(i + 2)];
   const { runT5Bench } = await import('./t5-bench.mjs');
@@ -450,6 +612,11 @@ export async function runLmBench(argv) {
 async function runGpt2Bench(argv) {
   const value = (name, dflt) => argValue(argv, name, dflt);
   const quick = argv.includes('--quick');
+  // --model qwen2.5-0.5b: Qwen2.5-0.5B's shape (QWEN_CONFIG) in BF16 against ORT's
+  // GroupQueryAttention graph with rotary (buildQwen2Onnx); no whole-forward row.
+  const modelName = value('--model', 'gpt2');
+  if (!['gpt2', 'qwen2.5-0.5b'].includes(modelName)) throw new Error(`lm-bench: --model gpt2 or qwen2.5-0.5b, got ${modelName}`);
+  const qwen = modelName === 'qwen2.5-0.5b';
   const opts = {
     repeats: Number(value('--repeats', 1)),
     threads: value('--threads', os.cpus().length >= 2 ? '1,2' : '1').split(',').map(Number),
@@ -458,14 +625,14 @@ async function runGpt2Bench(argv) {
     runs: Number(value('--runs', quick ? 3 : 5)),
     decodeRuns: Number(value('--decode-runs', quick ? 5 : 15)),
     // --full-runs 0 leaves the whole-forward row out.
-    fullRuns: Number(value('--full-runs', quick ? 1 : 3)),
+    fullRuns: Number(value('--full-runs', qwen ? 0 : quick ? 1 : 3)),
     genRepeats: Number(value('--gen-repeats', quick ? 1 : 2)),
     // The two fastest ORT variants here (CPU time, GPT-2 small, 1 thread, two
     // runs): MultiHeadAttention in prefill (1065 ms vs Attention 1360, GQA
     // 1788), GroupQueryAttention in decode (54.7 ms vs MHA 56.7, Attention 58.4).
     // mha-row: the MHA graph with its last block on the last row alone after
     // the attention (lastBlockRow), the work our prefill skips too.
-    attention: value('--ort-attention', 'mha,gqa,mha-row').split(','),
+    attention: value('--ort-attention', qwen ? 'gqa' : 'mha,gqa,mha-row').split(','),
     seed: Number(value('--seed', 1)),
     // smaller models for a quick look (the targets are defined for the default shape)
     layers: Number(value('--layers', LM_CONFIG.n_layer)),
@@ -473,21 +640,27 @@ async function runGpt2Bench(argv) {
     // f16: the weights file in F16. Ours keeps the projections in 16 bits
     // (loadModel's dtype 'auto'); ORT's graph gets their float32 values (its
     // wasm EP computes MatMul in float32).
-    dtype: value('--dtype', 'f32').toUpperCase(),
+    dtype: value('--dtype', qwen ? 'bf16' : 'f32').toUpperCase(),
+    model: modelName,
   };
-  if (!['F32', 'F16'].includes(opts.dtype)) throw new Error(`lm-bench: --dtype f32 or f16, got ${opts.dtype}`);
+  if (!['F32', 'F16', 'BF16'].includes(opts.dtype)) throw new Error(`lm-bench: --dtype f32, f16 or bf16, got ${opts.dtype}`);
+  if (qwen && opts.attention.join() !== 'gqa') throw new Error('lm-bench: the qwen2.5-0.5b graph uses GroupQueryAttention with rotary only (--ort-attention gqa)');
   for (const a of opts.attention) {
     if (!/^(attn|mha|gqa)(-row)?$/.test(a)) throw new Error(`lm-bench: --ort-attention takes attn, mha or gqa, each optionally with -row (the last block on the last row), got ${a}`);
   }
   const stamp = new Date().toISOString().replace(/[:.]/g, '-');
-  const jsonOut = value('--json', path.join(here, 'results', `lm-${stamp}.json`));
+  const jsonOut = value('--json', path.join(here, 'results', `lm-${qwen ? 'qwen-' : ''}${stamp}.json`));
   const tw = now();
-  const files = ensureLmWeights({ seed: opts.seed, dtype: opts.dtype, config: { ...LM_CONFIG, n_layer: opts.layers, vocab_size: opts.vocab } });
+  const files = qwen
+    ? ensureLmWeights({ seed: opts.seed, dtype: opts.dtype, config: QWEN_CONFIG })
+    : ensureLmWeights({ seed: opts.seed, dtype: opts.dtype, config: { ...LM_CONFIG, n_layer: opts.layers, vocab_size: opts.vocab } });
   const weightsMs = now() - tw;
   const config = JSON.parse(fs.readFileSync(files.config, 'utf8'));
   const ids = promptIds(opts.prompt, config.vocab_size);
   const started = new Date();
-  console.log(`attention-lab LM benchmark — GPT-2-small shape (${config.n_layer} layers, E ${config.n_embd}, H ${config.n_head}, V ${config.vocab_size}, n_positions ${config.n_positions}), generated weights (seed ${opts.seed}, std 0.02, ${opts.dtype})`);
+  console.log(qwen
+    ? `attention-lab LM benchmark — Qwen2.5-0.5B shape (${config.num_hidden_layers} layers, E ${config.hidden_size}, H ${config.num_attention_heads}, KV heads ${config.num_key_value_heads}, F ${config.intermediate_size}, V ${config.vocab_size}, tied), generated weights (seed ${opts.seed}, std 0.02, ${opts.dtype}; ORT gets their float32 values)`
+    : `attention-lab LM benchmark — GPT-2-small shape (${config.n_layer} layers, E ${config.n_embd}, H ${config.n_head}, V ${config.vocab_size}, n_positions ${config.n_positions}), generated weights (seed ${opts.seed}, std 0.02, ${opts.dtype})`);
   console.log(`weights: ${files.weights} (${mib(fs.statSync(files.weights).size)} MiB${weightsMs > 1000 ? `, written in ${(weightsMs / 1000).toFixed(1)} s` : ', cached'})`);
   console.log(`${started.toISOString()}; Node ${process.version}; ${os.cpus()[0]?.model} ×${os.cpus().length}; pinned: ${pinned ? '1 thread → core 1, N threads → cores 0…N-1' : 'no (taskset not found)'}; node --no-liftoff`);
   console.log(`prompt ${opts.prompt} ids; prefill median of ${opts.runs} (+1 warm-up); decode median of ${opts.decodeRuns} (+3); generate ${opts.gen} tokens × ${opts.genRepeats}; ${opts.repeats} repeat(s)`);
@@ -514,7 +687,7 @@ async function runGpt2Bench(argv) {
   const label = (c) => {
     if (c.engine === 'ours') return `ours wasm SIMD, ${c.threads} thr`;
     const [op, row] = c.attention.split('-');
-    return `ORT ${opName[op]}${row ? ' +last row' : ''}, ${c.threads} thr`;
+    return `ORT ${opName[op]}${qwen ? ' +rotary' : ''}${row ? ' +last row' : ''}, ${c.threads} thr`;
   };
   const key = (c) => `${c.engine}-${c.attention ?? ''}-t${c.threads}`;
   const results = new Map(configs.map((c) => [key(c), { c, runs: [] }]));
@@ -680,7 +853,7 @@ async function runGpt2Bench(argv) {
   };
   fs.mkdirSync(path.dirname(jsonOut), { recursive: true });
   fs.writeFileSync(jsonOut, JSON.stringify(report, null, 2));
-  if (!argv.includes('--json')) fs.copyFileSync(jsonOut, path.join(here, 'results', 'lm-latest.json'));
+  if (!argv.includes('--json')) fs.copyFileSync(jsonOut, path.join(here, 'results', qwen ? 'lm-qwen-latest.json' : 'lm-latest.json'));
   console.log(`\nJSON: ${path.relative(process.cwd(), jsonOut)}  (${((now() - tw) / 1000).toFixed(0)} s)`);
   return rows.some((r) => r.error) || !agreeOk ? 1 : 0;
 }

@@ -733,3 +733,114 @@ export function buildT5DecoderOnnx(config, tensors) {
   g.outputs.unshift(g.outputs.pop());
   return g.bytes(17);
 }
+
+/**
+ * An ONNX graph of Qwen2 (Qwen2ForCausalLM) from Hugging Face tensors, for
+ * onnxruntime-web, with its weights as external data (a Qwen2.5-0.5B in
+ * float32 is 2 GB, past protobuf's limit): { bytes, externalData: Uint8Array,
+ * location }. Pass both to InferenceSession.create(bytes, { externalData:
+ * [{ path: location, data: externalData }] }).
+ *
+ * config: the parsed config.json (num_hidden_layers, num_attention_heads,
+ * num_key_value_heads, hidden_size, intermediate_size, vocab_size,
+ * rms_norm_eps, rope_theta, tie_word_embeddings); tensor(name) → { shape,
+ * data: Float32Array } with the hub's names and layout (Linear [out, in]).
+ *
+ * Graph (opset 17 + com.microsoft 1), the key/value cache always on, logits of
+ * the last position only: Gather(embed_tokens, input_ids); per layer
+ * SimplifiedLayerNormalization (RMSNorm) → q/k/v MatMul + Add (biases) →
+ * com.microsoft.GroupQueryAttention with do_rotary (rotate_half,
+ * rotary_interleaved 0; cos/sin caches of rope_theta for maxPositions rows;
+ * positions from seqlens_k; past/present [1, Hkv, P, D] per layer) → o_proj
+ * MatMul → residual Add → RMSNorm → gate and up MatMuls → QuickGelu(alpha 1)
+ * = SiLU(gate) · up → down MatMul → residual Add; the last row sliced; the
+ * final norm; the tied head as Gemm(h, embed_tokens, transB) (the table is
+ * held once). Inputs: input_ids int64 [1, L], past_key_<l>, past_value_<l>.
+ * Outputs: logits [1, 1, V], present_key_<l>, present_value_<l>.
+ */
+export function buildQwen2Onnx(config, tensor, { maxPositions = 2048, location = 'weights.bin' } = {}) {
+  const N = config.num_hidden_layers, H = config.num_attention_heads, Hkv = config.num_key_value_heads;
+  const E = config.hidden_size, F = config.intermediate_size, V = config.vocab_size;
+  const D = config.head_dim ?? E / H;
+  const eps = config.rms_norm_eps ?? 1e-6;
+  const theta = config.rope_theta ?? 10000;
+  const g = new Graph();
+  // External data: every float initializer written into one buffer, sized beforehand.
+  const floats = V * E + N * (2 * E + (H * D + 2 * Hkv * D) * (E + 1) + E * H * D + 3 * F * E) + E
+    + maxPositions * D + (config.tie_word_embeddings === false ? V * E : 0);
+  const externalData = new Uint8Array(4 * floats);
+  let offset = 0;
+  const ext = (name, dims, data) => {
+    const bytes = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+    if (offset + bytes.byteLength > externalData.byteLength) throw new Error(`buildQwen2Onnx: ${name} at ${offset} + ${bytes.byteLength} past the ${externalData.byteLength} bytes sized`);
+    externalData.set(bytes, offset);
+    g.inits.push({
+      name, dims, dataType: FLOAT, dataLocation: onnx.TensorProto.DataLocation.EXTERNAL,
+      externalData: [{ key: 'location', value: location }, { key: 'offset', value: String(offset) }, { key: 'length', value: String(bytes.byteLength) }],
+    });
+    offset += bytes.byteLength;
+    return name;
+  };
+  const T = (name, shape) => {
+    const t = tensor(name);
+    if (!t) throw new Error(`buildQwen2Onnx: tensor ${name} missing`);
+    if (shape && (t.shape.length !== shape.length || t.shape.some((d, i) => d !== shape[i]))) throw new Error(`buildQwen2Onnx: ${name} has shape [${t.shape}], expected [${shape}]`);
+    return t.data;
+  };
+  // A Linear's weight [out, in] as MatMul's [in, out].
+  const lin = (name, out, inn) => ext(name, [inn, out], transposed(T(name, [out, inn]), out, inn));
+  const vec = (name, n) => ext(name, [n], T(name, [n]));
+  const scalar = (values) => g.init(`c${g.n++}`, [], values);
+  g.input('input_ids', [1, 'L'], INT64);
+  const names = (l) => ({ past: [`past_key_${l}`, `past_value_${l}`], present: [`present_key_${l}`, `present_value_${l}`] });
+  for (let l = 0; l < N; l++) for (const nm of names(l).past) g.input(nm, [1, Hkv, 'P', D]);
+  const L = g.op('Gather', [g.op('Shape', ['input_ids']), scalar([1])], { axis: 0 });
+  const P = g.op('Gather', [g.op('Shape', ['past_key_0']), scalar([2])], { axis: 0 });
+  const totalI32 = g.op('Cast', [g.op('Add', [P, L])], { to: INT32 });
+  const seqlensK = g.op('Reshape', [g.op('Sub', [totalI32, g.init(`i${g.n++}`, [], Int32Array.of(1))]), g.ints([1])]);
+  // cos/sin caches [maxPositions, D/2] of rope_theta (Qwen2RotaryEmbedding's inv_freq).
+  const half = D / 2;
+  const cos = new Float32Array(maxPositions * half), sin = new Float32Array(maxPositions * half);
+  for (let p = 0; p < maxPositions; p++) {
+    for (let i = 0; i < half; i++) {
+      const a = p * Math.pow(theta, -(2 * i) / D);
+      cos[p * half + i] = Math.cos(a);
+      sin[p * half + i] = Math.sin(a);
+    }
+  }
+  const cosCache = ext('cos_cache', [maxPositions, half], cos);
+  const sinCache = ext('sin_cache', [maxPositions, half], sin);
+  const embed = ext('model.embed_tokens.weight', [V, E], T('model.embed_tokens.weight', [V, E]));
+  const rms = (x, name) => g.op('SimplifiedLayerNormalization', [x, vec(name, E)], { axis: -1, epsilon: eps });
+  let h = g.op('Gather', [embed, 'input_ids'], { axis: 0 });
+  for (let l = 0; l < N; l++) {
+    const p = `model.layers.${l}.`;
+    const a = rms(h, `${p}input_layernorm.weight`);
+    const proj = (k, rows) => g.op('Add', [g.op('MatMul', [a, lin(`${p}self_attn.${k}_proj.weight`, rows, E)]), vec(`${p}self_attn.${k}_proj.bias`, rows)]);
+    const q = proj('q', H * D), k = proj('k', Hkv * D), v = proj('v', Hkv * D);
+    const nm = names(l);
+    const o = `attn_${l}`;
+    g.op('GroupQueryAttention', [q, k, v, nm.past[0], nm.past[1], seqlensK, totalI32, cosCache, sinCache],
+      { num_heads: H, kv_num_heads: Hkv, do_rotary: 1, rotary_interleaved: 0 }, { domain: 'com.microsoft', outputs: 3 });
+    g.nodes.at(-1).output = [o, ...nm.present];
+    nm.present.forEach((name) => g.output(name, [1, Hkv, 'T', D]));
+    h = g.op('Add', [h, g.op('MatMul', [o, lin(`${p}self_attn.o_proj.weight`, E, H * D)])]);
+    const m = rms(h, `${p}post_attention_layernorm.weight`);
+    const gate = g.op('MatMul', [m, lin(`${p}mlp.gate_proj.weight`, F, E)]);
+    const up = g.op('MatMul', [m, lin(`${p}mlp.up_proj.weight`, F, E)]);
+    const silu = g.op('QuickGelu', [gate], {}, { domain: 'com.microsoft' });
+    g.nodes.at(-1).attribute = [{ name: 'alpha', type: A.FLOAT, f: 1 }]; // (1.0 would be written as an INT by attr)
+    const act = g.op('Mul', [silu, up]);
+    h = g.op('Add', [h, g.op('MatMul', [act, lin(`${p}mlp.down_proj.weight`, E, F)])]);
+  }
+  // The last row [1, E], the final norm, the tied head.
+  const last = g.op('Reshape', [g.op('Slice', [h, g.ints([-1]), g.ints([2 ** 31 - 1]), g.ints([1])]), g.ints([1, E])]);
+  const hf = rms(last, 'model.norm.weight');
+  const head = config.tie_word_embeddings === false ? lin('lm_head.weight', V, E) : null;
+  const logits2 = head ? g.op('MatMul', [hf, head]) : g.op('Gemm', [hf, embed], { transB: 1 });
+  g.nodes.push({ opType: 'Reshape', domain: '', input: [logits2, g.ints([1, 1, V])], output: ['logits'], name: 'logits', attribute: [] });
+  g.output('logits', [1, 1, V]);
+  g.outputs.unshift(g.outputs.pop());
+  if (offset !== externalData.byteLength) throw new Error(`buildQwen2Onnx: external data ${offset} bytes, sized ${externalData.byteLength}`);
+  return { bytes: g.bytes(17), externalData, location };
+}

@@ -1,10 +1,13 @@
-// Bindings shared by every area: lastError, kernelArch, heapBytesInUse and
+// Bindings shared by every area: lastError, kernelArch, heapBytesInUse,
+// heapMaxBytes and
 // the mask spec structure.
 #include "common.h"
 
 #include <emscripten/bind.h>
+#include <emscripten/heap.h>
 #include <malloc.h>
 
+#include <cstdint>
 #include <string>
 
 #include "kernels/kernels.h"
@@ -17,8 +20,14 @@ std::string g_last_error;
 std::string LastError() { return g_last_error; }
 
 // Bytes currently allocated from the wasm heap by malloc (dlmalloc's
-// mallinfo().uordblks): the leak tests compare it before and after.
-double HeapBytesInUse() { return static_cast<double>(mallinfo().uordblks); }
+// mallinfo().uordblks): the leak tests compare it before and after. The field
+// is an int in musl's struct mallinfo; read as 32 unsigned bits it stays right
+// above 2 GiB (the heap is below 4 GiB).
+double HeapBytesInUse() { return static_cast<double>(static_cast<uint32_t>(mallinfo().uordblks)); }
+
+// The most the heap may grow to: the build's MAXIMUM_MEMORY, which
+// Emscripten caps one 64 KiB page short of 4 GiB (an engine may grant less).
+double HeapMaxBytes() { return static_cast<double>(emscripten_get_heap_max()); }
 
 std::string KernelArchName() { return attnlab::KernelArch(); }
 
@@ -58,6 +67,7 @@ EMSCRIPTEN_BINDINGS(attention_lab_common) {
   function("lastError", &attnlab_bind::LastError);
   function("kernelArch", &attnlab_bind::KernelArchName);
   function("heapBytesInUse", &attnlab_bind::HeapBytesInUse);
+  function("heapMaxBytes", &attnlab_bind::HeapMaxBytes);
   value_array<std::array<double, 4>>("MaskShape")
       .element(emscripten::index<0>())
       .element(emscripten::index<1>())

@@ -8,6 +8,9 @@
 #                                     decode step at 128 cached, tokens/s, memory, agreement (bench/lm-bench.mjs);
 #                                     then a SmolLM2-shaped GGUF in F16/Q8_0/Q4_0 on ours and wllama
 #                                     (bench/lm-gguf-bench.mjs; --gguf-only / --no-gguf)
+#   npm run bench -- --only lm --model qwen2.5-0.5b
+#                                     the same on Qwen2.5-0.5B's shape in BF16 (about 1 GB generated into
+#                                     $TMPDIR, never in git) against ORT's GroupQueryAttention + rotary graph
 #   npm run bench -- --only interp    issue 33's interpretability calls (logit lens, head scores, attribution,
 #                                     the 144-head patching grid) on GPT-2 small's shape, 2 threads, L 32
 #                                     (bench/interp-bench.mjs)

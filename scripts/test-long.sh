@@ -12,6 +12,8 @@
 #     window / softcap / ALiBi golden set, the over-limit buffers, trace
 #     'values' and KV-cache decoding; the model too large for the wasm
 #     heap), about 6 minutes
+#   - tests/js/heap-above-2gib.test.js with ATTNLAB_LONG=1: a model of 2.0 GiB
+#     of float32 weights loaded and run (3.0 GiB of wasm memory)
 #   - npm run train:lm -- --lang en|zh|induction --check 20: the first 20 training
 #     steps of each shipped model's recipe, loss for loss against its committed log
 #   - the native tests whose ASan + UBSan Debug run is long (scripts/test-native.sh
@@ -23,6 +25,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 rc=0
 node tests/browser/run.mjs --long || rc=1
+ATTNLAB_LONG=1 node --experimental-vm-modules node_modules/jest/bin/jest.js tests/js/heap-above-2gib.test.js -t long || rc=1
 bash scripts/test-native.sh asan-long || rc=1
 for lang in en zh induction; do
   node scripts/train-lm.mjs --lang "$lang" --check 20 || rc=1

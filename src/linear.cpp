@@ -92,7 +92,7 @@ Status Linear(const LinearArgs& a) {
   internal::AlignedBuffer pack;
   if (!internal::LinearDriver(a.rows, a.in, a.out, a.x, a.weight, a.layout == WeightLayout::kKeras,
                               a.bias, a.y, &pack)) {
-    return Status::OutOfMemory("linear: out of memory for the packed weight (wasm memory is limited to 2 GiB)");
+    return Status::OutOfMemory("linear: out of memory for the packed weight (wasm memory is limited to 4 GiB)");
   }
   return Status::Ok();
 }

@@ -191,7 +191,7 @@ std::unique_ptr<MultiHeadAttention> MultiHeadAttention::Create(
       os << "embedDim " << e << " (kdim " << c.kdim << ", vdim " << c.vdim
          << ") needs " << (floats * 4) / (int64_t{1} << 20)
          << " MiB for the weights and their packed copies; at most "
-         << (kMaxCallBytes >> 20) << " MiB are allowed (wasm memory is limited to 2 GiB)";
+         << (kMaxCallBytes >> 20) << " MiB are allowed (wasm memory is limited to 4 GiB)";
       *status = Status::OutOfMemory(os.str());
       return nullptr;
     }
@@ -200,7 +200,7 @@ std::unique_ptr<MultiHeadAttention> MultiHeadAttention::Create(
     // Check first that the memory is there (one block of the total size;
     // nothing else allocates in between), and report it as a Status if not.
     if (!internal::CanAllocate(floats * 4 + (int64_t{64} << 10))) {
-      *status = Status::OutOfMemory("out of memory for the weights (wasm memory is limited to 2 GiB)");
+      *status = Status::OutOfMemory("out of memory for the weights (wasm memory is limited to 4 GiB)");
       return nullptr;
     }
   }
@@ -223,7 +223,7 @@ std::unique_ptr<MultiHeadAttention> MultiHeadAttention::Create(
     }
   }
   if (!im.Pack()) {
-    *status = Status::OutOfMemory("out of memory for the weights (wasm memory is limited to 2 GiB)");
+    *status = Status::OutOfMemory("out of memory for the weights (wasm memory is limited to 4 GiB)");
     return nullptr;
   }
   *status = Status::Ok();
@@ -325,14 +325,14 @@ std::unique_ptr<KvCache> MultiHeadAttention::CreateKvCache(
     os << "the key and value caches [" << batch << ", " << max_length << ", "
        << impl_->kv_dim << "] need " << (8 * n) / (int64_t{1} << 20)
        << " MiB; at most " << (kMaxCallBytes >> 20)
-       << " MiB are allowed (wasm memory is limited to 2 GiB)";
+       << " MiB are allowed (wasm memory is limited to 4 GiB)";
     *status = Status::OutOfMemory(os.str());
     return nullptr;
   }
   std::unique_ptr<KvCache> c(new KvCache);
   KvCache::Impl& ci = *c->impl_;
   if (!ci.k.Reserve(n) || !ci.v.Reserve(n)) {
-    *status = Status::OutOfMemory("out of memory for the key/value cache (wasm memory is limited to 2 GiB)");
+    *status = Status::OutOfMemory("out of memory for the key/value cache (wasm memory is limited to 4 GiB)");
     return nullptr;
   }
   ci.owner = impl_.get();

@@ -36,7 +36,7 @@ Status PositionalEncoding(int64_t seq_len, int64_t d_model, double base,
   std::unique_ptr<double, void (*)(void*)> inv_freq_buf(
       static_cast<double*>(std::malloc(static_cast<size_t>(pairs) * sizeof(double))), std::free);
   if (!inv_freq_buf) {
-    return Status::OutOfMemory("out of memory for the encoding's frequencies (wasm memory is limited to 2 GiB)");
+    return Status::OutOfMemory("out of memory for the encoding's frequencies (wasm memory is limited to 4 GiB)");
   }
   double* inv_freq = inv_freq_buf.get();
   const double log_base = std::log(base);

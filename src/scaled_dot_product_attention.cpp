@@ -97,7 +97,7 @@ Status ScaledDotProductAttention(const SdpaArgs& a) {
 
   internal::AlignedBuffer scratch;
   if (!scratch.Reserve(kernels::AttentionScratchFloats(view))) {
-    return Status::OutOfMemory("out of memory for scratch (wasm memory is limited to 2 GiB)");
+    return Status::OutOfMemory("out of memory for scratch (wasm memory is limited to 4 GiB)");
   }
   kernels::AttentionCore(view, scratch.data());
   if (t != nullptr && t->weights != nullptr && a.weights != nullptr && a.weights != t->weights) {

@@ -313,6 +313,13 @@ export interface AttentionLab<M extends LabMode = 'either'> {
   readonly backend: M extends 'sync' ? 'wasm' | 'wasm-scalar' : BackendName;
   /** The kernel set, e.g. 'sse4.1' (wasm SIMD128) or 'scalar'. */
   readonly kernelArch: string;
+  /**
+   * Bytes the wasm heap may grow to, as the wasm module reports it: the build's
+   * maximum of 4 GB, which Emscripten caps one 64 KiB page short (4,294,901,760).
+   * loadModel's memory rule and the folder listing use it; an engine may still
+   * grant less at run time. On webgpu, that of its wasm backend; null without one.
+   */
+  readonly heapLimit: number | null;
   /** Sinusoidal positional encoding [seqLen, dModel]. */
   positionalEncoding(seqLen: number, dModel: number, options?: { base?: number }): Returned<M, Tensor>;
   /** softmax(X·Xᵀ/√E)·X for x [L,E] or [B,L,E]. */

@@ -55,20 +55,18 @@ function needModel() {
   return model;
 }
 
-/** Whether tokenizer.json's pieces are GPT-2's byte-level symbols (ByteLevel decoder or pre-tokenizer). */
+/**
+ * Whether tokenizer.json's pieces are GPT-2's byte-level symbols (a ByteLevel
+ * decoder or pre-tokenizer): a search of its text for a component of type
+ * ByteLevel, not a second JSON.parse of a file that can be 33 MB (Gemma's;
+ * loadModel has parsed it once already). In a tokenizer.json a string value
+ * "ByteLevel" after a "type" key is only ever a component's type (vocab
+ * entries map pieces to numbers; merges are strings in arrays).
+ */
 async function byteLevelOf(file) {
   if (!file || typeof file.text !== 'function') return false;
   try {
-    const j = JSON.parse(await file.text());
-    const types = [];
-    const walk = (o) => {
-      if (!o || typeof o !== 'object') return;
-      if (typeof o.type === 'string') types.push(o.type);
-      for (const k of ['pretokenizers', 'decoders']) if (Array.isArray(o[k])) o[k].forEach(walk);
-    };
-    walk(j.decoder);
-    walk(j.pre_tokenizer);
-    return types.includes('ByteLevel');
+    return /"type"\s*:\s*"ByteLevel"/.test(await file.text());
   } catch {
     return false;
   }

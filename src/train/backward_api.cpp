@@ -19,7 +19,7 @@ using internal::TensorElements;
 
 Status Oom(const char* where) {
   return Status::OutOfMemory(std::string(where) +
-                             ": out of memory for scratch (wasm memory is limited to 2 GiB)");
+                             ": out of memory for scratch (wasm memory is limited to 4 GiB)");
 }
 
 // The forward's view of a contiguous [B, H, L, *] SDPA problem.

@@ -203,13 +203,16 @@ std::unique_ptr<Transformer> Transformer::Create(const TransformerConfig& config
   const int64_t e = config.embed_dim, vocab = config.vocab_size, nl = config.num_layers;
   im.Build();
   train::WeightStore& store = im.store;
+  // The floats held as floats are one block (at most kMaxCallBytes); a packed
+  // projection (a loaded model's) takes its own block at its first write, so a
+  // 16-bit model of more than kMaxCallBytes / 4 parameters fits.
   int64_t bytes = 0;
-  if (!internal::CheckedMul(store.count(), 4, &bytes) || bytes > kMaxCallBytes ||
+  if (!internal::CheckedMul(store.stored(), 4, &bytes) || bytes > kMaxCallBytes ||
       !store.Allocate(config.packed_half) ||
       !internal::CanAllocate(store.stored() + nl * config.num_heads + config.max_length * e * 4)) {
     std::ostringstream os;
-    os << "transformer: out of memory for the parameters (" << store.count() << " floats, "
-       << (store.count() * 4.0) / (1 << 20) << " MiB)";
+    os << "transformer: out of memory for the parameters (" << store.stored() << " floats held as float32, "
+       << (store.stored() * 4.0) / (1 << 20) << " MiB, of " << store.count() << " parameters)";
     *status = Status::OutOfMemory(os.str());
     return nullptr;
   }
@@ -441,7 +444,7 @@ Status Transformer::Forward(int64_t batch, int64_t length, const int32_t* tokens
   if (im.config.has_head && !(s = internal::CheckPointer("logits", logits)).ok()) return s;
   if (!(s = im.CheckMemory("forward", batch, cross)).ok()) return s;
   if (!im.Forward(batch, length, tokens, false, attention, 0, false, false, cross)) {
-    return Status::OutOfMemory("forward: out of memory (wasm memory is limited to 2 GiB)");
+    return Status::OutOfMemory("forward: out of memory (wasm memory is limited to 4 GiB)");
   }
   const int64_t rows = batch * length, e = im.config.embed_dim;
   if (logits != nullptr && im.config.has_head && !im.Logits(0, rows, logits)) {
@@ -569,7 +572,7 @@ Status Transformer::Extend(int64_t keep, int64_t length, const int32_t* tokens,
   // the last block runs on that row alone.
   const bool last_row = last_only && attention == nullptr && hidden == nullptr && cross == nullptr;
   if (!im.Forward(1, length, tokens, false, attention, keep, true, last_row, cross)) {
-    return Status::OutOfMemory("extend: out of memory (wasm memory is limited to 2 GiB)");
+    return Status::OutOfMemory("extend: out of memory (wasm memory is limited to 4 GiB)");
   }
   im.cached = keep + length;
   const int64_t e = c.embed_dim;
@@ -598,7 +601,7 @@ Status Transformer::Evaluate(int64_t batch, int64_t length, const int32_t* token
   if (!im.logits.Reserve(batch * length * im.config.vocab_size) ||
       !im.Forward(batch, length, tokens, false, nullptr, 0, false) ||
       !im.Logits(0, batch * length, im.logits.data())) {
-    return Status::OutOfMemory("evaluate: out of memory (wasm memory is limited to 2 GiB)");
+    return Status::OutOfMemory("evaluate: out of memory (wasm memory is limited to 4 GiB)");
   }
   train::CrossEntropyResult ce;
   train::CrossEntropyForwardBackward(batch * length, length, im.config.vocab_size, im.logits.data(),
@@ -628,7 +631,7 @@ Status Transformer::Step(int64_t batch, int64_t length, const int32_t* tokens,
   im.cached = 0;  // the weights change: cached keys and values go stale
   if (!im.Forward(batch, length, tokens, true, nullptr, 0, false) ||
       !im.Logits(0, batch * length, im.logits.data())) {
-    return Status::OutOfMemory("step: out of memory (wasm memory is limited to 2 GiB)");
+    return Status::OutOfMemory("step: out of memory (wasm memory is limited to 4 GiB)");
   }
   train::CrossEntropyResult ce;
   train::CrossEntropyForwardBackward(batch * length, length, im.config.vocab_size, im.logits.data(),
@@ -645,7 +648,7 @@ Status Transformer::Step(int64_t batch, int64_t length, const int32_t* tokens,
   if (!std::isfinite(r.loss)) return stop("loss", r.loss);
   if (!im.Backward(batch, length, tokens)) {
     im.dropout_calls = calls_before;
-    return Status::OutOfMemory("step: out of memory (wasm memory is limited to 2 GiB)");
+    return Status::OutOfMemory("step: out of memory (wasm memory is limited to 4 GiB)");
   }
   r.grad_norm = train::GlobalNorm(im.store.count(), im.grads.data());
   if (!std::isfinite(r.grad_norm)) return stop("gradient norm", r.grad_norm);

@@ -241,7 +241,7 @@ Status Transformer::LogitLens(int64_t length, const int32_t* tokens, int64_t k, 
   float* lg = lg_buf.data();
   std::vector<int32_t> order(static_cast<size_t>(vocab));
   if (!im.Forward(1, length, tokens, false, nullptr, 0, false)) {
-    return Status::OutOfMemory(std::string(where) + ": out of memory (wasm memory is limited to 2 GiB)");
+    return Status::OutOfMemory(std::string(where) + ": out of memory (wasm memory is limited to 4 GiB)");
   }
   for (int64_t r = 0; r <= nl; ++r) {
     // Row N normalises x_N as Forward did (into xf), so it is Forward's logits.
@@ -290,7 +290,7 @@ Status Transformer::Attribute(int64_t length, const int32_t* tokens, int64_t pos
   const int64_t e = c.embed_dim, nl = c.num_layers, nh = c.num_heads, w = ContextWidth(c), d = w / nh;
   InterpScope<Impl> scope(im);
   if (!im.Forward(1, length, tokens, false, nullptr, 0, false)) {
-    return Status::OutOfMemory(std::string(where) + ": out of memory (wasm memory is limited to 2 GiB)");
+    return Status::OutOfMemory(std::string(where) + ": out of memory (wasm memory is limited to 4 GiB)");
   }
   const bool layer_norm = c.norm == NormKind::kLayerNorm;
   // The frozen scale: the final norm's denominator on x_N at `position`.
@@ -412,7 +412,7 @@ Status Transformer::Patch(int64_t length, const int32_t* clean, const int32_t* c
   if (!clean_buf.Reserve(nl * nk) || !corr_buf.Reserve(nl * n) || !im.Reserve(chunk * length, false)) {
     return Status::OutOfMemory(std::string(where) + ": out of memory for the clean run's activations");
   }
-  const char* oom = "patch: out of memory (wasm memory is limited to 2 GiB)";
+  const char* oom = "patch: out of memory (wasm memory is limited to 4 GiB)";
   if (use_cache) {
     if (!im.cache) {  // as Extend allocates it
       const int64_t kv = c.max_length * im.KvWidth();

@@ -15,6 +15,7 @@
 //   gemma2         attnScale (query_pre_attn_scalar), attnSoftcap, finalSoftcap,
 //                  a local layer (layerKinds), sandwichNorm
 //   gemma3         local/local/global layers, ropeLocalTheta, qkNorm, sandwichNorm
+//   gemma3-mqa18   gemma-3-270m's layout at hidden 16: 18 layers, 4 heads / 1 KV head
 //   phi3           rotaryDim 4 of 8 (partial rotary), fused projections
 //   gpt_neox       rotaryDim 2 of 8, parallelResidual, LayerNorm, erf GELU
 //   gpt_neox-sequential  rotaryDim 4 of 8, the sequential residual
@@ -39,6 +40,7 @@ const FAMILIES = [
   { name: 'gemma' },
   { name: 'gemma2' },
   { name: 'gemma3' },
+  { name: 'gemma3-mqa18' },
   { name: 'phi3' },
   { name: 'gpt_neox' },
   { name: 'gpt_neox-sequential' },

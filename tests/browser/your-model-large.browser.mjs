@@ -213,7 +213,7 @@ export default function (t) {
       await page.waitForFunction(() => document.getElementById('your-model').dataset.model === 'listed', null, { timeout: 30000 });
       const listed = await page.evaluate(() => Object.fromEntries([...document.querySelectorAll('#your-model .ym-model-table tbody tr')].map((tr) => [tr.dataset.key, tr.querySelector('td').textContent])));
       assert.equal(listed.layers, '48');
-      assert.match(listed.memory, /^9\d{3}\.\d MB: more than the wasm heap’s 2048\.0 MB; Load will be refused before any weight is read$/);
+      assert.match(listed.memory, /^9\d{3}\.\d MB: more than the wasm heap’s 4095\.9 MB; Load will be refused before any weight is read$/);
       await page.click('#your-model .ym-load');
       await page.waitForFunction(() => ['loaded', 'error'].includes(document.getElementById('your-model').dataset.model), null, { timeout: 60000 });
       const msg = await page.textContent('#your-model .ym-model-error');

@@ -2,12 +2,13 @@
 // refusal and the folder listing (web/components/lib/model-client.js
 // listModel) agree, over header-only fake safetensors files (a few KB: no
 // tensor data exists, and reading past the header throws). The byte counts
-// expected here are computed from the tensor list written below.
+// expected here are computed from the tensor list written below; the limit is
+// the one the wasm module reports (lab.heapLimit: 4 GB less one 64 KiB page).
 import fs from 'node:fs';
 import path from 'node:path';
 import { init } from '../../web/node.js';
 import { listModel } from '../../web/components/lib/model-client.js';
-import { memoryFit, HEAP_LIMIT_BYTES, HEADROOM_BYTES } from '../../web/lib/model/plan.js';
+import { memoryFit, HEADROOM_BYTES } from '../../web/lib/model/plan.js';
 
 const BYTES = { F32: 4, F16: 2, BF16: 2 };
 
@@ -43,9 +44,9 @@ const jsonFile = (name, obj) => {
   return { name, size: text.length, text: async () => text, arrayBuffer: async () => new TextEncoder().encode(text).buffer, slice: () => { throw new Error('no slice'); } };
 };
 
-// GPT-2 F32, 15 layers of E = 1536 (about 504M parameters, 1.88 GiB of float32).
-function gpt2Files() {
-  const E = 1536, L = 15, V = 50257, P = 1024;
+// GPT-2 F32 of E = 1536 and L layers (15: about 504M parameters, 1.88 GiB of float32).
+function gpt2Files(L = 15) {
+  const E = 1536, V = 50257, P = 1024;
   const t = [['wte.weight', 'F32', [V, E]], ['wpe.weight', 'F32', [P, E]]];
   for (let l = 0; l < L; l++) {
     const h = `h.${l}.`;
@@ -61,9 +62,9 @@ function gpt2Files() {
   return { config, tensors: t };
 }
 
-// Llama BF16, 12 layers of E = 2048, F = 5632, untied head (about 748M parameters).
-function llamaFiles(dtype, tied) {
-  const E = 2048, F = 5632, L = 12, V = 32000;
+// Llama BF16, L layers of E = 2048, F = 5632, untied head (24: about 1.40G parameters).
+function llamaFiles(dtype, tied, L = 24) {
+  const E = 2048, F = 5632, V = 32000;
   const t = [['model.embed_tokens.weight', dtype, [V, E]]];
   for (let l = 0; l < L; l++) {
     const p = `model.layers.${l}.`;
@@ -91,32 +92,51 @@ function keptBytes(tensors, half) {
 
 describe('one memory-fit rule (model/plan.js) for loadModel and the folder listing', () => {
   let lab;
+  let LIMIT;
   beforeAll(async () => {
     lab = await init({ backend: 'wasm' });
+    LIMIT = lab.heapLimit;
   });
 
-  test('a float32 model of 1.88 GiB: refused by loadModel before any tensor is read, and listed as too large', async () => {
-    const { config, tensors } = gpt2Files();
+  test('the limit is the one the wasm module reports: 4 GB less one 64 KiB page (MAXIMUM_MEMORY=4GB)', () => {
+    expect(LIMIT).toBe(2 ** 32 - 2 ** 16);
+    expect(lab._backend.wasmModule.heapMaxBytes()).toBe(LIMIT);
+  });
+
+  test('a float32 model within the limit but not its headroom: refused by loadModel before any tensor is read, and listed as too large', async () => {
+    // The most layers whose float32 bytes stay within the limit: then the headroom does not fit.
+    const perLayer = keptBytes(gpt2Files(1).tensors, false) - keptBytes(gpt2Files(0).tensors, false);
+    const L = Math.floor((LIMIT - keptBytes(gpt2Files(0).tensors, false)) / perLayer);
+    const { config, tensors } = gpt2Files(L);
     const { file, dataBytes } = headerOnly('model.safetensors', tensors);
     const need = keptBytes(tensors, false);
     expect(need).toBe(dataBytes);
-    // The old listing rule (parameters · 4 < the heap limit) said it fits.
-    expect(need < HEAP_LIMIT_BYTES).toBe(true);
-    expect(need + HEADROOM_BYTES > HEAP_LIMIT_BYTES).toBe(true);
-    await expect(lab.loadModel({ config, weights: file })).rejects.toThrow(/more than the wasm heap can hold/);
-    const listed = await listModel([jsonFile('config.json', config), file]);
+    expect(need > 2 ** 31).toBe(true); // more than the old 2 GiB heap
+    expect(need < LIMIT).toBe(true);
+    expect(need + HEADROOM_BYTES > LIMIT).toBe(true);
+    await expect(lab.loadModel({ config, weights: file })).rejects.toThrow(new RegExp(`more than the wasm heap can hold: its limit is ${(LIMIT / 2 ** 20).toFixed(1)} MiB`));
+    const listed = await listModel([jsonFile('config.json', config), file], { heapLimit: LIMIT });
     expect(listed.fits).toBe(false);
+    expect(listed.heapLimit).toBe(LIMIT);
     expect(listed.keptBytes).toBe(need);
+    // The same model one layer shorter fits (listed; loading it would read its 3.8 GB).
+    const shorter = gpt2Files(L - 1);
+    const listed2 = await listModel([jsonFile('config.json', shorter.config), headerOnly('model.safetensors', shorter.tensors).file], { heapLimit: LIMIT });
+    expect(keptBytes(shorter.tensors, false) + HEADROOM_BYTES <= LIMIT).toBe(listed2.fits);
+    // Without a limit the listing does not guess one.
+    const unknown = await listModel([jsonFile('config.json', config), file]);
+    expect([unknown.fits, unknown.heapLimit]).toEqual([null, null]);
+    await expect(listModel([jsonFile('config.json', config), file], { heapLimit: -1 })).rejects.toThrow(/heapLimit must be a positive number of bytes/);
   });
 
-  test('a BF16 model of 2.8 GiB as float32 fits in 16 bits: listed as fitting (the old rule called it too large)', async () => {
+  test('a BF16 model of 5.2 GiB as float32 fits in 16 bits: listed as fitting (the old rule called it too large)', async () => {
     const { config, tensors } = llamaFiles('BF16', false);
     const { file } = headerOnly('model.safetensors', tensors);
     const params = tensors.reduce((n, [, , s]) => n + s.reduce((a, d) => a * d, 1), 0);
-    expect(params * 4 > HEAP_LIMIT_BYTES).toBe(true);
+    expect(params * 4 > LIMIT).toBe(true);
     const need = keptBytes(tensors, true);
-    expect(need + HEADROOM_BYTES <= HEAP_LIMIT_BYTES).toBe(true);
-    const listed = await listModel([jsonFile('config.json', config), file]);
+    expect(need + HEADROOM_BYTES <= LIMIT).toBe(true);
+    const listed = await listModel([jsonFile('config.json', config), file], { heapLimit: LIMIT });
     expect(listed.fits).toBe(true);
     expect(listed.keptBytes).toBe(need);
   });
@@ -126,7 +146,7 @@ describe('one memory-fit rule (model/plan.js) for loadModel and the folder listi
       const base = llamaFiles('BF16', false);
       const tensors = base.tensors.map(([n, , s], i) => [n, dtypes[i % dtypes.length], s]);
       const { file } = headerOnly('model.safetensors', tensors);
-      const listed = await listModel([jsonFile('config.json', base.config), file]);
+      const listed = await listModel([jsonFile('config.json', base.config), file], { heapLimit: LIMIT });
       expect(listed.fits).toBe(false);
       expect(listed.keptBytes).toBe(keptBytes(tensors, false));
       await expect(lab.loadModel({ config: base.config, weights: file })).rejects.toThrow(/more than the wasm heap can hold/);
@@ -138,12 +158,12 @@ describe('one memory-fit rule (model/plan.js) for loadModel and the folder listi
     const V = config.vocab_size, E = config.hidden_size;
     const entries = tensors.map(([, , shape]) => ({ shape, count: shape.reduce((a, d) => a * d, 1) }));
     const c = { vocabSize: V, embedDim: E, core: { tieEmbeddings: true, hasHead: true } };
-    const fit = memoryFit(c, entries, 1);
+    const fit = memoryFit(c, entries, 1, LIMIT);
     expect(fit.need).toBe(keptBytes(tensors, true));
     expect(fit.headCopy).toBe(V * E * 2);
     expect(fit.bytes).toBe(fit.need + V * E * 2);
-    expect(memoryFit(c, entries, 0).headCopy).toBe(0);
-    expect(memoryFit({ ...c, core: { tieEmbeddings: false } }, entries, 1).headCopy).toBe(0);
+    expect(memoryFit(c, entries, 0, LIMIT).headCopy).toBe(0);
+    expect(memoryFit({ ...c, core: { tieEmbeddings: false } }, entries, 1, LIMIT).headCopy).toBe(0);
   });
 });
 

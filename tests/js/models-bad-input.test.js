@@ -164,7 +164,7 @@ describe('loadModel refuses bad files with a clear Error', () => {
         throw new Error('the whole file was read');
       },
     };
-    await expectLoadError({ config, weights: fake }, RangeError, /needs 59\d\d\.\d MiB of float32 weights \(155\d{7} parameters.*limit is 2048\.0 MiB/);
+    await expectLoadError({ config, weights: fake }, RangeError, /needs 59\d\d\.\d MiB of float32 weights \(155\d{7} parameters.*limit is 4095\.9 MiB/);
   });
 
   test('unknown keys, a missing argument and a bad signal', async () => {

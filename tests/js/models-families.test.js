@@ -17,7 +17,7 @@ const HERE = path.dirname(fileURLToPath(import.meta.url));
 const MODELS = path.join(HERE, '..', 'golden', 'models');
 
 /** Every folder of tests/golden/models/ written by tests/reference/hf_families.py. */
-const FOLDERS = ['qwen2', 'qwen3', 'mistral', 'gemma', 'gemma2', 'gemma3', 'phi3', 'gpt_neox', 'gpt_neox-sequential', 'gpt_neo'];
+const FOLDERS = ['qwen2', 'qwen3', 'mistral', 'gemma', 'gemma2', 'gemma3', 'phi3', 'gpt_neox', 'gpt_neox-sequential', 'gpt_neo', 'gemma3-mqa18'];
 
 function folder(name) {
   const dir = path.join(MODELS, name);

@@ -7,7 +7,10 @@ of issue 32: qwen2, qwen3, mistral, gemma, gemma2, gemma3_text, phi3, gpt_neox
     /usr/bin/python3 tests/reference/hf_families.py forward tests/golden/models/gemma3 --ids 3,17,42
 
 writes tests/golden/models/<folder>/{config.json, model.safetensors,
-expected.json} (ids only: no tokenizer.json). Nothing here reads web/, src/ or
+expected.json, tokenizer.json}. The references are of ids (expected.json
+holds no text); tokenizer.json (`tokenizers` writes only it) is a tiny
+SentencePiece-style BPE of vocab_size 64 so that the page's "Your model" can
+run a folder on typed text (tests/browser/your-model-families.browser.mjs). Nothing here reads web/, src/ or
 bindings/. Every number is computed twice, in two independent formulations:
 
   * batched: the whole sequence at once, with an explicit [L, L] mask
@@ -26,13 +29,14 @@ src/transformers/models/<family>/modeling_<family>.py, cited per feature below.
 import json
 import math
 import os
+import re
 import sys
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from hf_models import (OUT, act, bf16_bits, bf16_to_f32, exact, layer_norm, read_safetensors,  # noqa: E402
-                       round_floats, softmax, write_json, write_safetensors)
+from hf_models import (OUT, act, bf16_bits, bf16_to_f32, exact, layer_norm, learn_merges,  # noqa: E402
+                       read_safetensors, round_floats, softmax, write_json, write_safetensors)
 
 TOL = 1e-10
 
@@ -472,7 +476,7 @@ class Rng:
 def decoder_weights(s, cfg, seed):
     """transformers' tensor names, in the order named_parameters() gives them."""
     r = Rng(seed)
-    mt, H, Hkv, D, n = s['mt'], s['H'], s['Hkv'], s['D'], s['n']
+    mt, H, Hkv, D, n, E, V = s['mt'], s['H'], s['Hkv'], s['D'], s['n'], s['E'], s['V']
     I = cfg.get('intermediate_size') or 4 * E
     one = 0.0 if s['norm'] == 'rms1p' else 1.0  # Gemma's norms hold w with the scale 1 + w
     t = []
@@ -618,7 +622,21 @@ FAMILIES = [
                            tie_word_embeddings=True, use_cache=True, bos_token_id=0, eos_token_id=0),
      'attention_types global/local with window_size 4 on layer 1, no 1/sqrt(d) scaling, learned positions, '
      'q/k/v without bias, out_proj with bias, tied'),
+    # gemma-3-270m's attention shape (18 layers, 4 heads, 1 KV head, five sliding layers to one full)
+    # at hidden 16: the model view's thumbnails, head view and head roles at 72 heads over one KV head.
+    ('gemma3-mqa18', 'BF16', base('gemma3_text', 'Gemma3ForCausalLM', **llama_like(
+        hidden_size=16, num_hidden_layers=18, num_key_value_heads=1, head_dim=8, intermediate_size=32,
+        hidden_act='gelu_pytorch_tanh', hidden_activation='gelu_pytorch_tanh', query_pre_attn_scalar=8,
+        attn_logit_softcapping=None, final_logit_softcapping=None, sliding_window=4, sliding_window_pattern=6,
+        layer_types=['full_attention' if (i + 1) % 6 == 0 else 'sliding_attention' for i in range(18)],
+        rope_theta=1000000.0, rope_local_base_freq=10000.0, use_bidirectional_attention=False,
+        tie_word_embeddings=True, pad_token_id=0)),
+     "gemma-3-270m's attention layout at hidden 16: 18 layers, 4 heads / 1 KV head, head_dim 8, "
+     'sliding window 4 on five layers of six (layers 5, 11, 17 full), q/k norms, four norms, tied'),
 ]
+# One shorter case where the default two would make expected.json large (18 layers of attentions).
+CASE_IDS = {'gemma3-mqa18': [[3, 17, 42, 5, 9, 28, 11, 60, 33]]}
+SIZE_LIMIT = {'gemma3-mqa18': 260_000}
 
 TORCH_DTYPE = {'F32': 'float32', 'F16': 'float16', 'BF16': 'bfloat16'}
 
@@ -640,7 +658,7 @@ def write_family(folder, dtype, cfg, features, seed):
     assert all(np.array_equal(t[k], v) for k, v in tensors)
     w = W(t, s)
     cases = []
-    for ids in TEXT_IDS:
+    for ids in CASE_IDS.get(folder, TEXT_IDS):
         b = forward_batched(s, w, ids)
         check_agree(s, w, ids, b)
         case = {'ids': ids}
@@ -658,12 +676,89 @@ def write_family(folder, dtype, cfg, features, seed):
     return d, s, params
 
 
+# ---- tokenizer.json ------------------------------------------------------------
+
+FAMILY_CORPUS = ('the cat sat on the mat. the dog sat on the log. a cat is on a mat, and the dog is on the log. '
+                 'attention is all you need, and the heads attend to the tokens.')
+# Families whose tokenizer's post-processor adds a BOS token (Gemma's, Mistral's
+# and Phi-3's, Llama-style tokenizers do; Qwen's, GPT-NeoX's and GPT-Neo's do not).
+ADDS_BOS = {'gemma', 'gemma2', 'gemma3_text', 'mistral', 'phi3'}
+
+
+def family_tokenizer(cfg):
+    """A SentencePiece-style BPE (Prepend/Replace '▁' normalizer, as Llama's
+    and Gemma's tokenizer.json) of exactly vocab_size (64) ids: the special
+    tokens at the config's bos/eos ids, <unk>, '▁', a-z, '.', ',' and merges
+    learned from FAMILY_CORPUS. No byte fallback (its 256 byte tokens would
+    not fit in 64 ids): a character outside the alphabet is <unk>."""
+    bos, eos = cfg['bos_token_id'], cfg['eos_token_id']
+    specials = {}
+    if bos == eos:
+        specials[bos] = '<|endoftext|>'
+    else:
+        specials[bos], specials[eos] = '<bos>', '<eos>'
+    for name in ('<pad>', '<unk>'):
+        i = 0
+        while i in specials:
+            i += 1
+        if name == '<pad>' and bos == eos:
+            continue
+        specials[i] = name
+    vocab = {specials[i]: i for i in sorted(specials)}
+    assert sorted(vocab.values()) == list(range(len(vocab)))
+    for ch in ['▁'] + [chr(c) for c in range(ord('a'), ord('z') + 1)] + ['.', ',']:
+        vocab[ch] = len(vocab)
+    words = {}
+    for w in re.findall('▁[^▁]*', '▁' + FAMILY_CORPUS.replace(' ', '▁')):
+        words[tuple(w)] = words.get(tuple(w), 0) + 1
+    merges = []
+    for a, b in learn_merges(words, V):
+        if len(vocab) >= V:
+            break
+        if a + b not in vocab:
+            vocab[a + b] = len(vocab)
+            merges.append((a, b))
+    assert len(vocab) == V, len(vocab)
+    added = [{'id': i, 'content': t, 'single_word': False, 'lstrip': False, 'rstrip': False,
+              'normalized': False, 'special': True} for i, t in sorted(specials.items())]
+    tok = {
+        'version': '1.0', 'truncation': None, 'padding': None, 'added_tokens': added,
+        'normalizer': {'type': 'Sequence', 'normalizers': [
+            {'type': 'Prepend', 'prepend': '▁'},
+            {'type': 'Replace', 'pattern': {'String': ' '}, 'content': '▁'}]},
+        'pre_tokenizer': None,
+        'post_processor': None,
+        'decoder': {'type': 'Sequence', 'decoders': [
+            {'type': 'Replace', 'pattern': {'String': '▁'}, 'content': ' '},
+            {'type': 'Fuse'},
+            {'type': 'Strip', 'content': ' ', 'start': 1, 'stop': 0}]},
+        'model': {'type': 'BPE', 'dropout': None, 'unk_token': '<unk>', 'continuing_subword_prefix': None,
+                  'end_of_word_suffix': None, 'fuse_unk': True, 'byte_fallback': False,
+                  'vocab': vocab, 'merges': [a + ' ' + b for a, b in merges]},
+    }
+    if cfg['model_type'] in ADDS_BOS:
+        b = specials[bos]
+        tok['post_processor'] = {
+            'type': 'TemplateProcessing',
+            'single': [{'SpecialToken': {'id': b, 'type_id': 0}}, {'Sequence': {'id': 'A', 'type_id': 0}}],
+            'pair': [{'SpecialToken': {'id': b, 'type_id': 0}}, {'Sequence': {'id': 'A', 'type_id': 0}},
+                     {'SpecialToken': {'id': b, 'type_id': 1}}, {'Sequence': {'id': 'B', 'type_id': 1}}],
+            'special_tokens': {b: {'id': b, 'ids': [bos], 'tokens': [b]}}}
+    return tok
+
+
+def write_tokenizers():
+    for folder, _, cfg, _ in FAMILIES:
+        write_json(os.path.join(OUT, folder, 'tokenizer.json'), family_tokenizer(cfg))
+
+
 def generate():
     rows = []
     for j, (folder, dtype, cfg, features) in enumerate(FAMILIES):
         d, s, params = write_family(folder, dtype, cfg, features, 20261202 + j)
+        write_json(os.path.join(d, 'tokenizer.json'), family_tokenizer(cfg))
         size = sum(os.path.getsize(os.path.join(d, f)) for f in os.listdir(d))
-        assert size < 200_000, (folder, size)
+        assert size < SIZE_LIMIT.get(folder, 200_000), (folder, size)
         rows.append((folder, dtype, params, size))
         print(f'{folder:22s} {dtype:5s} {params:7d} params {size:7d} bytes  batched == cached (1e-10)')
     return rows
@@ -691,6 +786,9 @@ def forward_folder(folder, ids):
 def main(argv):
     if argv[1:] == ['generate']:
         generate()
+        return 0
+    if argv[1:] == ['tokenizers']:
+        write_tokenizers()
         return 0
     if len(argv) == 5 and argv[1] == 'forward' and argv[3] == '--ids':
         print(json.dumps(forward_folder(argv[2], [int(x) for x in argv[4].split(',')]), separators=(',', ':')))

@@ -318,8 +318,10 @@ export interface ModelListing {
   shards: string[];
   dtypes: string[];
   float32Bytes: number;
-  heapLimit: number;
-  fits: boolean;
+  /** The wasm heap's limit given to listModel (lab.heapLimit), or null. */
+  heapLimit: number | null;
+  /** Whether the kept bytes plus the headroom fit within heapLimit; null when no limit was given. */
+  fits: boolean | null;
   tokenizerBytes: number | null;
   /** Bytes read to list it (the headers). */
   headerBytes: number;
@@ -329,7 +331,7 @@ export interface ModelListing {
 /** True when the files hold config.json and model.safetensors or model.safetensors.index.json. */
 export declare function isModelFolder(files: Iterable<File> | FileList): boolean;
 /** Lists a model folder's Files from config.json and the safetensors headers (no weight is read). */
-export declare function listModel(files: Iterable<File> | FileList): Promise<ModelListing>;
+export declare function listModel(files: Iterable<File> | FileList, options?: { heapLimit?: number | null }): Promise<ModelListing>;
 
 /** A Model loaded and run in a Web Worker: the calls the model view uses, as Promises. */
 export declare class WorkerModel {

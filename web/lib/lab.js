@@ -21,7 +21,7 @@ import { SelfAttentionLayer } from './self-attention-layer.js';
 import { IO_API } from './io/index.js';
 import { attachTraining } from './train/index.js';
 import { wasmModuleOf } from './graph/arena.js';
-import { loadModel } from './model/load.js';
+import { loadModel, heapLimitOf } from './model/load.js';
 import { pretrained } from './pretrained.js';
 
 export { MultiHeadAttention } from './multi-head-attention.js';
@@ -137,6 +137,18 @@ export function createLab(backend, settings = {}) {
  * webgpu in its wasm backend, plus a GPU copy that runs model.forward.
  */
 function attachModels(lab, backend) {
+  // The wasm module that holds a loaded model's block graph: the backend's own,
+  // or on webgpu its wasm backend (loaded by init before the lab is handed out).
+  let gpuWasm = null;
+  backend.wasmReady?.then((w) => { gpuWasm = w; }, () => {});
+  Object.defineProperty(lab, 'heapLimit', {
+    enumerable: true,
+    /** Bytes the wasm heap may grow to, as the module reports it (model/plan.js heapLimitOf); null without a wasm module. */
+    get() {
+      const Module = backend.wasmModule ?? gpuWasm?.wasmModule;
+      return Module && typeof Module.heapMaxBytes === 'function' ? heapLimitOf(Module) : null;
+    },
+  });
   lab.loadModel = async (source) => {
     if (typeof backend.modelCreate !== 'function') return loadModel(wasmModuleOf(backend, 'loadModel', 'a whole model'), source);
     const wasm = await backend.wasmReady;

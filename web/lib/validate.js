@@ -31,7 +31,7 @@ export const OPTION_KEYS = {
 /** The weight keys of an MHA, in the order of the C++ core's weight ids. */
 export const WEIGHT_KEYS = /** @type {import('./backend.js').WeightKey[]} */ (['wq', 'bq', 'wk', 'bk', 'wv', 'bv', 'wo', 'bo']);
 
-/** Most bytes of buffers one call may need (wasm memory is limited to 2 GiB). */
+/** Most bytes of buffers one call may need (one wasm heap block is at most 2 GiB; the heap 4 GB). */
 export const MAX_CALL_BYTES = 1.5 * 2 ** 30;
 
 /** The scale is used as a float32: larger magnitudes would become ±Infinity. */
@@ -58,7 +58,7 @@ export function checkBytes(where, counts, what) {
   for (const n of counts) floats += n;
   const bytes = floats * 4;
   if (bytes > MAX_CALL_BYTES) {
-    throw rangeError(where, `${what()} need about ${(bytes / 2 ** 20).toFixed(0)} MiB of buffers in one call; at most ${MAX_CALL_BYTES / 2 ** 20} MiB are allowed per call (wasm memory is limited to 2 GiB). Use smaller sizes, or needWeights: false to skip the [B,H,Lq,Lk] weights`);
+    throw rangeError(where, `${what()} need about ${(bytes / 2 ** 20).toFixed(0)} MiB of buffers in one call; at most ${MAX_CALL_BYTES / 2 ** 20} MiB are allowed per call (wasm memory is limited to 4 GiB). Use smaller sizes, or needWeights: false to skip the [B,H,Lq,Lk] weights`);
   }
 }
 

@@ -8,7 +8,7 @@
 // draws a Model of this page's thread and one in the worker alike.
 import { splitFolder, openWeights, readJson } from '../../lib/model/files.js';
 import { architectureOf } from '../../lib/model/architectures.js';
-import { memoryFit, plannedEntries, halfKindOf, publicConfig, keptQuantKind, HEAP_LIMIT_BYTES } from '../../lib/model/plan.js';
+import { memoryFit, plannedEntries, halfKindOf, publicConfig, keptQuantKind } from '../../lib/model/plan.js';
 import { openGgufModel } from '../../lib/model/gguf.js';
 
 const NAMES = /^(config\.json|tokenizer\.json|(model\.safetensors|pytorch_model\.bin)\.index\.json|.*\.safetensors|pytorch_model(-\d+-of-\d+)?\.bin|.*\.gguf)$/;
@@ -37,12 +37,17 @@ export function isModelFolder(files) {
  * tensors, bytes (on file), dtypes, float32Bytes, heapLimit, fits and
  * keptBytes (lab.loadModel's memory-fit rule, model/plan.js memoryFit: what
  * load keeps of the tensors it uses), tokenizerBytes, headerBytes (read), ms }.
+ * `heapLimit` is the wasm heap's limit as a lab reports it (lab.heapLimit);
+ * without it `fits` is null (unknown) and so is `heapLimit`.
+ * @param {Iterable<File>|FileList} fileList
+ * @param {{ heapLimit?: number|null }} [options]
  */
-export async function listModel(fileList) {
+export async function listModel(fileList, { heapLimit = null } = {}) {
+  if (heapLimit !== null && !(Number.isFinite(heapLimit) && heapLimit > 0)) throw new TypeError(`listModel: heapLimit must be a positive number of bytes (lab.heapLimit) or null, got ${String(heapLimit)}`);
   const t0 = performance.now();
   const list = Array.from(fileList).filter((f) => NAMES.test(baseName(f)));
   const ggufs = list.filter((f) => GGUF_NAME.test(baseName(f)));
-  if (ggufs.length) return listGguf(ggufs, list, t0);
+  if (ggufs.length) return listGguf(ggufs, list, t0, heapLimit);
   const files = splitFolder(list);
   let read = 0;
   const counted = (f) => ({
@@ -62,7 +67,7 @@ export async function listModel(fileList) {
   let parameters = 0;
   for (const e of weights.tensors.values()) parameters += e.count;
   const kept = plannedEntries(arch, { modelType: type, ...c }, weights.tensors);
-  const fit = memoryFit(c, kept, halfKindOf(kept.map((entry) => ({ entry })), 'auto'));
+  const fit = memoryFit(c, kept, halfKindOf(kept.map((entry) => ({ entry })), 'auto'), heapLimit);
   return {
     files,
     ...publicConfig(type, c),
@@ -72,7 +77,7 @@ export async function listModel(fileList) {
     shards: weights.files,
     dtypes: weights.dtypes,
     float32Bytes: parameters * 4,
-    heapLimit: HEAP_LIMIT_BYTES,
+    heapLimit,
     fits: fit.fits,
     keptBytes: fit.bytes,
     tokenizerBytes: files.tokenizer ? files.tokenizer.size : null,
@@ -94,7 +99,7 @@ const roleOf = (name) => name.replace(/^blk\.\d+\./, '').replace(/\.(weight|bias
  * and bytes kept in the heap (GGML blocks kept as they are, the rest float32:
  * plan.js keptQuantKind, the rule load follows).
  */
-async function listGguf(ggufs, list, t0) {
+async function listGguf(ggufs, list, t0, heapLimit) {
   if (ggufs.length > 1) throw new RangeError(`the files hold ${ggufs.length} GGUF files; drop one`);
   let read = 0;
   const f = ggufs[0];
@@ -114,7 +119,7 @@ async function listGguf(ggufs, list, t0) {
   for (const e of weights.tensors.values()) parameters += e.count;
   const kept = plannedEntries(table, { modelType: type, ...c }, weights.tensors);
   const halfKind = halfKindOf(kept.map((entry) => ({ entry })), 'auto');
-  const fit = memoryFit(c, kept, halfKind);
+  const fit = memoryFit(c, kept, halfKind, heapLimit);
   const groups = new Map();
   for (const e of kept) {
     const role = roleOf(e.name);
@@ -127,7 +132,7 @@ async function listGguf(ggufs, list, t0) {
   }
   // (each group's share of the memory rule's count)
   for (const g of groups.values()) {
-    g.keptBytes = memoryFit(c, g.entries, halfKind).need;
+    g.keptBytes = memoryFit(c, g.entries, halfKind, heapLimit).need;
     g.quantized = g.entries.some((e) => keptQuantKind(e) !== 0);
     delete g.entries;
   }
@@ -142,7 +147,7 @@ async function listGguf(ggufs, list, t0) {
     shards: weights.files,
     dtypes: weights.dtypes,
     float32Bytes: parameters * 4,
-    heapLimit: HEAP_LIMIT_BYTES,
+    heapLimit,
     fits: fit.fits,
     keptBytes: fit.bytes,
     quantGroups: [...groups.values()],

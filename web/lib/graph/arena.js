@@ -16,8 +16,8 @@ export class WasmArena {
   /** @param {number} bytes @returns {number} a pointer, 0 for 0 bytes */
   alloc(bytes) {
     if (bytes === 0) return 0;
-    const p = this.Module._malloc(bytes);
-    if (!p) throw new RangeError(`${this.where}: out of wasm memory while allocating ${bytes} bytes (the wasm heap is limited to 2 GiB)`);
+    const p = this.Module._malloc(bytes) >>> 0; // unsigned: pointers above 2 GiB come back negative
+    if (!p) throw new RangeError(`${this.where}: out of wasm memory while allocating ${bytes} bytes (the wasm heap is limited to ${(this.Module.heapMaxBytes() / 2 ** 20).toFixed(1)} MiB)`);
     this.ptrs.push(p);
     return p;
   }

@@ -27,13 +27,13 @@ import { Transformer } from '../graph/transformer.js';
 import { architectureOf, layoutOp } from './families/index.js';
 import { readJson, openWeights, splitFolder, isBlob } from './files.js';
 import { ModelTokenizer } from './tokenizer.js';
-import { plan, halfKindOf, memoryFit, keptQuantKind, quantBytes, HALF_KINDS, HEAP_LIMIT_BYTES, HEADROOM_BYTES } from './plan.js';
+import { plan, halfKindOf, memoryFit, heapLimitOf, keptQuantKind, quantBytes, HALF_KINDS, HEADROOM_BYTES } from './plan.js';
 import { Model } from './model.js';
 import { EncoderDecoderModel } from './encdec-model.js';
 import { uploadToGpu, checkGpuRuns } from './gpu.js';
 import { ggufArgs, openGgufModel } from './gguf.js';
 
-export { HEAP_LIMIT_BYTES } from './plan.js';
+export { heapLimitOf } from './plan.js';
 
 const WHERE = 'loadModel';
 const KEYS = ['config', 'weights', 'tokenizer', 'dtype', 'signal', 'onProgress'];
@@ -88,7 +88,7 @@ async function place(Module, handle, step, params, staging, signal, progress, ha
       // The packed projections take their memory at their first write
       // (weight_store.cpp EnsurePanels), so a heap that memoryFit judged
       // big enough can still run out here when the engine grants less.
-      if (code === 2) throw rangeError(WHERE, `out of wasm memory while writing ${what} (${message}); the heap is limited to ${mib(HEAP_LIMIT_BYTES)} and this engine may grant less`);
+      if (code === 2) throw rangeError(WHERE, `out of wasm memory while writing ${what} (${message}); the heap is limited to ${mib(heapLimitOf(Module))} and this engine may grant less`);
       throw new Error(`${WHERE}: internal: ${message}`);
     }
   };
@@ -180,9 +180,10 @@ export async function loadModel(Module, source, { gpu = undefined } = {}) {
   const toGpu = Boolean(gpu) && !gpu.deviceLost; // after a device loss the wasm copy answers alone
   if (toGpu) checkGpuRuns(c);
   const halfKind = halfKindOf(steps, dtype);
-  const fit = memoryFit(c, steps.map((st) => ({ ...st.entry, op: st.t.op, keepBlocks: dtype !== 'float32' })), halfKind);
+  const limit = heapLimitOf(Module);
+  const fit = memoryFit(c, steps.map((st) => ({ ...st.entry, op: st.t.op, keepBlocks: dtype !== 'float32' })), halfKind, limit);
   if (!fit.fits) {
-    throw rangeError(WHERE, `the model needs ${mib(fit.need)} of ${fit.quantBytes ? 'weights (its quantized matrices as the file\'s blocks)' : halfKind ? 'weights (its matrices in 16 bits)' : 'float32 weights'} (${fit.floats} parameters, ${mib(weights.bytes)} on file), more than the wasm heap can hold: its limit is ${mib(HEAP_LIMIT_BYTES)} (with ${mib(HEADROOM_BYTES)} kept for activations)`);
+    throw rangeError(WHERE, `the model needs ${mib(fit.need)} of ${fit.quantBytes ? 'weights (its quantized matrices as the file\'s blocks)' : halfKind ? 'weights (its matrices in 16 bits)' : 'float32 weights'} (${fit.floats} parameters, ${mib(weights.bytes)} on file), more than the wasm heap can hold: its limit is ${mib(limit)} (with ${mib(HEADROOM_BYTES)} kept for activations)`);
   }
   let tokenizerJson = null;
   let tokenizer = null;
@@ -215,7 +216,7 @@ export async function loadModel(Module, source, { gpu = undefined } = {}) {
     const index = new Map(graphs.flatMap((g) => g.t._params.map((p, i) => [g.name ? `${g.name}:${p.name}` : p.name, { t: g.t, i }])));
     let largestRow = 0;
     for (const st of steps) largestRow = Math.max(largestRow, st.entry.shape.length === 1 ? st.entry.count : st.entry.count / st.entry.shape[0]);
-    staging = Module._malloc(Math.max(CHUNK_BYTES, 4 * largestRow));
+    staging = Module._malloc(Math.max(CHUNK_BYTES, 4 * largestRow)) >>> 0; // (unsigned: the heap passes 2 GiB)
     if (!staging) throw rangeError(WHERE, 'out of wasm memory for the loading buffer');
     let loaded = 0;
     // On webgpu every tensor is read twice: into the block graph, then to the GPU.

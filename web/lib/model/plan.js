@@ -36,8 +36,14 @@ export function quantBytes(kind, count) {
   return (count / t.blockSize) * t.typeSize;
 }
 
-/** The wasm32 heap (MAXIMUM_MEMORY in CMakeLists.txt). */
-export const HEAP_LIMIT_BYTES = 2 ** 31;
+/**
+ * The most the wasm heap of `Module` may grow to, as the module reports it
+ * (emscripten_get_heap_max: MAXIMUM_MEMORY of CMakeLists.txt, 4 GB, which
+ * Emscripten caps one 64 KiB page short: 4,294,901,760 bytes). lab.heapLimit.
+ */
+export function heapLimitOf(Module) {
+  return Module.heapMaxBytes();
+}
 /** Room kept for activations, the cache and the runtime. */
 export const HEADROOM_BYTES = 192 * 2 ** 20;
 
@@ -113,15 +119,17 @@ export function halfKindOf(steps, dtype) {
  * tensors (`entries`: { count, shape }) with `halfKind` (halfKindOf): its
  * matrices in 16 bits when the checkpoint's are all F16 (or all BF16), the
  * matrices of a GGUF file in Q8_0, Q4_0, Q4_K or Q6_K as the file's blocks
- * (keptQuantKind), the rest float32. It fits when that plus HEADROOM_BYTES is within the heap.
+ * (keptQuantKind), the rest float32. It fits when that plus HEADROOM_BYTES is within `limit`,
+ * the heap's limit (heapLimitOf; null: unknown, and `fits` is null).
  * `headCopy` is the 16-bit copy of a tied LM head that a 16-bit checkpoint
  * also keeps for decoding when there is room (optional: without room the
  * float head runs, so it does not decide `fits`); `bytes` is need + headCopy.
  * @param {{ vocabSize: number, embedDim: number, core: { tieEmbeddings?: boolean, hasHead?: boolean } }} c the normalised config
  * @param {Array<{ count: number, shape: number[], dtype?: string, op?: string }>} entries
  * @param {number} halfKind 0, 1 (F16) or 2 (BF16)
+ * @param {number|null} limit the wasm heap's limit in bytes (heapLimitOf)
  */
-export function memoryFit(c, entries, halfKind) {
+export function memoryFit(c, entries, halfKind, limit) {
   let floats = 0;
   let need = 0;
   let blocks = 0;
@@ -139,8 +147,8 @@ export function memoryFit(c, entries, halfKind) {
   }
   const headCopy = halfKind && c.core.tieEmbeddings && c.core.hasHead !== false ? c.vocabSize * c.embedDim * 2 : 0;
   return {
-    floats, need, headCopy, bytes: need + headCopy, quantBytes: blocks, headroom: HEADROOM_BYTES, limit: HEAP_LIMIT_BYTES,
-    fits: need + HEADROOM_BYTES <= HEAP_LIMIT_BYTES,
+    floats, need, headCopy, bytes: need + headCopy, quantBytes: blocks, headroom: HEADROOM_BYTES, limit,
+    fits: limit === null ? null : need + HEADROOM_BYTES <= limit,
   };
 }
 

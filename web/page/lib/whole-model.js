@@ -101,7 +101,7 @@ export function mountWholeModel(ctx, box, section) {
       ['ym.m.dtype', L.dtypes.join(', ')],
       L.format === 'gguf'
         ? ['ym.m.kept', t(L.fits ? 'ym.m.keptValue' : 'ym.m.tooLarge', { mb: mib(L.keptBytes), limit: mib(L.heapLimit) })]
-        : ['ym.m.memory', t(L.fits ? 'ym.m.memoryValue' : 'ym.m.tooLarge', { mb: mib(L.float32Bytes), limit: mib(L.heapLimit) })],
+        : ['ym.m.memory', L.heapLimit === null ? t('ym.m.memoryNoLimit', { mb: mib(L.float32Bytes) }) : t(L.fits ? 'ym.m.memoryValue' : 'ym.m.tooLarge', { mb: mib(L.float32Bytes), limit: mib(L.heapLimit) })],
       L.format === 'gguf' && !L.tokenizerBytes
         ? ['ym.m.tokenizer', t(L.hasTokenizer ? 'ym.m.ggufTokenizer' : 'ym.m.noTokenizer')]
         : ['ym.m.tokenizer', L.tokenizerBytes === null ? t('ym.m.noTokenizer') : t('ym.m.tokenizerValue', { mb: mib(L.tokenizerBytes) })],
@@ -134,7 +134,9 @@ export function mountWholeModel(ctx, box, section) {
     listError = null;
     section.dataset.model = 'listing';
     try {
-      listing = await listModel(files);
+      // The heap's limit as the library reports it (lab.heapLimit of the wasm build the worker runs).
+      const heapLimit = await Promise.resolve(ctx.labFor?.('wasm')).then((l) => l?.heapLimit ?? null, () => null);
+      listing = await listModel(files, { heapLimit });
       section.dataset.listMs = (performance.now() - t0).toFixed(1);
       section.dataset.model = 'listed';
       renderListing();
