@@ -11,7 +11,7 @@
 // `npm run typecheck` checks each bag against OpTypes: a missing or
 // misnamed field fails the type check, not a run.
 //
-// Adding an op (docs/ARCHITECTURE.md "Adding an op"): an entry here and its
+// Adding an op (docs/architecture-details.md "Adding an op"): an entry here and its
 // line in OpTypes; the C++ op, its binding (a value_object with the bag's
 // fields, output fields included), the public type in web/index.d.ts, the
 // float64 reference, the test and docs/js-api.md.

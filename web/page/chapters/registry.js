@@ -6,7 +6,7 @@
 // main.js builds the table of contents and the <section> of each entry; the
 // chapter numbers follow the order below. index.html lists no chapter: its
 // modulepreload block is generated from the import graph
-// (node scripts/page-preloads.mjs). See docs/ARCHITECTURE.md, "Adding a chapter".
+// (node scripts/page-preloads.mjs). See docs/architecture-details.md, "Adding a chapter".
 import ch1 from './ch1-self-attention.js';
 import ch2 from './ch2-qkv.js';
 import ch3 from './ch3-scaled-dot-product.js';
