@@ -411,32 +411,14 @@ function decodeHalf(h) {
 }
 
 /** ORT on the Qwen2 graph (buildQwen2Onnx): GroupQueryAttention with rotary, weights as external data. */
-async function childOrtQwen(spec, files, ids) {
-  const { nodeEnv } = await import('./node-env.mjs');
-  const { buildQwen2Onnx } = await import('./onnx-models.mjs');
-  const ort = await nodeEnv.loadOrt(spec.threads);
-  const config = JSON.parse(fs.readFileSync(files.config, 'utf8'));
-  const t0 = now();
-  let built = buildQwen2Onnx(config, safetensorsReader(fs.readFileSync(files.weights)), { maxPositions: 1024 });
-  const buildMs = now() - t0;
-  const session = await ort.InferenceSession.create(built.bytes, {
-    executionProviders: ['wasm'], graphOptimizationLevel: 'all', intraOpNumThreads: spec.threads, interOpNumThreads: 1,
-    externalData: [{ path: built.location, data: built.externalData }],
-  });
-  const modelBytes = built.bytes.byteLength + built.externalData.byteLength;
-  built = null;
-  const loadMs = now() - t0;
-  const N = config.num_hidden_layers, Hkv = config.num_key_value_heads, D = config.head_dim ?? config.hidden_size / config.num_attention_heads;
-  const empty = new ort.Tensor('float32', new Float32Array(0), [1, Hkv, 0, D]);
-  const idsT = (a) => new ort.Tensor('int64', BigInt64Array.from(a.map(BigInt)), [1, a.length]);
-  const feedsOf = (input, prev) => {
-    const f = { input_ids: input };
-    for (let l = 0; l < N; l++) {
-      f[`past_key_${l}`] = prev ? prev[`present_key_${l}`] : empty;
-      f[`past_value_${l}`] = prev ? prev[`present_value_${l}`] : empty;
-    }
-    return f;
-  };
+/**
+ * ORT's timed calls, the same for every graph with a key/value cache: the
+ * prompt (median of spec.runs after a warm-up), one decode step on its
+ * present tensors (median of spec.decodeRuns after 3), and spec.genRepeats
+ * greedy generations of spec.gen tokens (an arg-max loop).
+ * feedsOf(input, prev) gives the feeds of `input` after `prev`'s present tensors.
+ */
+async function timeOrtCalls(session, idsT, feedsOf, ids, spec) {
   const promptFeeds = feedsOf(idsT(ids), null);
   let res;
   const pre = await timeRuns(async () => {
@@ -471,6 +453,36 @@ async function childOrtQwen(spec, files, ids) {
     genIds = got;
   }
   out.gen = genIds;
+  return { pre, dec, gen, out };
+}
+
+async function childOrtQwen(spec, files, ids) {
+  const { nodeEnv } = await import('./node-env.mjs');
+  const { buildQwen2Onnx } = await import('./onnx-models.mjs');
+  const ort = await nodeEnv.loadOrt(spec.threads);
+  const config = JSON.parse(fs.readFileSync(files.config, 'utf8'));
+  const t0 = now();
+  let built = buildQwen2Onnx(config, safetensorsReader(fs.readFileSync(files.weights)), { maxPositions: 1024 });
+  const buildMs = now() - t0;
+  const session = await ort.InferenceSession.create(built.bytes, {
+    executionProviders: ['wasm'], graphOptimizationLevel: 'all', intraOpNumThreads: spec.threads, interOpNumThreads: 1,
+    externalData: [{ path: built.location, data: built.externalData }],
+  });
+  const modelBytes = built.bytes.byteLength + built.externalData.byteLength;
+  built = null;
+  const loadMs = now() - t0;
+  const N = config.num_hidden_layers, Hkv = config.num_key_value_heads, D = config.head_dim ?? config.hidden_size / config.num_attention_heads;
+  const empty = new ort.Tensor('float32', new Float32Array(0), [1, Hkv, 0, D]);
+  const idsT = (a) => new ort.Tensor('int64', BigInt64Array.from(a.map(BigInt)), [1, a.length]);
+  const feedsOf = (input, prev) => {
+    const f = { input_ids: input };
+    for (let l = 0; l < N; l++) {
+      f[`past_key_${l}`] = prev ? prev[`present_key_${l}`] : empty;
+      f[`past_value_${l}`] = prev ? prev[`present_value_${l}`] : empty;
+    }
+    return f;
+  };
+  const { pre, dec, gen, out } = await timeOrtCalls(session, idsT, feedsOf, ids, spec);
   await session.release();
   return { loadMs, buildMs, modelBytes, prefill: pre, decode: dec, full: null, gen, out, notes: [], info: { ort: ort.env.versions?.web ?? ort.env.versions?.common, attention: 'gqa' } };
 }
@@ -501,40 +513,8 @@ async function childOrt(spec, files, ids) {
     for (const nm of names) nm.past.forEach((p, k) => { f[p] = prev ? prev[nm.present[k]] : empty; });
     return f;
   };
-  const promptFeeds = feedsOf(idsT(ids), null);
+  const { pre, dec, gen, out } = await timeOrtCalls(session, idsT, feedsOf, ids, spec);
   let res;
-  const pre = await timeRuns(async () => {
-    res = await session.run(promptFeeds);
-    void res.logits.data;
-  }, spec.runs, 1);
-  const prefilled = res;
-  const out = { prefill: Array.from(prefilled.logits.data) };
-  const tok = argmax(prefilled.logits.data);
-  const stepFeeds = feedsOf(idsT([tok]), prefilled);
-  const dec = await timeRuns(async () => {
-    res = await session.run(stepFeeds);
-    void res.logits.data;
-  }, spec.decodeRuns, 3);
-  out.decode = Array.from(res.logits.data);
-  const gen = [];
-  let genIds;
-  for (let r = 0; r < spec.genRepeats; r++) {
-    const got = [];
-    const a = now();
-    let o = await session.run(promptFeeds);
-    let id = argmax(o.logits.data);
-    got.push(id);
-    const first = now() - a;
-    while (got.length < spec.gen) {
-      o = await session.run(feedsOf(idsT([id]), o));
-      id = argmax(o.logits.data);
-      got.push(id);
-    }
-    const total = now() - a;
-    gen.push({ total, first, perTokenAfterFirst: (total - first) / Math.max(1, got.length - 1), n: got.length });
-    genIds = got;
-  }
-  out.gen = genIds;
   await session.release();
   // The whole forward: the same graph without the cache and with every
   // row's logits (the stock graphs only; a session of its own).
