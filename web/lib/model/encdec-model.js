@@ -15,7 +15,7 @@ import { rangeError, typeError, describe, checkInt, checkNumber, checkOptions } 
 import { withArena, checkStatus } from '../graph/arena.js';
 import { Model } from './model.js';
 import { attentionsOption, meanOverHeads } from './head-mean.js';
-import { softmax, topIds, candidates, draw } from './sampling.js';
+import { softmax, topIds, pickToken } from './sampling.js';
 
 const FORWARD_KEYS = ['decoderInputIds', 'attentions'];
 const NEXT_KEYS = ['decoderInputIds', 'k', 'temperature'];
@@ -235,14 +235,7 @@ export class EncoderDecoderModel extends Model {
       let text = '';
       for (let step = 0; step < maxNewTokens; step++) {
         if (signal?.aborted) return;
-        let id;
-        if (temperature === 0) {
-          id = 0;
-          for (let i = 1; i < logits.length; i++) if (logits[i] > logits[id]) id = i;
-        } else {
-          const p = softmax(logits, temperature);
-          id = draw(p, candidates(p, topK, topP), Module.dropoutUniform(seed >>> 0, step >>> 0));
-        }
+        const id = pickToken(logits, temperature, topK, topP, () => Module.dropoutUniform(seed >>> 0, step >>> 0));
         seq.push(id);
         let piece = '';
         if (model._tokenizer) {

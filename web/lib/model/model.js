@@ -19,7 +19,7 @@ import { rangeError, typeError, describe, checkInt, checkNumber, checkOptions, d
 import { withArena, checkStatus } from '../graph/arena.js';
 import { saveFiles } from './save-gguf.js';
 import { publicConfig, keptBytes } from './plan.js';
-import { softmax, topIds, candidates, draw } from './sampling.js';
+import { softmax, topIds, pickToken } from './sampling.js';
 import { headRoles } from './head-roles.js';
 import { headScores, headScoresRepeated } from './head-scores.js';
 import { attentionsOption, meanOverHeads } from './head-mean.js';
@@ -323,14 +323,7 @@ export class Model {
       let text = model._tokenizer ? model._tokenizer.decode(ids) : '';
       for (let step = 0; step < maxNewTokens; step++) {
         if (signal?.aborted) return;
-        let id;
-        if (temperature === 0) {
-          id = 0;
-          for (let i = 1; i < logits.length; i++) if (logits[i] > logits[id]) id = i;
-        } else {
-          const p = softmax(logits, temperature);
-          id = draw(p, candidates(p, topK, topP), Module.dropoutUniform(seed >>> 0, step >>> 0));
-        }
+        const id = pickToken(logits, temperature, topK, topP, () => Module.dropoutUniform(seed >>> 0, step >>> 0));
         ids.push(id);
         let piece = '';
         if (model._tokenizer) {

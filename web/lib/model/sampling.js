@@ -95,3 +95,24 @@ export function draw(p, ids, u) {
   return ids ? ids[0] : 0;
 }
 
+
+/**
+ * The next token of generate: the arg max of `logits` at temperature 0 (the
+ * first of equal maxima), else a draw from softmax(logits / temperature)
+ * within topK / topP with the uniform number `uniform()` gives (the seeded
+ * dropout hash of the step, so a seed replays the same tokens).
+ * @param {Float32Array} logits
+ * @param {number} temperature
+ * @param {number} topK
+ * @param {number} topP
+ * @param {() => number} uniform
+ */
+export function pickToken(logits, temperature, topK, topP, uniform) {
+  if (temperature === 0) {
+    let id = 0;
+    for (let i = 1; i < logits.length; i++) if (logits[i] > logits[id]) id = i;
+    return id;
+  }
+  const p = softmax(logits, temperature);
+  return draw(p, candidates(p, topK, topP), uniform());
+}
