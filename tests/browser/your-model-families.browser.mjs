@@ -164,7 +164,7 @@ async function checkMqa18(h) {
 }
 
 export default function (t) {
-  t.test('qwen2, qwen3, mistral, gemma, gemma2: listed, loaded and run; maps, next tokens, seeded generation and head roles = Node', (h) => checkAll(h, FAMILIES.slice(0, 5)), { timeout: 240000 });
-  t.test('gemma3, phi3, gpt_neox (parallel, sequential), gpt_neo: the same checks', (h) => checkAll(h, FAMILIES.slice(5)), { timeout: 240000 });
+  t.test('qwen2, qwen3, mistral, gemma, gemma2: listed, loaded and run; maps, next tokens, seeded generation and head roles = Node', (h) => checkAll(h, FAMILIES.slice(0, 5)), { timeout: 240000, long: true });
+  t.test('gemma3, phi3, gpt_neox (parallel, sequential), gpt_neo: the same checks', (h) => checkAll(h, FAMILIES.slice(5)), { timeout: 240000, long: true });
   t.test('gemma3 with 18 layers, 4 heads and 1 KV head (gemma-3-270m\'s layout): 72 thumbnails, every map, the head view, head roles and head scores = Node', checkMqa18, { timeout: 240000 });
 }
