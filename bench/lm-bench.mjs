@@ -552,7 +552,7 @@ async function child(spec) {
 
 // ---- driver ----------------------------------------------------------------------
 
-const pinned = (() => {
+export const pinned = (() => {
   try {
     execFileSync('taskset', ['-c', '1', 'true'], { stdio: 'ignore' });
     return true;
@@ -560,12 +560,12 @@ const pinned = (() => {
     return false;
   }
 })();
-const pinFor = (threads) => (!pinned ? [] : threads > 1 ? ['taskset', '-c', `0-${threads - 1}`] : ['taskset', '-c', '1']);
+export const pinFor = (threads) => (!pinned ? [] : threads > 1 ? ['taskset', '-c', `0-${threads - 1}`] : ['taskset', '-c', '1']);
 
-const fmt = (ms) => (ms >= 100 ? ms.toFixed(0) : ms >= 10 ? ms.toFixed(1) : ms.toFixed(2));
+export const fmt = (ms) => (ms >= 100 ? ms.toFixed(0) : ms >= 10 ? ms.toFixed(1) : ms.toFixed(2));
 const mib = (b) => (b / 2 ** 20).toFixed(0);
-const pad = (s, n) => String(s).padEnd(n);
-const lpad = (s, n) => String(s).padStart(n);
+export const pad = (s, n) => String(s).padEnd(n);
+export const lpad = (s, n) => String(s).padStart(n);
 
 export async function runLmBench(argv) {
   // --model gpt2 | t5 | gguf | all (default): issue 21's GPT-2 table, issue

@@ -36,13 +36,13 @@
 // (default 7) rounds, the engines interleaved (the order alternating
 // each round); the verdict is ours ÷ ORT on the medians of the total task
 // time (target ≤ 0.75 at 1 thread), with the fastest round of each beside it.
-import { spawnSync, execFileSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { argValue, median } from './common.mjs';
-import { normals, promptIds, LM_CACHE } from './lm-bench.mjs';
+import { normals, promptIds, LM_CACHE, pinned, pinFor, fmt, pad, lpad } from './lm-bench.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const T5_TARGET = 0.75;
@@ -277,18 +277,7 @@ async function child(spec) {
 
 // ---- driver ----------------------------------------------------------------------
 
-const pinned = (() => {
-  try {
-    execFileSync('taskset', ['-c', '1', 'true'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-})();
-const pinFor = (threads) => (!pinned ? [] : threads > 1 ? ['taskset', '-c', `0-${threads - 1}`] : ['taskset', '-c', '1']);
-const fmt = (ms) => (ms >= 100 ? ms.toFixed(0) : ms >= 10 ? ms.toFixed(1) : ms.toFixed(2));
-const pad = (s, n) => String(s).padEnd(n);
-const lpad = (s, n) => String(s).padStart(n);
+// (pinning and the table's formats: lm-bench.mjs's pinned, pinFor, fmt, pad, lpad)
 
 export async function runT5Bench(argv) {
   const value = (name, dflt) => argValue(argv, name, dflt);
