@@ -12,6 +12,8 @@
 #     window / softcap / ALiBi golden set, the over-limit buffers, trace
 #     'values' and KV-cache decoding; the model too large for the wasm
 #     heap; Your model running the ten decoder-family folders, 2 × ~20 s;
+#     every decoder family and the encoder-decoders on webgpu
+#     (SwiftShader: ~30 s each);
 #     chapter 10's induction head forming, ~4.5 min), about 11 minutes
 #   - tests/js/heap-above-2gib.test.js with ATTNLAB_LONG=1: a model of 2.0 GiB
 #     of float32 weights loaded and run (3.0 GiB of wasm memory)

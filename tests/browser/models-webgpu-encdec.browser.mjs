@@ -92,5 +92,5 @@ export default function (t) {
     console.log(`    after a device loss: ${JSON.stringify(result.afterLoss)}`);
     assert.equal(result.afterLoss.logits, 0);
     assert.equal(result.afterLoss.cross, 0);
-  }, { timeout: 120000 });
+  }, { timeout: 120000, long: true });
 }

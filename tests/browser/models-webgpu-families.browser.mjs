@@ -107,7 +107,7 @@ export default function (t) {
       if (m.half) assert.ok(m.gpuBytes < 4 * m.parameters, `${name}: the GPU copy of a ${m.dtype} file (${m.gpuBytes} bytes) is float32 (${m.parameters} parameters)`);
     }
     assert.equal(result.fallbackCalls, 0, 'forward calls were answered by the wasm fallback');
-  }, { timeout: 120000 });
+  }, { timeout: 120000, long: true });
 
   t.test('gateBias and the MLM dense bias on webgpu: modernbert with every MLP bias agrees with wasm within 1e-3 relative', async (h) => {
     const page = await h.newPage();
