@@ -28,10 +28,13 @@ bool LinearDriver(int64_t rows, int64_t in, int64_t out, const float* x,
     kernels::GemvT(rows, out, in, x, in, w, in, b, y, out);
     return true;
   }
+  if (!dense) {  // W[n, k] (torch): packed a slice at a time, in the product's tasks
+    kernels::GemmT(rows, out, in, x, in, w, in, b, y, out);
+    return true;
+  }
   if (!pack->Reserve(kernels::PackedFloats(in, out))) return false;
-  // B(k, n) = W[n, k] (torch) or W[k, n] (dense).
-  const kernels::PackedB pb = dense ? kernels::PackB(in, out, w, out, 1, pack->data())
-                                    : kernels::PackB(in, out, w, 1, in, pack->data());
+  // B(k, n) = W[k, n] (dense).
+  const kernels::PackedB pb = kernels::PackB(in, out, w, out, 1, pack->data());
   kernels::Gemm(rows, out, in, x, in, pb, b, y, out);
   return true;
 }

@@ -44,6 +44,10 @@ void Gemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
           const PackedB& b, const float* bias, float* c, int64_t ldc) {
   ATTNLAB_DISPATCH(Gemm(m, n, k, a, lda, b, bias, c, ldc));
 }
+void GemmT(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
+           const float* w, int64_t ldw, const float* bias, float* c, int64_t ldc) {
+  ATTNLAB_DISPATCH(GemmT(m, n, k, a, lda, w, ldw, bias, c, ldc));
+}
 void GemvT(int64_t m, int64_t n, int64_t k, const float* x, int64_t ldx,
            const float* w, int64_t ldw, const float* bias, float* y,
            int64_t ldy) {

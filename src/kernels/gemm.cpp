@@ -65,6 +65,19 @@ void Gemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
   GemmAcc(m, n, k, a, lda, b, c, ldc);
 }
 
+// Gemm's chain for every element (bias, then k in order), W read in place.
+void GemmT(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
+           const float* w, int64_t ldw, const float* bias, float* c, int64_t ldc) {
+  for (int64_t i = 0; i < m; ++i) {
+    float* crow = c + i * ldc;
+    for (int64_t j = 0; j < n; ++j) crow[j] = bias ? bias[j] : 0.0f;
+    for (int64_t kk = 0; kk < k; ++kk) {
+      const float av = a[i * lda + kk];
+      for (int64_t j = 0; j < n; ++j) crow[j] += av * w[j * ldw + kk];
+    }
+  }
+}
+
 void GemmAcc(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
              const PackedB& b, float* c, int64_t ldc) {
   if (b.half != nullptr) {
@@ -483,11 +496,53 @@ void GemmImpl(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
   internal::ParallelFor(blocks * chunks, task);
 }
 
+// Columns of W a GemmT task packs: whole panel pairs, about 256 KiB of
+// floats, so that the slice stays in L2 while the rows of A run over it.
+int64_t GemmTStep(int64_t k) {
+  constexpr int64_t kSliceFloats = int64_t{1} << 16;
+  return std::clamp<int64_t>(kSliceFloats / std::max<int64_t>(k, 1) / (2 * kNr), 1, 32) * 2 * kNr;
+}
+
 }  // namespace
 
 void Gemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
           const PackedB& b, const float* bias, float* c, int64_t ldc) {
   GemmImpl(m, n, k, a, lda, b, bias, false, c, ldc);
+}
+
+// Tasks: column slices of whole panel pairs (GemmTStep), each over every row:
+// a task packs its slice of W (PackPanels, as PackB) into a scratch of its
+// thread and runs GemmBlock over A packed once (PackAllA). The slices start
+// on panel pairs, so every element of C is Gemm's chain over PackB(W). No
+// packed copy of the whole W (GPT-2's tied head: 154 MB) is written, and the
+// packing runs on every thread instead of before the product.
+void GemmT(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
+           const float* w, int64_t ldw, const float* bias, float* c, int64_t ldc) {
+  if (m <= 0 || n <= 0) return;
+  if (k == 0) {
+    for (int64_t i = 0; i < m; ++i) {
+      for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = bias ? bias[j] : 0.0f;
+    }
+    return;
+  }
+  static thread_local std::vector<float> shared_a;
+  float* apacked = ThreadScratch(shared_a, PackedAFloats(m, k));
+  PackAllA(m, k, a, lda, apacked);
+  const int64_t step = GemmTStep(k);
+  const int64_t slices = (n + step - 1) / step;
+  auto task = [=](int64_t t, int) {
+    static thread_local std::vector<float> scratch;
+    float* buf = ThreadScratch(scratch, k * step);
+    const int64_t j0 = t * step, cols = std::min(step, n - j0);
+    const PackedB slice = PackPanels(k, cols, w + j0 * ldw, 1, ldw, kNr, buf);
+    GemmBlock(0, m, 0, cols, k, a, lda, slice, bias ? bias + j0 : nullptr, false, c + j0, ldc,
+              apacked);
+  };
+  if (internal::ThreadsFor(m * n * k, kMinParallelWork) == 1) {
+    for (int64_t t = 0; t < slices; ++t) task(t, 0);
+    return;
+  }
+  internal::ParallelFor(slices, task);
 }
 
 void GemmAcc(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,

@@ -265,6 +265,12 @@ void CopyTraceWeights(const AttentionView& view, const float* weights, float* ou
   /* C[M, N] += A[M, K]·B */                                                  \
   void GemmAcc(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,  \
                const PackedB& b, float* c, int64_t ldc);                      \
+  /* C[M, N] = A[M, K]·W[N, K]ᵀ + bias, W unpacked (torch layout, rows */     \
+  /* ldw apart): Gemm over PackB(W) bit for bit, without a packed copy of */  \
+  /* W (each task packs the column slice it computes into its own scratch) */ \
+  void GemmT(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,    \
+             const float* w, int64_t ldw, const float* bias, float* c,        \
+             int64_t ldc);                                                    \
   /* y[M, N] = x[M, K]·W[N, K]ᵀ + bias, W rows ldw apart (torch layout, */    \
   /* unpacked): the GEMV of decoding (small M). */                            \
   void GemvT(int64_t m, int64_t n, int64_t k, const float* x, int64_t ldx,    \
@@ -329,6 +335,8 @@ PackedB PackB(int64_t k, int64_t n, const float* src, int64_t sk, int64_t sn,
               float* out);
 void Gemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
           const PackedB& b, const float* bias, float* c, int64_t ldc);
+void GemmT(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
+           const float* w, int64_t ldw, const float* bias, float* c, int64_t ldc);
 void GemvT(int64_t m, int64_t n, int64_t k, const float* x, int64_t ldx,
            const float* w, int64_t ldw, const float* bias, float* y,
            int64_t ldy);

@@ -12,10 +12,12 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <vector>
 
 #include "kernels/kernels.h"
+#include "thread_pool.h"
 #include "reference.h"
 
 namespace attnlab_test {
@@ -221,6 +223,45 @@ TEST_P(GemmTest, PrefixesOfPackedMatrix) {
       }
     }
   }
+}
+
+// GemmT (W unpacked, [N, K] rows ldw apart, each task packing its own slice)
+// is Gemm over PackB(W) bit for bit, at any thread count: N across several
+// slices (a slice is about 2^16 floats, so N > 2^16 / K spans many) and M
+// across the 128-row block, with a bias, padded strides and W's rows padded.
+TEST_P(GemmTest, TransposedUnpackedEqualsPackedBitForBit) {
+  uint32_t seed = 3000;
+  for (int threads : {1, 3}) {
+    ASSERT_TRUE(attnlab::SetThreadCount(threads).ok());
+    for (int64_t m : {1, 5, 130}) {
+      for (int64_t kk : {1, 33, 768, 800}) {
+        for (int64_t n : {1, 17, 700}) {
+          SCOPED_TRACE(::testing::Message() << "threads=" << threads << " M=" << m << " N=" << n << " K=" << kk);
+          Rng rng(seed++);
+          const int64_t lda = kk + 2, ldw = kk + 3, ldc = n + 1;
+          const std::vector<float> a = rng.Vector(m * lda), w = rng.Vector(n * ldw), bias = rng.Vector(n);
+          AlignedFloats packed(static_cast<size_t>(k::PackedFloats(kk, n)));
+          const k::PackedB pb = k::PackB(kk, n, w.data(), 1, ldw, packed.data());
+          std::vector<float> want(static_cast<size_t>(m * ldc), kSentinel), got = want;
+          k::Gemm(m, n, kk, a.data(), lda, pb, bias.data(), want.data(), ldc);
+          k::GemmT(m, n, kk, a.data(), lda, w.data(), ldw, bias.data(), got.data(), ldc);
+          for (size_t i = 0; i < got.size(); ++i) {
+            ASSERT_EQ(std::memcmp(&got[i], &want[i], sizeof(float)), 0)
+                << "at " << i << ": " << got[i] << " vs Gemm's " << want[i];
+          }
+          const std::vector<double> ref = RefGemm(m, n, kk, a.data(), lda, w.data(), 1, ldw, bias.data());
+          for (int64_t i = 0; i < m; ++i) {
+            for (int64_t j = 0; j < n; ++j) {
+              double abs_sum = std::fabs(bias[j]);
+              for (int64_t p = 0; p < kk; ++p) abs_sum += std::fabs(static_cast<double>(a[i * lda + p]) * w[j * ldw + p]);
+              ASSERT_NEAR(got[i * ldc + j], ref[i * n + j], 2.0 * (kk + 1) * kU * abs_sum + 1e-30) << "C(" << i << "," << j << ")";
+            }
+          }
+        }
+      }
+    }
+  }
+  ASSERT_TRUE(attnlab::SetThreadCount(1).ok());
 }
 
 TEST_P(GemmTest, PanelWidthMatchesKernelSet) {
