@@ -231,6 +231,8 @@ export default function (t) {
       await page.click('#heads .heads-induction');
       await page.waitForFunction(() => { const s = document.getElementById('heads'); return s.dataset.heads === 'ready' && s.dataset.headsLang === 'induction'; }, null, { timeout: 90000 });
       assert.equal(await page.getAttribute('#heads .heads-induction', 'aria-pressed'), 'true');
+      // The choice is in the permalink (hm), and a page opened on it starts on the induction model.
+      await page.waitForFunction(() => /(^#|&)hm=induction(&|$)/.test(location.hash), null, { timeout: 10000 });
       assert.match(await page.textContent('#heads .heads-status'), /^induction \(English\) model: 2 layers × 4 heads/);
       await checkChapter(page, ind, HEADS_TEXT.induction, 'induction');
       await page.click('#heads .al-hp-scores button[data-score="induction"]');
@@ -240,6 +242,14 @@ export default function (t) {
       await page.click('#heads .heads-induction');
       await page.waitForFunction(() => { const s = document.getElementById('heads'); return s.dataset.heads === 'ready' && s.dataset.headsLang === 'en'; }, null, { timeout: 90000 });
       assert.equal(await page.getAttribute('#heads .heads-induction', 'aria-pressed'), 'false');
+      assert.ok(!/hm=/.test(await page.evaluate(() => location.hash)), 'the default model is not written into the permalink');
+      // A permalink with hm=induction opens the chapter on the induction model.
+      await page.goto(h.url('/web/page/#lang=en&hm=induction'));
+      await page.reload();
+      await page.waitForFunction(() => document.documentElement.dataset.ready === 'true', null, { timeout: 60000 });
+      await page.locator('#heads').scrollIntoViewIfNeeded();
+      await page.waitForFunction(() => { const s = document.getElementById('heads'); return s.dataset.heads === 'ready' && s.dataset.headsLang === 'induction'; }, null, { timeout: 90000 });
+      assert.equal(await page.getAttribute('#heads .heads-induction', 'aria-pressed'), 'true');
       assert.deepEqual(page.problems(), []);
     } finally {
       await page.closeAll();

@@ -60,7 +60,7 @@ function workerModel(lang) {
 }
 
 export default {
-  deps: ['lang'],
+  deps: ['lang', 'hm'],
   mount(ctx, body, section) {
     const input = h('input', { type: 'text', id: 'heads-text', class: 'al-input heads-text', spellcheck: 'false', maxlength: '200' });
     const label = h('label', { class: 'heads-text-row', for: 'heads-text' }, ctx.text('span', 'heads.text'));
@@ -138,12 +138,10 @@ export default {
       if (input.value !== text) input.value = text;
       local.want = { lang: local.lang, text };
     };
+    // The choice is page state (hm, in the permalink): update() below applies it.
     indBtn.addEventListener('click', () => {
       if (!local.pageLang) return;
-      local.induction = !local.induction;
-      indBtn.setAttribute('aria-pressed', String(local.induction));
-      choose();
-      run();
+      ctx.set({ hm: local.induction ? 'lang' : 'induction' });
     });
 
     let timer = 0;
@@ -174,6 +172,8 @@ export default {
     return {
       async update(c, state) {
         local.pageLang = modelLang(state);
+        local.induction = state.hm === 'induction';
+        indBtn.setAttribute('aria-pressed', String(local.induction));
         choose();
         input.setAttribute('aria-label', ctx.t('heads.textLabel'));
         for (const p of local.panels.values()) p.setMessages(panelT());

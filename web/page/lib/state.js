@@ -56,6 +56,7 @@ export const SCHEMA = {
   hd: int(0, 63),
   ch: str(40),
   lm: oneOf('auto', 'en', 'zh'),
+  hm: oneOf('lang', 'induction'),
 };
 
 export const DEFAULTS = Object.freeze({
@@ -101,6 +102,7 @@ export const DEFAULTS = Object.freeze({
   hd: 0,
   ch: '',
   lm: 'auto',
+  hm: 'lang',
 });
 
 /**
