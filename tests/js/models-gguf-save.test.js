@@ -105,6 +105,30 @@ describe.each(BACKENDS)('model.save({ format: \'gguf\' }) — %s', (backend) => 
   });
 });
 
+// A model loaded with a tokenizer.json saves its tokenizer as tokenizer.ggml.* (gguf-tokenizer.js
+// ggufTokenizerEntriesOf): the file alone then encodes as the tokenizer.json does.
+describe('a safetensors checkpoint with its tokenizer.json saved as GGUF: the file\'s own tokenizer gives the same ids', () => {
+  const TEXTS = ['hello world, the end', 'the cat sat on the mat. The cat sat on the m', '  two  spaces and 12345 digits\n', 'héllo wörld ✓ 你好'];
+  test.each([['gpt2', 'gpt2'], ['llama', 'llama']])('%s (tokenizer.ggml.model %s)', async (name, ggmlModel) => {
+    const lab = labs[BACKENDS[0]];
+    const dir = path.join(MODELS, name);
+    const expected = JSON.parse(fs.readFileSync(path.join(dir, 'expected.json'), 'utf8'));
+    const a = await lab.loadModel({
+      config: fs.readFileSync(path.join(dir, 'config.json')),
+      weights: fs.readFileSync(path.join(dir, expected.dtype_files?.[0] ?? 'model.safetensors')),
+      tokenizer: fs.readFileSync(path.join(dir, 'tokenizer.json')),
+    });
+    const saved = a.save({ format: 'gguf' })['model.gguf'];
+    const meta = parseGgufHeader(saved, saved.length, 'test').metadata;
+    expect(meta.get('tokenizer.ggml.model')).toBe(ggmlModel);
+    expect(meta.get('tokenizer.ggml.tokens').length).toBe(a.config.vocabSize);
+    const b = await lab.loadModel(saved);
+    for (const t of TEXTS) expect([t, Array.from(b.encode(t))]).toEqual([t, Array.from(a.encode(t))]);
+    a.dispose();
+    b.dispose();
+  });
+});
+
 describe('the saved file\'s layout (gguf.md) and llama.cpp\'s metadata types', () => {
   test('version 3, aligned data, INT32 token types, FLOAT32 scores and real-valued keys', async () => {
     const lab = labs[BACKENDS[0]];

@@ -183,3 +183,82 @@ export function tokenizerJsonOf(metadata) {
   }
   throw rangeError(WHERE, `the GGUF tokenizer.ggml.model ${JSON.stringify(model)} is not supported; supported: llama, gpt2 (or pass the model's tokenizer.json as tokenizer, or tokenizer: null to load without one)`);
 }
+
+/** A pre-tokenizer or normalizer with the fields that do not change the ids left out (ByteLevel's trim_offsets). */
+function canonical(node) {
+  if (Array.isArray(node)) return node.map(canonical);
+  if (!node || typeof node !== 'object') return node ?? null;
+  const out = {};
+  for (const k of Object.keys(node).sort()) {
+    if (node.type === 'ByteLevel' && k === 'trim_offsets') continue;
+    out[k] = canonical(node[k]);
+  }
+  return out;
+}
+
+/** The leading special token a TemplateProcessing (alone or in a Sequence) adds, or null. */
+function leadingSpecial(post) {
+  const steps = post?.type === 'Sequence' ? post.processors ?? [] : [post];
+  const t = steps.find((p) => p?.type === 'TemplateProcessing');
+  return t?.single?.[0]?.SpecialToken?.id ?? null;
+}
+
+/**
+ * tokenizer.ggml.* entries ([key, value] pairs, as a GGUF file's header holds them) of a
+ * tokenizer.json, the inverse of tokenizerJsonOf, as convert_hf_to_gguf.py writes them
+ * (get_vocab_base: one token per id up to vocabSize, [PAD<i>] UNUSED where the vocabulary has
+ * none; added tokens CONTROL when special, else USER_DEFINED):
+ *   - a byte-level BPE whose normalizer and pre-tokenizer are one of the tokenizer.ggml.pre
+ *     patterns above: 'gpt2', its merges as "a b";
+ *   - a SentencePiece-style BPE (▁ prepended, byte fallback): 'llama', each token's score the
+ *     negated rank of the first merge that makes it (0 for pieces no merge makes), so that
+ *     the merges rebuilt from the scores keep the file's order; <0xNN> pieces BYTE.
+ * null for any other tokenizer (WordPiece, Unigram, another split pattern): the file then has
+ * no tokenizer, as before.
+ */
+export function ggufTokenizerEntriesOf(json, vocabSize, hfConfig = {}) {
+  const m = json?.model;
+  if (m?.type !== 'BPE' || !m.vocab || !Array.isArray(m.merges)) return null;
+  const merges = m.merges.map((x) => (Array.isArray(x) ? x : String(x).split(' ')));
+  if (merges.some((x) => x.length !== 2)) return null;
+  const byId = new Map();
+  for (const [t, id] of Object.entries(m.vocab)) if (!byId.has(id)) byId.set(id, t);
+  const added = new Map((json.added_tokens ?? []).map((a) => [a.id, a]));
+  for (const [id, a] of added) byId.set(id, a.content);
+  const n = Math.max(vocabSize, ...[...byId.keys()].map((id) => id + 1));
+  const tokens = [];
+  const types = [];
+  for (let i = 0; i < n; i++) {
+    const t = byId.get(i);
+    tokens.push(t ?? `[PAD${i}]`);
+    types.push(t === undefined ? TYPE.UNUSED : added.has(i) ? (added.get(i).special ? TYPE.CONTROL : TYPE.USER_DEFINED) : TYPE.NORMAL);
+  }
+  const entries = [];
+  const id = (content) => (content !== null && Object.hasOwn(m.vocab, content) ? m.vocab[content] : [...added.values()].find((a) => a.content === content)?.id ?? null);
+  const bosToken = leadingSpecial(json.post_processor);
+  const bos = bosToken !== null ? id(bosToken) : Number.isSafeInteger(hfConfig.bos_token_id) ? hfConfig.bos_token_id : null;
+  const eos = Number.isSafeInteger(hfConfig.eos_token_id) ? hfConfig.eos_token_id : null;
+  const spm = m.byte_fallback === true && json.pre_tokenizer == null
+    && JSON.stringify(canonical(json.normalizer)) === JSON.stringify(canonical({ type: 'Sequence', normalizers: [{ type: 'Prepend', prepend: '▁' }, { type: 'Replace', pattern: { String: ' ' }, content: '▁' }] }));
+  if (spm) {
+    const rank = new Map();
+    merges.forEach(([l, r], k) => { if (!rank.has(l + r)) rank.set(l + r, k); });
+    const scores = tokens.map((t, i) => (types[i] === TYPE.NORMAL && rank.has(t) ? -rank.get(t) : 0));
+    tokens.forEach((t, i) => { if (types[i] === TYPE.NORMAL && /^<0x[0-9A-F]{2}>$/.test(t)) types[i] = TYPE.BYTE; });
+    const unk = m.unk_token != null ? id(m.unk_token) : null;
+    if (unk !== null) types[unk] = TYPE.UNKNOWN;
+    entries.push(['tokenizer.ggml.model', 'llama'], ['tokenizer.ggml.tokens', tokens], ['tokenizer.ggml.scores', scores], ['tokenizer.ggml.token_type', types]);
+    if (unk !== null) entries.push(['tokenizer.ggml.unknown_token_id', unk]);
+    entries.push(['tokenizer.ggml.add_space_prefix', true]);
+  } else {
+    const key = JSON.stringify(canonical({ normalizer: json.normalizer ?? null, pre_tokenizer: json.pre_tokenizer ?? null }));
+    const pre = Object.keys(PRE).find((p) => p !== 'default' && JSON.stringify(canonical(PRE[p])) === key);
+    if (!pre) return null;
+    entries.push(['tokenizer.ggml.model', 'gpt2'], ['tokenizer.ggml.pre', pre], ['tokenizer.ggml.tokens', tokens], ['tokenizer.ggml.token_type', types],
+      ['tokenizer.ggml.merges', merges.map(([l, r]) => `${l} ${r}`)]);
+  }
+  if (bos !== null) entries.push(['tokenizer.ggml.bos_token_id', bos]);
+  if (eos !== null) entries.push(['tokenizer.ggml.eos_token_id', eos]);
+  entries.push(['tokenizer.ggml.add_bos_token', bosToken !== null], ['tokenizer.ggml.add_eos_token', false]);
+  return entries;
+}

@@ -15,14 +15,17 @@
 //     real values FLOAT32, as llama.cpp reads them), general.file_type, and
 //     the tokenizer.ggml.* entries of the GGUF file it was loaded from
 //     (token_type as INT32 and scores as FLOAT32 arrays, the types
-//     llama.cpp's llama-vocab.cpp asks for); a model loaded from safetensors
-//     gets no tokenizer metadata (load it with its tokenizer.json).
+//     llama.cpp's llama-vocab.cpp asks for); a model loaded with a
+//     tokenizer.json gets them from it (gguf-tokenizer.js
+//     ggufTokenizerEntriesOf: byte-level BPE as 'gpt2', SentencePiece-style
+//     BPE as 'llama'; other tokenizers, none).
 import { rangeError, describe } from '../errors.js';
 import { saveModel } from './save.js';
 import { writeGguf, ggufFloat32 } from '../io/gguf-write.js';
 import { GGML_TYPES } from '../io/ggml-types.js';
 import { ggufView, layoutOp } from './families/index.js';
 import { ropeRowOf } from './families/layout.js';
+import { ggufTokenizerEntriesOf } from './gguf-tokenizer.js';
 
 /** llama_ftype of a file whose matrices are all of one type (MOSTLY_*; 15 Q4_K_M for a Q4_K/Q6_K mix). */
 const FILE_TYPE = { F32: 0, F16: 1, Q4_0: 2, Q8_0: 7, Q4_K: 15, Q6_K: 18 };
@@ -111,7 +114,8 @@ export function saveGguf(where, transformer, info, dtype, Module) {
   const main = quant.includes('Q4_K') ? 'Q4_K' : quant.length ? quant[0] : types.has('F16') ? 'F16' : 'F32';
   meta['general.file_type'] = FILE_TYPE[main];
   if (quant.length) meta['general.quantization_version'] = 2;
-  for (const [k, v] of info.ggufTokenizer ?? []) {
+  const tok = info.ggufTokenizer ?? (info.tokenizerJson ? ggufTokenizerEntriesOf(info.tokenizerJson, info.c.vocabSize, info.hfConfig) : null);
+  for (const [k, v] of tok ?? []) {
     if (k === 'tokenizer.ggml.token_type') meta[k] = Int32Array.from(v);
     else if (k === 'tokenizer.ggml.scores') meta[k] = Float32Array.from(v);
     else meta[k] = v;
