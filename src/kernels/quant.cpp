@@ -33,7 +33,6 @@
 //   The GEMM dequantizes chunks, as for the others.
 // Scalar: the plain dot product with the dequantized weight, in k order.
 #include <algorithm>
-#include <cmath>
 #include <cstdint>
 #include <cstring>
 
@@ -41,16 +40,6 @@
 #include "kernels/kernels.h"
 #include "kernels/simd.h"
 #include "thread_pool.h"
-
-#if ATTNLAB_SIMD && defined(__SSE4_1__)
-#include <smmintrin.h>
-#if defined(__wasm_simd128__)
-#include <wasm_simd128.h>
-#endif
-#define ATTNLAB_QUANT_INT 1
-#else
-#define ATTNLAB_QUANT_INT 0
-#endif
 
 namespace attnlab {
 namespace kernels {
@@ -210,7 +199,23 @@ using gemv_util::Quartets;
 // AVX2); other widths run the scalar loops.
 constexpr bool kQuantSimd = kWidth == 4 || kWidth == 8;
 
-// 2^(−4t): the x of nibble t (K-quants), read in place.
+// Where value v of a block meets its weight in the permuted x of one row
+// (block by block, 32 floats each; Q4_0 on 8 lanes: pairs of blocks, 64).
+//   Q8_0: a 32-bit load covers 4·kWidth values; extraction j (byte j of
+//         each lane l) holds values 4l + j, placed at j·kWidth + l. The
+//         bytes are flipped to q + 128 (XOR 0x80: unsigned) and read in
+//         place as (q + 128)·2^(8j), x stored ×2^(−8j), and 128·Σ x taken
+//         off once a block (corr), as the offset 8 of Q4_0 below.
+//   Q4_0: a 16-byte block is 4 lanes of 8 nibbles; nibble t of lane l is
+//         byte 4l + t/2's low (t even: value 4l + t/2) or high (value
+//         4l + t/2 + 16) half. On 8 lanes lanes 4..7 hold the next block.
+//         Nibbles are read in place (masked, not shifted: nib·2^(4t)), so
+//         x is stored ×2^(−4t); and the offset 8 is taken off once a load,
+//         Σ x·(nib − 8) = Σ x·nib − 8·Σ x, from the lane sums 8·Σ x stored
+//         after the row (corr).
+// 2^(−8j): the x of byte j (Q8_0), read in place.
+constexpr float kByteScale[3] = {1.0f, 0x1p-8f, 0x1p-16f};
+// 2^(−4t): the x of nibble t (Q4_0), read in place.
 constexpr float kNibbleScale[7] = {1.0f, 0x1p-4f, 0x1p-8f, 0x1p-12f, 0x1p-16f, 0x1p-20f, 0x1p-24f};
 
 // Floats of one permuted x row in scratch: the values, then (Q4_0) one
@@ -269,6 +274,58 @@ void PermuteXK(QuantKind kind, int64_t k, const float* x, float* xp) {
   }
 }
 
+void PermuteX(QuantKind kind, int64_t k, const float* x, float* xp) {
+  const int64_t blocks = k / kQuantBlock;
+  if (kind == QuantKind::kQ4_K || kind == QuantKind::kQ6_K) {
+    PermuteXK(kind, k, x, xp);
+    return;
+  }
+  if (kind == QuantKind::kQ8_0) {
+    const int64_t step = 4 * kWidth;
+    float* corr = xp + k;
+    std::fill(corr, corr + blocks * kWidth, 0.0f);
+    for (int64_t c0 = 0; c0 < k; c0 += step) {
+      for (int64_t l = 0; l < kWidth; ++l) {
+        for (int64_t j = 0; j < 4; ++j) {
+          const float v = x[c0 + 4 * l + j];
+          // Byte j < 3 is read in place, as (q + 128)·2^(8j) (Int8Lane).
+          xp[c0 + j * kWidth + l] = j < 3 ? v * kByteScale[j] : v;
+          corr[(c0 / kQuantBlock) * kWidth + l] += 128.0f * v;
+        }
+      }
+    }
+    return;
+  }
+  const int64_t group = kWidth / 4;  // blocks a load
+  const int64_t full = blocks / group * group;
+  float* corr = xp + k;  // Q4Corrections
+  for (int64_t b0 = 0; b0 < full; b0 += group) {
+    const int64_t c0 = b0 * kQuantBlock;
+    for (int64_t l = 0; l < kWidth; ++l) {
+      const int64_t base = (l / 4) * kQuantBlock + 4 * (l % 4);
+      float sum = 0.0f;
+      for (int64_t t = 0; t < 8; ++t) {
+        const float v = x[c0 + base + t / 2 + 16 * (t & 1)];
+        sum += v;
+        // Nibble t < 7 is read in place, as nib·2^(4t) (Q4Nibble): its x
+        // carries 2^(−4t), so the product is x·nib exactly.
+        xp[c0 + t * kWidth + l] = t < 7 ? v * kNibbleScale[t] : v;
+      }
+      corr[(b0 / group) * kWidth + l] = 8.0f * sum;
+    }
+  }
+  // A last block without its pair stays in order (its scalar tail).
+  std::memcpy(xp + full * kQuantBlock, x + full * kQuantBlock,
+              static_cast<size_t>((blocks - full) * kQuantBlock) * sizeof(float));
+}
+
+// Byte j (0..3) of each 32-bit lane of v (the quants XOR 0x80, q + 128)
+// in place, (q + 128)·2^(8j), exact in float; the top one shifted down.
+template <int kJ>
+inline Batch Int8Lane(const I32& v) {
+  if (kJ == 3) return xsimd::to_float(xsimd::bitwise_cast<I32>(xsimd::bitwise_cast<xsimd::batch<uint32_t, Arch>>(v) >> 24));
+  return xsimd::to_float(v & I32(static_cast<int32_t>(0xffu << (8 * kJ))));
+}
 // Nibble t (0..7) of each lane in place, nib·2^(4t) (exact in float: 4
 // significant bits); the top one shifted down (its in-place value would be
 // negative as int32).
@@ -276,6 +333,96 @@ template <int kT>
 inline Batch Nibble(const I32& u) {
   if (kT == 7) return xsimd::to_float(xsimd::bitwise_cast<I32>(xsimd::bitwise_cast<xsimd::batch<uint32_t, Arch>>(u) >> 28));
   return xsimd::to_float(u & I32(static_cast<int32_t>(15u << (4 * kT))));
+}
+
+// R rows of W (rows[r], outputs ys[r]) against one permuted x row: the sums
+// Σ_blocks d·Σ x·q, returned in out[r] (before the bias).
+template <int R>
+void Q8Rows(int64_t k, const float* xp, const uint8_t* const rows[R], float out[R]) {
+  constexpr int64_t kBytes = 34;
+  constexpr int kLoads = static_cast<int>(kQuantBlock / (4 * kWidth));  // 2 (4 lanes) or 1
+  Batch acc[R];
+  for (int r = 0; r < R; ++r) acc[r] = Batch(0.0f);
+  const int64_t blocks = k / kQuantBlock;
+  for (int64_t b = 0; b < blocks; ++b) {
+    const float* xb = xp + b * kQuantBlock;
+    const Batch c = Batch::load_aligned(xp + k + b * kWidth);
+    // One row's block at a time (one sum live, beside the R accumulators
+    // and the block's x: within the ~13 registers V8 gives a function).
+    for (int r = 0; r < R; ++r) {
+      Batch sum(0.0f);
+      for (int h = 0; h < kLoads; ++h) {
+        const float* xh = xb + h * 4 * kWidth;
+        const I32 u = I32::load_unaligned(reinterpret_cast<const int32_t*>(rows[r] + b * kBytes + 2 + h * 4 * kWidth)) ^
+                      I32(static_cast<int32_t>(0x80808080u));
+        sum = xsimd::fma(Batch::load_aligned(xh), Int8Lane<0>(u), sum);
+        sum = xsimd::fma(Batch::load_aligned(xh + kWidth), Int8Lane<1>(u), sum);
+        sum = xsimd::fma(Batch::load_aligned(xh + 2 * kWidth), Int8Lane<2>(u), sum);
+        sum = xsimd::fma(Batch::load_aligned(xh + 3 * kWidth), Int8Lane<3>(u), sum);
+      }
+      acc[r] = xsimd::fma(sum - c, Batch(Scale(rows[r] + b * kBytes)), acc[r]);
+    }
+  }
+  for (int r = 0; r < R; ++r) out[r] = xsimd::hadd(acc[r]);
+}
+
+// One Q4_0 load: blocks b .. b + kWidth/4 − 1 of a row as 32-bit lanes, and
+// their scales lane by lane.
+inline void Q4Load(const uint8_t* row, int64_t b, I32* u, Batch* d) {
+  constexpr int64_t kBytes = 18;
+  if (kWidth == 4) {
+    *u = I32::load_unaligned(reinterpret_cast<const int32_t*>(row + b * kBytes + 2));
+    *d = Batch(Scale(row + b * kBytes));
+    return;
+  }
+  alignas(64) int32_t lanes[kWidth];
+  alignas(64) float scales[kWidth];
+  for (int g = 0; g < kWidth / 4; ++g) {
+    std::memcpy(lanes + 4 * g, row + (b + g) * kBytes + 2, 16);
+    const float s = Scale(row + (b + g) * kBytes);
+    for (int l = 0; l < 4; ++l) scales[4 * g + l] = s;
+  }
+  *u = I32::load_aligned(lanes);
+  *d = Batch::load_aligned(scales);
+}
+
+template <int R>
+void Q4Rows(int64_t k, const float* xp, const uint8_t* const rows[R], float out[R]) {
+  const float* corr = xp + k;
+  constexpr int64_t kBytes = 18;
+  constexpr int64_t kGroup = kWidth / 4;  // blocks a load
+  Batch acc[R];
+  for (int r = 0; r < R; ++r) acc[r] = Batch(0.0f);
+  const int64_t blocks = k / kQuantBlock, full = blocks / kGroup * kGroup;
+  for (int64_t b = 0; b < full; b += kGroup) {
+    const float* xb = xp + b * kQuantBlock;
+    for (int r = 0; r < R; ++r) {  // (x from L1 again for each row, as Q8Rows)
+      I32 u;
+      Batch d;
+      Q4Load(rows[r], b, &u, &d);
+      Batch sum = Batch::load_aligned(xb) * Nibble<0>(u);
+      sum = xsimd::fma(Batch::load_aligned(xb + kWidth), Nibble<1>(u), sum);
+      sum = xsimd::fma(Batch::load_aligned(xb + 2 * kWidth), Nibble<2>(u), sum);
+      sum = xsimd::fma(Batch::load_aligned(xb + 3 * kWidth), Nibble<3>(u), sum);
+      sum = xsimd::fma(Batch::load_aligned(xb + 4 * kWidth), Nibble<4>(u), sum);
+      sum = xsimd::fma(Batch::load_aligned(xb + 5 * kWidth), Nibble<5>(u), sum);
+      sum = xsimd::fma(Batch::load_aligned(xb + 6 * kWidth), Nibble<6>(u), sum);
+      sum = xsimd::fma(Batch::load_aligned(xb + 7 * kWidth), Nibble<7>(u), sum);
+      acc[r] = xsimd::fma(sum - Batch::load_aligned(corr + (b / kGroup) * kWidth), d, acc[r]);
+    }
+  }
+  for (int r = 0; r < R; ++r) {
+    float s = xsimd::hadd(acc[r]);
+    for (int64_t b = full; b < blocks; ++b) {  // a block without its pair (8 lanes)
+      const uint8_t* block = rows[r] + b * kBytes;
+      float t = 0.0f;
+      for (int64_t i = 0; i < kQuantBlock; ++i) {
+        t += xp[b * kQuantBlock + i] * static_cast<float>(QuantValue(QuantKind::kQ4_0, block, i));
+      }
+      s += t * Scale(block);
+    }
+    out[r] = s;
+  }
 }
 
 using U32 = xsimd::batch<uint32_t, Arch>;
@@ -383,19 +530,19 @@ void Q6KRows(int64_t k, const float* xp, const uint8_t* const rows[R], float out
 }
 
 template <int R>
-inline void KQuantRows(QuantKind kind, int64_t k, const float* xp, const uint8_t* const rows[R],
-                       float out[R]) {
-  if (kind == QuantKind::kQ4_K) {
-    Q4KRows<R>(k, xp, rows, out);
-  } else {
-    Q6KRows<R>(k, xp, rows, out);
+inline void QuantRows(QuantKind kind, int64_t k, const float* xp, const uint8_t* const rows[R],
+                      float out[R]) {
+  switch (kind) {
+    case QuantKind::kQ8_0: Q8Rows<R>(k, xp, rows, out); break;
+    case QuantKind::kQ4_K: Q4KRows<R>(k, xp, rows, out); break;
+    case QuantKind::kQ6_K: Q6KRows<R>(k, xp, rows, out); break;
+    default: Q4Rows<R>(k, xp, rows, out); break;
   }
 }
 
-// Outputs j0..j1 of the m rows of permuted x (xp, PermutedRow(k) floats a
-// row), K-quants.
-void GemvKQuantBlock(int64_t m, int64_t j0, int64_t j1, int64_t k, const float* xp,
-                     const QuantMatrix& w, const float* bias, float* y, int64_t ldy) {
+// Outputs j0..j1 of the m rows of permuted x (xp, k floats a row).
+void GemvQuantBlock(int64_t m, int64_t j0, int64_t j1, int64_t k, const float* xp,
+                    const QuantMatrix& w, const float* bias, float* y, int64_t ldy) {
   for (int64_t i = 0; i < m; ++i) {
     const float* xr = xp + i * PermutedRow(k);
     float* yr = y + i * ldy;
@@ -405,247 +552,36 @@ void GemvKQuantBlock(int64_t m, int64_t j0, int64_t j1, int64_t k, const float* 
       const uint8_t* ws[4];
       blocks.Rows(g, w.data, w.ld, js, ws);
       float s[4];
-      KQuantRows<4>(w.kind, k, xr, ws, s);
+      QuantRows<4>(w.kind, k, xr, ws, s);
       for (int q = 0; q < 4; ++q) yr[js[q]] = s[q] + (bias ? bias[js[q]] : 0.0f);
     }
     for (int64_t j = blocks.rest(); j < j1; ++j) {
       const uint8_t* wr[1] = {w.data + j * w.ld};
       float s[1];
-      KQuantRows<1>(w.kind, k, xr, wr, s);
+      QuantRows<1>(w.kind, k, xr, wr, s);
       yr[j] = s[0] + (bias ? bias[j] : 0.0f);
     }
   }
 }
-
-#if ATTNLAB_QUANT_INT
-// ---- Q8_0 and Q4_0: integer dot products (see the header comment) ----
-//
-// x as two int16 planes a block (IntX): x ≈ sx·(h + l/2^15), h = round(x/sx)
-// with sx = max|x_b|/32767, l = round((x − sx·h)·2^15/sx) (|l| <= 2^14 + 1):
-// about 31 significant bits a block, so the products equal x·w to about
-// float32's rounding (one int16 plane alone, 15 bits, moved a tiny model's
-// logits by up to 5e-4 relative: past the 1e-4 of issue 36). A row: each
-// block's 32 h then its 32 l (int16), then the block scales sx (float) and
-// the Q4_0 offsets 8·Σh, 8·Σl (int32 pairs): IntRow(k) floats a row, 64-byte
-// aligned.
-inline int64_t IntRow(int64_t k) { return RoundUp16(k + 3 * (k / kQuantBlock)); }
-
-struct IntX {
-  const int16_t* q;      // block b: h at q + 64b, l at q + 64b + 32
-  const float* sx;       // one a block
-  const int32_t* corr;   // 8·Σh, 8·Σl a block
-};
-inline IntX IntXRow(const float* base, int64_t k) {
-  const auto* q = reinterpret_cast<const int16_t*>(base);
-  const float* sx = base + k;
-  return {q, sx, reinterpret_cast<const int32_t*>(sx + k / kQuantBlock)};
-}
-
-// One row of x split block by block as above (an all-zero block: sx 0, h and
-// l 0). Plain code in double: k values a call against n·k weights.
-void QuantizeX(int64_t k, const float* x, float* out) {
-  auto* q = reinterpret_cast<int16_t*>(out);
-  float* sx = out + k;
-  auto* corr = reinterpret_cast<int32_t*>(sx + k / kQuantBlock);
-  for (int64_t b = 0; b < k / kQuantBlock; ++b) {
-    const float* xb = x + b * kQuantBlock;
-    float mx = 0.0f;
-    for (int64_t i = 0; i < kQuantBlock; ++i) mx = std::max(mx, std::fabs(xb[i]));
-    const float s = mx / 32767.0f;
-    const double inv = s > 0.0f ? 1.0 / static_cast<double>(s) : 0.0;
-    int32_t sh = 0, sl = 0;
-    for (int64_t i = 0; i < kQuantBlock; ++i) {
-      const double v = static_cast<double>(xb[i]) * inv;  // |v| <= 32767·(1 + 2^-23)
-      const double h = std::min(32767.0, std::max(-32767.0, std::nearbyint(v)));
-      const double l = std::min(32767.0, std::max(-32767.0, std::nearbyint((v - h) * 32768.0)));
-      q[64 * b + i] = static_cast<int16_t>(h);
-      q[64 * b + 32 + i] = static_cast<int16_t>(l);
-      sh += static_cast<int32_t>(h);
-      sl += static_cast<int32_t>(l);
-    }
-    sx[b] = s;
-    corr[2 * b] = 8 * sh;
-    corr[2 * b + 1] = 8 * sl;
-  }
-}
-
-// Bytes 8..15 of v widened to int16, signed (Q8_0) or unsigned (Q4_0's
-// nibbles): one wasm extend_high; two SSE operations natively.
-inline __m128i WidenHighS(__m128i v) {
-#if defined(__wasm_simd128__)
-  return (__m128i)wasm_i16x8_extend_high_i8x16((v128_t)v);
-#else
-  return _mm_cvtepi8_epi16(_mm_unpackhi_epi64(v, v));
-#endif
-}
-inline __m128i WidenHighU(__m128i v) {
-#if defined(__wasm_simd128__)
-  return (__m128i)wasm_u16x8_extend_high_u8x16((v128_t)v);
-#else
-  return _mm_unpackhi_epi8(v, _mm_setzero_si128());
-#endif
-}
-
-// One block's Σ h·q_w and Σ l·q_w, each as four int32 lanes (each lane the
-// sum of 8 products of at most 2^15·2^7: no overflow). Q4_0 gives Σ h·nib
-// (the offset −8 comes off later, as 8·Σh). xq: the block's 32 h then 32 l.
-template <QuantKind K>
-inline void BlockDot(const uint8_t* block, const int16_t* xq, __m128i* hi, __m128i* lo) {
-  __m128i w[4];
-  if (K == QuantKind::kQ8_0) {
-    const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(block + 2));
-    const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(block + 18));
-    w[0] = _mm_cvtepi8_epi16(a);
-    w[1] = WidenHighS(a);
-    w[2] = _mm_cvtepi8_epi16(c);
-    w[3] = WidenHighS(c);
-  } else {
-    // Byte i holds value i (low nibble) and value i + 16 (high nibble).
-    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(block + 2));
-    const __m128i m4 = _mm_set1_epi8(15);
-    const __m128i lo4 = _mm_and_si128(v, m4), hi4 = _mm_and_si128(_mm_srli_epi16(v, 4), m4);
-    w[0] = _mm_cvtepu8_epi16(lo4);
-    w[1] = WidenHighU(lo4);
-    w[2] = _mm_cvtepu8_epi16(hi4);
-    w[3] = WidenHighU(hi4);
-  }
-  const auto* x = reinterpret_cast<const __m128i*>(xq);
-  *hi = _mm_add_epi32(_mm_add_epi32(_mm_madd_epi16(_mm_load_si128(x), w[0]), _mm_madd_epi16(_mm_load_si128(x + 1), w[1])),
-                      _mm_add_epi32(_mm_madd_epi16(_mm_load_si128(x + 2), w[2]), _mm_madd_epi16(_mm_load_si128(x + 3), w[3])));
-  *lo = _mm_add_epi32(_mm_add_epi32(_mm_madd_epi16(_mm_load_si128(x + 4), w[0]), _mm_madd_epi16(_mm_load_si128(x + 5), w[1])),
-                      _mm_add_epi32(_mm_madd_epi16(_mm_load_si128(x + 6), w[2]), _mm_madd_epi16(_mm_load_si128(x + 7), w[3])));
-}
-
-// Lane r = the sum of the lanes of v_r: four dots to one vector.
-inline __m128i Sum4(__m128i a, __m128i b, __m128i c, __m128i d) {
-  const __m128i ab = _mm_add_epi32(_mm_unpacklo_epi32(a, b), _mm_unpackhi_epi32(a, b));
-  const __m128i cd = _mm_add_epi32(_mm_unpacklo_epi32(c, d), _mm_unpackhi_epi32(c, d));
-  return _mm_add_epi32(_mm_unpacklo_epi64(ab, cd), _mm_unpackhi_epi64(ab, cd));
-}
-
-// Four rows of W against one x row: out[r] = Σ_blocks d_r·sx·(Σh·q_w +
-// 2^-15·Σl·q_w). Per block the four rows' dots go to one vector a plane
-// (Sum4), converted once and scaled by (d_0..d_3)·sx.
-template <QuantKind K>
-inline void IntRows4(int64_t k, const IntX& x, const uint8_t* const rows[4], float out[4]) {
-  constexpr int64_t kBytes = K == QuantKind::kQ8_0 ? 34 : 18;
-  const __m128 lo_scale = _mm_set1_ps(0x1p-15f);
-  const uint8_t *r0 = rows[0], *r1 = rows[1], *r2 = rows[2], *r3 = rows[3];
-  __m128 acc = _mm_setzero_ps();
-  for (int64_t b = 0; b < k / kQuantBlock; ++b) {
-    const int16_t* xq = x.q + 64 * b;
-    const int64_t o = b * kBytes;
-    // (named, not arrays: an array of vectors stayed in memory in wasm)
-    __m128i h0, l0, h1, l1, h2, l2, h3, l3;
-    BlockDot<K>(r0 + o, xq, &h0, &l0);
-    BlockDot<K>(r1 + o, xq, &h1, &l1);
-    BlockDot<K>(r2 + o, xq, &h2, &l2);
-    BlockDot<K>(r3 + o, xq, &h3, &l3);
-    __m128i sh = Sum4(h0, h1, h2, h3), sl = Sum4(l0, l1, l2, l3);
-    if (K == QuantKind::kQ4_0) {
-      sh = _mm_sub_epi32(sh, _mm_set1_epi32(x.corr[2 * b]));
-      sl = _mm_sub_epi32(sl, _mm_set1_epi32(x.corr[2 * b + 1]));
-    }
-    const __m128 dot = _mm_add_ps(_mm_cvtepi32_ps(sh), _mm_mul_ps(_mm_cvtepi32_ps(sl), lo_scale));
-    const __m128 d = _mm_setr_ps(Scale(r0 + o), Scale(r1 + o), Scale(r2 + o), Scale(r3 + o));
-    acc = _mm_add_ps(acc, _mm_mul_ps(dot, _mm_mul_ps(d, _mm_set1_ps(x.sx[b]))));
-  }
-  _mm_storeu_ps(out, acc);
-}
-
-template <QuantKind K>
-inline float IntRow1(int64_t k, const IntX& x, const uint8_t* row) {
-  constexpr int64_t kBytes = K == QuantKind::kQ8_0 ? 34 : 18;
-  const __m128 lo_scale = _mm_set1_ps(0x1p-15f);
-  __m128 acc = _mm_setzero_ps();
-  for (int64_t b = 0; b < k / kQuantBlock; ++b) {
-    __m128i h, l;
-    BlockDot<K>(row + b * kBytes, x.q + 64 * b, &h, &l);
-    if (K == QuantKind::kQ4_0) {
-      h = _mm_sub_epi32(h, _mm_cvtsi32_si128(x.corr[2 * b]));
-      l = _mm_sub_epi32(l, _mm_cvtsi32_si128(x.corr[2 * b + 1]));
-    }
-    const __m128 dot = _mm_add_ps(_mm_cvtepi32_ps(h), _mm_mul_ps(_mm_cvtepi32_ps(l), lo_scale));
-    acc = _mm_add_ps(acc, _mm_mul_ps(dot, _mm_set1_ps(Scale(row + b * kBytes) * x.sx[b])));
-  }
-  alignas(16) float lanes[4];
-  _mm_store_ps(lanes, acc);
-  return (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]);
-}
-
-// Outputs j0..j1 of the m quantized x rows (xs, IntRow(k) floats a row).
-template <QuantKind K>
-void GemvIntBlock(int64_t m, int64_t j0, int64_t j1, int64_t k, const float* xs,
-                  const QuantMatrix& w, const float* bias, float* y, int64_t ldy) {
-  for (int64_t i = 0; i < m; ++i) {
-    const IntX xr = IntXRow(xs + i * IntRow(k), k);
-    float* yr = y + i * ldy;
-    const Quartets blocks(j0, j1);
-    for (int64_t g = 0; g < blocks.blocks(); ++g) {
-      int64_t js[4];
-      const uint8_t* ws[4];
-      blocks.Rows(g, w.data, w.ld, js, ws);
-      float s[4];
-      IntRows4<K>(k, xr, ws, s);
-      for (int q = 0; q < 4; ++q) yr[js[q]] = s[q] + (bias ? bias[js[q]] : 0.0f);
-    }
-    for (int64_t j = blocks.rest(); j < j1; ++j) {
-      yr[j] = IntRow1<K>(k, xr, w.data + j * w.ld) + (bias ? bias[j] : 0.0f);
-    }
-  }
-}
-
-void GemvIntRange(int64_t m, int64_t j0, int64_t j1, int64_t k, const float* xs,
-                  const QuantMatrix& w, const float* bias, float* y, int64_t ldy) {
-  if (w.kind == QuantKind::kQ8_0) {
-    GemvIntBlock<QuantKind::kQ8_0>(m, j0, j1, k, xs, w, bias, y, ldy);
-  } else {
-    GemvIntBlock<QuantKind::kQ4_0>(m, j0, j1, k, xs, w, bias, y, ldy);
-  }
-}
-constexpr bool kQuantInt = true;
-#else
-constexpr bool kQuantInt = false;
-inline int64_t IntRow(int64_t) { return 0; }
-#endif  // ATTNLAB_QUANT_INT
-
-inline bool IsKQuant(QuantKind kind) { return kind == QuantKind::kQ4_K || kind == QuantKind::kQ6_K; }
 }  // namespace
 
-int64_t QuantGemvScratchFloats(int64_t m, int64_t k) {
-  return kQuantSimd ? m * std::max(PermutedRow(k), IntRow(k)) : 0;
-}
+int64_t QuantGemvScratchFloats(int64_t m, int64_t k) { return kQuantSimd ? m * PermutedRow(k) : 0; }
 
 void GemvQuant(int64_t m, int64_t n, int64_t k, const float* x, int64_t ldx,
                const QuantMatrix& w, const float* bias, float* y, int64_t ldy, float* scratch) {
-  const bool kquant = IsKQuant(w.kind);
-  if (!kQuantSimd || (!kquant && !kQuantInt) || scratch == nullptr ||
-      reinterpret_cast<uintptr_t>(scratch) % 64 != 0) {
+  if (!kQuantSimd || scratch == nullptr || reinterpret_cast<uintptr_t>(scratch) % 64 != 0) {
     scalar::GemvQuant(m, n, k, x, ldx, w, bias, y, ldy, scratch);
     return;
   }
+  for (int64_t i = 0; i < m; ++i) PermuteX(w.kind, k, x + i * ldx, scratch + i * PermutedRow(k));
   const int threads = internal::ThreadsFor(m * n * k, kMinParallelGemv);
-  if (kquant) {
-    for (int64_t i = 0; i < m; ++i) PermuteXK(w.kind, k, x + i * ldx, scratch + i * PermutedRow(k));
-    if (threads == 1) {
-      GemvKQuantBlock(m, 0, n, k, scratch, w, bias, y, ldy);
-      return;
-    }
-    gemv_util::GemvRanges(n, 64, threads, [&](int64_t j0, int64_t j1) {
-      GemvKQuantBlock(m, j0, j1, k, scratch, w, bias, y, ldy);
-    });
-    return;
-  }
-#if ATTNLAB_QUANT_INT
-  for (int64_t i = 0; i < m; ++i) QuantizeX(k, x + i * ldx, scratch + i * IntRow(k));
   if (threads == 1) {
-    GemvIntRange(m, 0, n, k, scratch, w, bias, y, ldy);
+    GemvQuantBlock(m, 0, n, k, scratch, w, bias, y, ldy);
     return;
   }
   gemv_util::GemvRanges(n, 64, threads, [&](int64_t j0, int64_t j1) {
-    GemvIntRange(m, j0, j1, k, scratch, w, bias, y, ldy);
+    GemvQuantBlock(m, j0, j1, k, scratch, w, bias, y, ldy);
   });
-#endif
 }
 
 int64_t QuantGemmScratchFloats(int64_t k, int64_t n) {

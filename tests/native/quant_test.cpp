@@ -4,8 +4,7 @@
 //     over hand-picked scales (±0, a subnormal, 65504, ...) and random quants;
 //   * GemvQuant and GemmQuant on both kernel sets against a double reference
 //     over the dequantized weights (this file's own dequantization), within
-//     1e-5 of Σ|x·w| (the SIMD set: plus the bound of its two int16 planes
-//     of x, IntXBound, about 5e-10 of Σ max|x_b|·|w|): K of 1 to 24 blocks (odd block counts: Q4_0 on AVX2
+//     1e-5 of Σ|x·w|: K of 1 to 24 blocks (odd block counts: Q4_0 on AVX2
 //     reads blocks in pairs), N leaving every remainder of the four-row
 //     blocks and several GEMM chunks, M = 1, 2, 3, 4 (GEMV) and 1, 2, 5, 7,
 //     128 (GEMM), rows strided, with and without a bias;
@@ -133,33 +132,10 @@ TEST(Quant, DequantizeRowMatchesNumpyBitForBit) {
   }
 }
 
-// The SIMD set's Q8_0/Q4_0 kernels split x into two int16 planes per block
-// of 32 (quant.cpp): x ≈ sx·(h + l/2^15) within sx/2^16, sx = max|x_b|/32767,
-// so a dot moves by at most Σ_b sx/2^16 · Σ_b |w| more than the float
-// roundings. Row x of kk values against row w (stride 1).
-double IntXBound(const float* x, const double* w, int64_t kk) {
-  double bound = 0.0;
-  for (int64_t b = 0; b + 32 <= kk; b += 32) {
-    double mx = 0.0, sw = 0.0;
-    for (int64_t i = b; i < b + 32; ++i) {
-      mx = std::max(mx, std::fabs(static_cast<double>(x[i])));
-      sw += std::fabs(w[i]);
-    }
-    bound += mx / 32767.0 / 65536.0 * sw;
-  }
-  return bound * 1.001;
-}
-
-// The SIMD set on Q8_0/Q4_0 (not the scalar reference, nor the K-quants).
-bool IntX(bool scalar, k::QuantKind kind) {
-  return !scalar && (kind == k::QuantKind::kQ8_0 || kind == k::QuantKind::kQ4_0);
-}
-
-// y [m, n] (ldy) against Σ x·w in double, within 1e-5 of Σ|x·w| (+ |b|),
-// plus IntXBound when int_x.
+// y [m, n] (ldy) against Σ x·w in double, within 1e-5 of Σ|x·w| (+ |b|).
 void ExpectNearReference(const char* what, int64_t m, int64_t n, int64_t kk, const std::vector<float>& x,
                          int64_t ldx, const std::vector<double>& w, const float* bias,
-                         const std::vector<float>& y, int64_t ldy, bool int_x = false) {
+                         const std::vector<float>& y, int64_t ldy) {
   for (int64_t i = 0; i < m; ++i) {
     for (int64_t j = 0; j < n; ++j) {
       double s = bias ? bias[j] : 0.0, mag = bias ? std::fabs(bias[j]) : 0.0;
@@ -168,9 +144,8 @@ void ExpectNearReference(const char* what, int64_t m, int64_t n, int64_t kk, con
         s += t;
         mag += std::fabs(t);
       }
-      const double extra = int_x ? IntXBound(x.data() + i * ldx, w.data() + j * kk, kk) : 0.0;
-      ASSERT_NEAR(y[i * ldy + j], s, 1e-5 * mag + extra + 1e-30) << what << " m=" << m << " n=" << n << " k=" << kk
-                                                                 << " (" << i << "," << j << ")";
+      ASSERT_NEAR(y[i * ldy + j], s, 1e-5 * mag + 1e-30) << what << " m=" << m << " n=" << n << " k=" << kk
+                                                         << " (" << i << "," << j << ")";
     }
   }
 }
@@ -196,8 +171,7 @@ TEST(Quant, GemvMatchesADoubleReferenceOnBothKernelSets) {
               k::GemvQuant(m, n, kk, x.data(), ldx, k::QuantMatrix{w.data(), ld, kind},
                            with_bias ? b.data() : nullptr, y.data(), ldy, s.Get(k::QuantGemvScratchFloats(m, kk)));
               const std::string what = std::string(scalar ? "scalar " : "simd ") + Name(kind);
-              ExpectNearReference(what.c_str(), m, n, kk, x, ldx, wd, with_bias ? b.data() : nullptr, y, ldy,
-                                  IntX(scalar, kind));
+              ExpectNearReference(what.c_str(), m, n, kk, x, ldx, wd, with_bias ? b.data() : nullptr, y, ldy);
               for (int64_t i = 0; i < m; ++i) {
                 for (int64_t j = n; j < ldy; ++j) ASSERT_EQ(y[i * ldy + j], 7.0f) << "wrote past n";
               }
@@ -247,7 +221,7 @@ TEST(Quant, GemmMatchesADoubleReferenceOnBothKernelSets) {
         k::GemmQuant(sh.m, sh.n, sh.k, a.data(), lda, k::QuantMatrix{w.data(), ld, kind}, b.data(), c.data(), ldc,
                      s.Get(k::QuantGemmScratchFloats(sh.k, sh.n)));
         const std::string what = std::string(scalar ? "scalar " : "simd ") + Name(kind) + " gemm";
-        ExpectNearReference(what.c_str(), sh.m, sh.n, sh.k, a, lda, wd, b.data(), c, ldc, IntX(scalar, kind));
+        ExpectNearReference(what.c_str(), sh.m, sh.n, sh.k, a, lda, wd, b.data(), c, ldc);
       }
     }
     k::UseScalarKernels(before);
@@ -272,13 +246,13 @@ TEST(Quant, SimdMatchesScalar) {
         }(), nullptr, scalar ? yr.data() : ys.data());
         k::UseScalarKernels(before);
       }
-      const std::vector<double> wd = RefRows(kind, w.data(), ld, n, kk);
       for (int64_t i = 0; i < m * n; ++i) {
         double mag = 0.0;
         const int64_t r = i / n, j = i % n;
-        for (int64_t p = 0; p < kk; ++p) mag += std::fabs(x[r * kk + p] * wd[j * kk + p]);
-        const double extra = IntX(false, kind) ? IntXBound(x.data() + r * kk, wd.data() + j * kk, kk) : 0.0;
-        ASSERT_NEAR(ys[i], yr[i], 2e-5 * mag + extra) << Name(kind) << " m=" << m << " output " << i;
+        for (int64_t p = 0; p < kk; ++p) {
+          mag += std::fabs(x[r * kk + p] * RefValue(kind, w.data() + j * ld + (p / 32) * BlockBytes(kind), p % 32));
+        }
+        ASSERT_NEAR(ys[i], yr[i], 2e-5 * mag) << Name(kind) << " m=" << m << " output " << i;
       }
     }
   }
@@ -299,7 +273,7 @@ TEST(Quant, LinearDriverOverQuantizedWeights) {
       for (auto& v : x) v = u(g);
       for (auto& v : b) v = u(g);
       attnlab::internal::LinearPackedDriver(rows, kk, n, x.data(), pb, b.data(), y.data());
-      ExpectNearReference(Name(kind), rows, n, kk, x, kk, wd, b.data(), y, n, IntX(false, kind));
+      ExpectNearReference(Name(kind), rows, n, kk, x, kk, wd, b.data(), y, n);
     }
   }
 }
@@ -374,7 +348,6 @@ std::vector<float> WriteBoth(attnlab::Transformer* q, attnlab::Transformer* f, k
 }
 
 void ExpectSameLogits(attnlab::Transformer* a, attnlab::Transformer* b, int64_t V, const char* what) {
-  const double tol = 1e-5;
   const int64_t L = 7;
   std::vector<int32_t> tok(L);
   for (int64_t i = 0; i < L; ++i) tok[i] = static_cast<int32_t>((i * 5 + 2) % V);
@@ -383,7 +356,7 @@ void ExpectSameLogits(attnlab::Transformer* a, attnlab::Transformer* b, int64_t 
     ASSERT_TRUE(a->Forward(1, rows, tok.data(), x.data(), nullptr).ok());
     ASSERT_TRUE(b->Forward(1, rows, tok.data(), y.data(), nullptr).ok());
     for (int64_t i = 0; i < rows * V; ++i) {
-      ASSERT_NEAR(x[i], y[i], tol * std::max(1.0f, std::fabs(x[i]))) << what << " rows " << rows << " logit " << i;
+      ASSERT_NEAR(x[i], y[i], 1e-5 * std::max(1.0f, std::fabs(x[i]))) << what << " rows " << rows << " logit " << i;
     }
   }
   // cached decoding: a prefill of 4, then one token at a time
@@ -393,7 +366,7 @@ void ExpectSameLogits(attnlab::Transformer* a, attnlab::Transformer* b, int64_t 
   for (int64_t t = 4; t < L; ++t) {
     ASSERT_TRUE(a->Extend(t, 1, tok.data() + t, true, x.data(), nullptr, nullptr).ok());
     ASSERT_TRUE(b->Extend(t, 1, tok.data() + t, true, y.data(), nullptr, nullptr).ok());
-    for (int64_t i = 0; i < V; ++i) ASSERT_NEAR(x[i], y[i], tol * std::max(1.0f, std::fabs(x[i]))) << what << " step " << t;
+    for (int64_t i = 0; i < V; ++i) ASSERT_NEAR(x[i], y[i], 1e-5 * std::max(1.0f, std::fabs(x[i]))) << what << " step " << t;
   }
 }
 
