@@ -41,6 +41,15 @@
 #include "kernels/simd.h"
 #include "thread_pool.h"
 
+// The SIMD GEMM's dequantization into panels uses SSE4.1 intrinsics (wasm
+// SIMD128 through Emscripten's headers; xsimd 8.1 has no int8 widening).
+#if ATTNLAB_SIMD && defined(__SSE4_1__)
+#include <smmintrin.h>
+#define ATTNLAB_QUANT_SSE 1
+#else
+#define ATTNLAB_QUANT_SSE 0
+#endif
+
 namespace attnlab {
 namespace kernels {
 
@@ -584,16 +593,95 @@ void GemvQuant(int64_t m, int64_t n, int64_t k, const float* x, int64_t ldx,
   });
 }
 
-int64_t QuantGemmScratchFloats(int64_t k, int64_t n) {
-  const int64_t nc = GemmChunk(k, n);
-  return RoundUp16(nc * k) + PackedFloats(k, nc);
+namespace {
+// ---- GEMM: blocks dequantized straight into the kernel set's panels ----
+constexpr int64_t kPanel = 2 * kWidth;  // the GEMM's nr (gemm.cpp kNr)
+
+// One block of a row (32 values; a K-quant super-block: 256) dequantized
+// into y (16-byte aligned), as DequantizeBlock: Q8_0 and Q4_0 in SSE4.1
+// (wasm SIMD128): bytes widened to int32, converted, × d, the same floats as
+// the plain code; K-quants (and builds without SSE4.1) by the plain code.
+// block null: zeros.
+inline void DequantBlockSimd(QuantKind kind, const uint8_t* block, float* y) {
+  const int64_t bv = QuantBlockValues(kind);
+  if (block == nullptr) {
+    std::fill(y, y + bv, 0.0f);
+    return;
+  }
+#if ATTNLAB_QUANT_SSE
+  if (kind == QuantKind::kQ8_0 || kind == QuantKind::kQ4_0) {
+    const __m128 d = _mm_set1_ps(Scale(block));
+    __m128i v[2];
+    if (kind == QuantKind::kQ8_0) {
+      v[0] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(block + 2));
+      v[1] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(block + 18));
+    } else {  // byte i: value i (low nibble), value i + 16 (high); nib − 8
+      const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(block + 2));
+      const __m128i m4 = _mm_set1_epi8(15), eight = _mm_set1_epi8(8);
+      v[0] = _mm_sub_epi8(_mm_and_si128(q, m4), eight);
+      v[1] = _mm_sub_epi8(_mm_and_si128(_mm_srli_epi16(q, 4), m4), eight);
+    }
+    for (int h = 0; h < 2; ++h) {
+      float* yh = y + 16 * h;
+      _mm_store_ps(yh, _mm_mul_ps(_mm_cvtepi32_ps(_mm_cvtepi8_epi32(v[h])), d));
+      _mm_store_ps(yh + 4, _mm_mul_ps(_mm_cvtepi32_ps(_mm_cvtepi8_epi32(_mm_srli_si128(v[h], 4))), d));
+      _mm_store_ps(yh + 8, _mm_mul_ps(_mm_cvtepi32_ps(_mm_cvtepi8_epi32(_mm_srli_si128(v[h], 8))), d));
+      _mm_store_ps(yh + 12, _mm_mul_ps(_mm_cvtepi32_ps(_mm_cvtepi8_epi32(_mm_srli_si128(v[h], 12))), d));
+    }
+    return;
+  }
+#endif
+  DequantizeBlock(kind, block, y);
+}
+}  // namespace
+
+// (simd.h) Four rows of W at a time, block by block, into a small buffer,
+// then 4×4 transposes into the panel rows (SSE4.1; else element by element).
+void DequantPanels(const QuantMatrix& w, int64_t k, int64_t j0, int64_t cols, float* out) {
+  const int64_t bb = QuantBlockBytes(w.kind), bv = QuantBlockValues(w.kind);
+  alignas(16) float tmp[4][kQuantSuper];
+  const int64_t panels = (cols + kPanel - 1) / kPanel;
+  for (int64_t p = 0; p < panels; ++p) {
+    float* panel = out + p * k * kPanel;
+    for (int64_t c4 = 0; c4 < kPanel; c4 += 4) {
+      const uint8_t* rows[4];
+      for (int r = 0; r < 4; ++r) {
+        const int64_t c = p * kPanel + c4 + r;
+        rows[r] = c < cols ? w.data + (j0 + c) * w.ld : nullptr;
+      }
+      for (int64_t b = 0; b < k / bv; ++b) {
+        for (int r = 0; r < 4; ++r) DequantBlockSimd(w.kind, rows[r] ? rows[r] + b * bb : nullptr, tmp[r]);
+        for (int64_t t = 0; t < bv; t += 4) {
+          float* d = panel + (b * bv + t) * kPanel + c4;
+#if ATTNLAB_QUANT_SSE
+          __m128 r0 = _mm_load_ps(tmp[0] + t), r1 = _mm_load_ps(tmp[1] + t);
+          __m128 r2 = _mm_load_ps(tmp[2] + t), r3 = _mm_load_ps(tmp[3] + t);
+          _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
+          _mm_storeu_ps(d, r0);
+          _mm_storeu_ps(d + kPanel, r1);
+          _mm_storeu_ps(d + 2 * kPanel, r2);
+          _mm_storeu_ps(d + 3 * kPanel, r3);
+#else
+          for (int64_t i = 0; i < 4; ++i) {
+            for (int r = 0; r < 4; ++r) d[i * kPanel + r] = tmp[r][t + i];
+          }
+#endif
+        }
+      }
+    }
+  }
 }
 
+// The GEMM itself (gemm.cpp GemmImpl) runs over the blocks as over 16-bit
+// panels: slices of whole panel pairs dequantized into a float scratch of
+// each thread (DequantPanels), A packed once, threads over column chunks.
+int64_t QuantGemmScratchFloats(int64_t, int64_t) { return 16; }
+
 void GemmQuant(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
-               const QuantMatrix& w, const float* bias, float* c, int64_t ldc, float* scratch) {
-  GemmQuantChunks(m, n, k, a, lda, w, bias, c, ldc, scratch, simd::PackB,
-                  [](int64_t mm, int64_t nn, int64_t kk, const float* aa, int64_t la, const PackedB& b,
-                     const float* bi, float* cc, int64_t lc) { simd::Gemm(mm, nn, kk, aa, la, b, bi, cc, lc); });
+               const QuantMatrix& w, const float* bias, float* c, int64_t ldc, float*) {
+  PackedB b;
+  b.quant = w;
+  simd::Gemm(m, n, k, a, lda, b, bias, c, ldc);
 }
 }  // namespace simd
 #endif  // ATTNLAB_SIMD
