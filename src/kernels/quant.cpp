@@ -21,16 +21,28 @@
 //   scratch too. Per weight that is about 1.2 SIMD operations in wasm (mask,
 //   convert, mul, add), against 0.75 for the F32 GEMV and 1.4 for F16.
 //   Rows of W go four at a time, far apart (gemv_util::Quartets), as gemv.cpp.
-// GEMM (prefill, many rows): column chunks of W (rows of the torch layout)
-// dequantized into scratch, packed for the kernel set (PackB) and run through
-// its Gemm: the F32 GEMM's speed, plus one dequantization of W a call.
+// GEMM (prefill, many rows): the SIMD set hands the blocks to its Gemm as a
+// PackedB whose `quant` is set; gemm.cpp runs them as it runs 16-bit
+// panels: slices of whole panel pairs dequantized (DequantPanels, below:
+// Q8_0/Q4_0 bytes widened to int32 in SSE4.1/SIMD128, converted, × d, then
+// 4×4 transposes into the panel rows) into a float scratch of the thread
+// that multiplies them, A packed once, threads over column chunks. So every
+// weight is dequantized once a call, on every thread, and the product is the
+// F32 GEMM's (measured in wasm, M 128, K 576/1536: 1.08–1.10× the F32 and
+// F16 GEMMs). The scalar set dequantizes column chunks into rows, PackB.
+//   Integer dots instead (x quantized to int16 a block, i32x4.dot_i16x8_s,
+//   as llama.cpp's q8_0 × q8_0 with int8 x) were tried for the GEMV: one
+//   int16 plane of x ran 0.68× (Q8_0) / 0.80× (Q4_0) the float GEMV but
+//   moved the GGUF models' logits by 1.4e-4–4.7e-4 from their float64
+//   references (issue 36's bound: 1e-4); two planes (x ≈ sx·(h + l/2^15),
+//   about 31 bits) kept them but ran 1.12× / 1.23× the float GEMV in V8.
 // K-quants (Q4_K, Q6_K; 256 values a super-block): the GEMV reads the
 //   quants in place as Q4_0's (nibbles masked; Q6_K's 6-bit values put
 //   together from ql and qh by shifts and masks), with x permuted into the
 //   loads' order; each sub-block's scale multiplies its lanes' sums once,
 //   and Q4_K's mins (dmin·m·Σ x) and Q6_K's offset (32·d·sc·Σ x) come off
 //   once a super-block from the sub-block sums of x kept in the scratch.
-//   The GEMM dequantizes chunks, as for the others.
+//   The GEMM dequantizes them (the plain code) into the panels, as above.
 // Scalar: the plain dot product with the dequantized weight, in k order.
 #include <algorithm>
 #include <cstdint>
