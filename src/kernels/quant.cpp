@@ -25,17 +25,21 @@
 // PackedB whose `quant` is set; gemm.cpp runs them as it runs 16-bit
 // panels: slices of whole panel pairs dequantized (DequantPanels, below:
 // four rows' Q8_0/Q4_0 bytes transposed as bytes, widened to int32 in
-// SSE4.1/SIMD128, converted, × the rows' d) into a float scratch of the thread
-// that multiplies them, A packed once, threads over column chunks. So every
-// weight is dequantized once a call, on every thread, and the product is the
-// F32 GEMM's (measured in wasm, M 128, K 576/1536: 1.08–1.10× the F32 and
-// F16 GEMMs). The scalar set dequantizes column chunks into rows, PackB.
+// SSE4.1/SIMD128, converted, × the rows' d: about 1.6 SIMD operations a
+// weight) into a float scratch of the thread that multiplies them, A packed
+// once, threads over column chunks. So every weight is dequantized once a
+// call, on every thread, and the product is the F32 GEMM's (wasm, M 128,
+// K 576/1536, bench module's benchGemv: 1.01–1.03× the F16 GEMM, which
+// widens its panels the same way). The scalar set dequantizes column chunks
+// into rows, then PackB.
 //   Integer dots instead (x quantized to int16 a block, i32x4.dot_i16x8_s,
 //   as llama.cpp's q8_0 × q8_0 with int8 x) were tried for the GEMV: one
 //   int16 plane of x ran 0.68× (Q8_0) / 0.80× (Q4_0) the float GEMV but
 //   moved the GGUF models' logits by 1.4e-4–4.7e-4 from their float64
 //   references (issue 36's bound: 1e-4); two planes (x ≈ sx·(h + l/2^15),
-//   about 31 bits) kept them but ran 1.12× / 1.23× the float GEMV in V8.
+//   about 31 bits) kept them but ran 1.11× / 1.24× the float GEMV in V8.
+//   (A/B in one Node process, 1 thread, SmolLM2-shaped 30 layers; git
+//   history: the commit "quant: Q8_0/Q4_0 GEMV over integer dots".)
 // K-quants (Q4_K, Q6_K; 256 values a super-block): the GEMV reads the
 //   quants in place as Q4_0's (nibbles masked; Q6_K's 6-bit values put
 //   together from ql and qh by shifts and masks), with x permuted into the
