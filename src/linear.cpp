@@ -39,8 +39,9 @@ bool LinearDriver(int64_t rows, int64_t in, int64_t out, const float* x,
   return true;
 }
 // GGML blocks (kernels::QuantMatrix): the GEMV for a few rows, else the
-// GEMM over dequantized chunks. Scratch comes from the heap a call (the
-// permuted x of the GEMV: rows·in floats; the GEMM's chunk: about 1 MB);
+// GEMM over dequantized panels. Scratch comes from the heap a call (the
+// permuted x of the GEMV: rows·in floats; the scalar GEMM's chunk: about
+// 1 MB; the SIMD GEMM dequantizes into per-thread buffers of its own);
 // without room for it the plain loops run (the scalar GEMV needs none),
 // slower but with the same results, so a projection never fails.
 void LinearQuantDriver(int64_t rows, int64_t in, int64_t out, const float* x,

@@ -10,6 +10,8 @@
 // plain i-k-j order.
 // Threads (thread_pool.h): the SIMD product splits into row blocks × column
 // chunks of whole panel pairs; products under kMinParallelWork run inline.
+// 16-bit panels and GGML blocks (PackedB::half / quant) are widened to float
+// panels a slice at a time, on the thread that multiplies them.
 #include <algorithm>
 #include <cstring>
 #include <optional>
@@ -416,8 +418,9 @@ void WidenPanels(const PackedB& b, int64_t k, int64_t j0, int64_t j1, float* out
   }
 }
 
-// GemmBlock over 16-bit panels: the columns in slices of whole panel pairs,
-// each slice's panels widened into a float scratch (about 1 MiB, per thread),
+// GemmBlock over 16-bit panels (or GGML blocks, PackedB::quant): the columns
+// in slices of whole panel pairs, each slice's panels widened (dequantized,
+// quant.cpp DequantPanels) into a float scratch (about 1 MiB, per thread),
 // then GemmBlock on the slice. The slices start on panel pairs, so every
 // element of C is the same chain as over float panels of the same values.
 void GemmBlockHalf(int64_t i_begin, int64_t i_end, int64_t j_begin, int64_t j_end,
@@ -430,7 +433,9 @@ void GemmBlockHalf(int64_t i_begin, int64_t i_end, int64_t j_begin, int64_t j_en
   float* buf = ThreadScratch(scratch, k * step);
   for (int64_t j0 = j_begin; j0 < j_end; j0 += step) {
     const int64_t j1 = std::min(j_end, j0 + step);
-    if (b.kind == HalfKind::kBF16) {
+    if (b.quant.data != nullptr) {
+      DequantPanels(b.quant, k, j0, j1 - j0, buf);
+    } else if (b.kind == HalfKind::kBF16) {
       WidenPanels<HalfKind::kBF16>(b, k, j0, j1, buf);
     } else {
       WidenPanels<HalfKind::kF16>(b, k, j0, j1, buf);
@@ -471,7 +476,8 @@ void GemmImpl(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
   const int threads = internal::ThreadsFor(m * n * k, kMinParallelWork);
   // (Direct calls, not a function pointer: clang inlines GemmBlock into its
   // callers, which V8's loop unrolling depends on; see GemmBlock.)
-  const bool half = b.half != nullptr;
+  // (GGML blocks, PackedB::quant, take the same road: DequantPanels.)
+  const bool half = b.half != nullptr || b.quant.data != nullptr;
   // A packed whole, once (PackAllA): for the tasks of a threaded product, and
   // for the column slices of GemmBlockHalf, which would each pack it again.
   static thread_local std::vector<float> shared_a;

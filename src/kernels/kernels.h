@@ -295,9 +295,10 @@ void CopyTraceWeights(const AttentionView& view, const float* weights, float* ou
   void GemvQuant(int64_t m, int64_t n, int64_t k, const float* x,             \
                  int64_t ldx, const QuantMatrix& w, const float* bias,        \
                  float* y, int64_t ldy, float* scratch);                      \
-  /* The same for many rows (prefill): column chunks of W dequantized */      \
-  /* into scratch (QuantGemmScratchFloats(k, n) floats, 64-byte aligned), */  \
-  /* packed (PackB) and run through Gemm. */                                  \
+  /* The same for many rows (prefill): W dequantized into the GEMM's */       \
+  /* float panels a slice at a time (SIMD: inside Gemm, per thread; */        \
+  /* scalar: column chunks into scratch, PackB). scratch: */                  \
+  /* QuantGemmScratchFloats(k, n) floats, 64-byte aligned. */                 \
   int64_t QuantGemmScratchFloats(int64_t k, int64_t n);                       \
   void GemmQuant(int64_t m, int64_t n, int64_t k, const float* a,             \
                  int64_t lda, const QuantMatrix& w, const float* bias,        \

@@ -21,16 +21,32 @@
 //   scratch too. Per weight that is about 1.2 SIMD operations in wasm (mask,
 //   convert, mul, add), against 0.75 for the F32 GEMV and 1.4 for F16.
 //   Rows of W go four at a time, far apart (gemv_util::Quartets), as gemv.cpp.
-// GEMM (prefill, many rows): column chunks of W (rows of the torch layout)
-// dequantized into scratch, packed for the kernel set (PackB) and run through
-// its Gemm: the F32 GEMM's speed, plus one dequantization of W a call.
+// GEMM (prefill, many rows): the SIMD set hands the blocks to its Gemm as a
+// PackedB whose `quant` is set; gemm.cpp runs them as it runs 16-bit
+// panels: slices of whole panel pairs dequantized (DequantPanels, below:
+// four rows' Q8_0/Q4_0 bytes transposed as bytes, widened to int32 in
+// SSE4.1/SIMD128, converted, × the rows' d: about 1.6 SIMD operations a
+// weight) into a float scratch of the thread that multiplies them, A packed
+// once, threads over column chunks. So every weight is dequantized once a
+// call, on every thread, and the product is the F32 GEMM's (wasm, M 128,
+// K 576/1536, bench module's benchGemv: 1.01–1.03× the F16 GEMM, which
+// widens its panels the same way). The scalar set dequantizes column chunks
+// into rows, then PackB.
+//   Integer dots instead (x quantized to int16 a block, i32x4.dot_i16x8_s,
+//   as llama.cpp's q8_0 × q8_0 with int8 x) were tried for the GEMV: one
+//   int16 plane of x ran 0.68× (Q8_0) / 0.80× (Q4_0) the float GEMV but
+//   moved the GGUF models' logits by 1.4e-4–4.7e-4 from their float64
+//   references (issue 36's bound: 1e-4); two planes (x ≈ sx·(h + l/2^15),
+//   about 31 bits) kept them but ran 1.11× / 1.24× the float GEMV in V8.
+//   (A/B in one Node process, 1 thread, SmolLM2-shaped 30 layers; git
+//   history: the commit "quant: Q8_0/Q4_0 GEMV over integer dots".)
 // K-quants (Q4_K, Q6_K; 256 values a super-block): the GEMV reads the
 //   quants in place as Q4_0's (nibbles masked; Q6_K's 6-bit values put
 //   together from ql and qh by shifts and masks), with x permuted into the
 //   loads' order; each sub-block's scale multiplies its lanes' sums once,
 //   and Q4_K's mins (dmin·m·Σ x) and Q6_K's offset (32·d·sc·Σ x) come off
 //   once a super-block from the sub-block sums of x kept in the scratch.
-//   The GEMM dequantizes chunks, as for the others.
+//   The GEMM dequantizes them (the plain code) into the panels, as above.
 // Scalar: the plain dot product with the dequantized weight, in k order.
 #include <algorithm>
 #include <cstdint>
@@ -40,6 +56,15 @@
 #include "kernels/kernels.h"
 #include "kernels/simd.h"
 #include "thread_pool.h"
+
+// The SIMD GEMM's dequantization into panels uses SSE4.1 intrinsics (wasm
+// SIMD128 through Emscripten's headers; xsimd 8.1 has no int8 widening).
+#if ATTNLAB_SIMD && defined(__SSE4_1__)
+#include <smmintrin.h>
+#define ATTNLAB_QUANT_SSE 1
+#else
+#define ATTNLAB_QUANT_SSE 0
+#endif
 
 namespace attnlab {
 namespace kernels {
@@ -584,16 +609,137 @@ void GemvQuant(int64_t m, int64_t n, int64_t k, const float* x, int64_t ldx,
   });
 }
 
-int64_t QuantGemmScratchFloats(int64_t k, int64_t n) {
-  const int64_t nc = GemmChunk(k, n);
-  return RoundUp16(nc * k) + PackedFloats(k, nc);
+namespace {
+// ---- GEMM: blocks dequantized straight into the kernel set's panels ----
+constexpr int64_t kPanel = 2 * kWidth;  // the GEMM's nr (gemm.cpp kNr)
+
+// One block of a row (32 values; a K-quant super-block: 256) dequantized
+// into y, as DequantizeBlock; block null: zeros.
+inline void DequantBlockOrZero(QuantKind kind, const uint8_t* block, float* y) {
+  if (block == nullptr) {
+    std::fill(y, y + QuantBlockValues(kind), 0.0f);
+  } else {
+    DequantizeBlock(kind, block, y);
+  }
+}
+}  // namespace
+
+#if ATTNLAB_QUANT_SSE
+namespace {
+// A Q8_0/Q4_0 block's 32 values as int8: values 0..15 in v[0], 16..31 in v[1].
+inline void BlockInt8(QuantKind kind, const uint8_t* block, __m128i v[2]) {
+  if (block == nullptr) {
+    v[0] = v[1] = _mm_setzero_si128();
+  } else if (kind == QuantKind::kQ8_0) {
+    v[0] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(block + 2));
+    v[1] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(block + 18));
+  } else {
+    const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(block + 2));
+    const __m128i m4 = _mm_set1_epi8(15), eight = _mm_set1_epi8(8);
+    v[0] = _mm_sub_epi8(_mm_and_si128(q, m4), eight);
+    v[1] = _mm_sub_epi8(_mm_and_si128(_mm_srli_epi16(q, 4), m4), eight);
+  }
 }
 
+// Int32 lanes (|v| < 2^22) to float by the bits of 2^23 + 2^22 + v, less
+// 2^23 + 2^22: exact. (LLVM folds sext + sitofp of int8 lanes into a
+// conversion it scalarizes in wasm: 4 extract_lane and replace_lane.)
+inline __m128 SmallToFloat(__m128i v) {
+  return _mm_sub_ps(_mm_castsi128_ps(_mm_add_epi32(v, _mm_set1_epi32(0x4B400000))), _mm_set1_ps(12582912.0f));
+}
+
+// Four bytes per value of 4 rows (t: [a_i b_i c_i d_i] for values i..i+3)
+// to four panel rows: each widened to int32, converted, × (d_a..d_d).
+inline void StoreColumns(__m128i t, __m128 d, float* dst) {
+  _mm_storeu_ps(dst, _mm_mul_ps(SmallToFloat(_mm_cvtepi8_epi32(t)), d));
+  _mm_storeu_ps(dst + kPanel, _mm_mul_ps(SmallToFloat(_mm_cvtepi8_epi32(_mm_srli_si128(t, 4))), d));
+  _mm_storeu_ps(dst + 2 * kPanel, _mm_mul_ps(SmallToFloat(_mm_cvtepi8_epi32(_mm_srli_si128(t, 8))), d));
+  _mm_storeu_ps(dst + 3 * kPanel, _mm_mul_ps(SmallToFloat(_mm_cvtepi8_epi32(_mm_srli_si128(t, 12))), d));
+}
+
+// Q8_0/Q4_0: four rows' blocks transposed as bytes (unpack 8 then 16: 16
+// bytes hold 4 values of the 4 rows), then widened, converted and scaled
+// by the four rows' d in one vector: about 1.6 SIMD operations a weight.
+void Int8Panels4(QuantKind kind, int64_t k, const uint8_t* const rows[4], float* dst) {
+  const int64_t bb = QuantBlockBytes(kind);
+  for (int64_t b = 0; b < k / kQuantBlock; ++b) {
+    __m128i a[2], bq[2], c[2], d[2];
+    BlockInt8(kind, rows[0] ? rows[0] + b * bb : nullptr, a);
+    BlockInt8(kind, rows[1] ? rows[1] + b * bb : nullptr, bq);
+    BlockInt8(kind, rows[2] ? rows[2] + b * bb : nullptr, c);
+    BlockInt8(kind, rows[3] ? rows[3] + b * bb : nullptr, d);
+    auto scale = [&](int r) { return rows[r] ? Scale(rows[r] + b * bb) : 0.0f; };
+    const __m128 dv = _mm_setr_ps(scale(0), scale(1), scale(2), scale(3));
+    float* out = dst + b * kQuantBlock * kPanel;
+    for (int h = 0; h < 2; ++h) {
+      const __m128i ab_lo = _mm_unpacklo_epi8(a[h], bq[h]), cd_lo = _mm_unpacklo_epi8(c[h], d[h]);
+      const __m128i ab_hi = _mm_unpackhi_epi8(a[h], bq[h]), cd_hi = _mm_unpackhi_epi8(c[h], d[h]);
+      float* o = out + 16 * h * kPanel;
+      StoreColumns(_mm_unpacklo_epi16(ab_lo, cd_lo), dv, o);
+      StoreColumns(_mm_unpackhi_epi16(ab_lo, cd_lo), dv, o + 4 * kPanel);
+      StoreColumns(_mm_unpacklo_epi16(ab_hi, cd_hi), dv, o + 8 * kPanel);
+      StoreColumns(_mm_unpackhi_epi16(ab_hi, cd_hi), dv, o + 12 * kPanel);
+    }
+  }
+}
+}  // namespace
+#endif
+
+// (simd.h) Four rows of W (four columns of a panel) at a time: Q8_0/Q4_0 by
+// Int8Panels4; the K-quants block by block into a small buffer (the plain
+// code), then 4×4 transposes into the panel rows (element by element
+// without SSE4.1).
+void DequantPanels(const QuantMatrix& w, int64_t k, int64_t j0, int64_t cols, float* out) {
+  const int64_t bb = QuantBlockBytes(w.kind), bv = QuantBlockValues(w.kind);
+  alignas(16) float tmp[4][kQuantSuper];
+  const int64_t panels = (cols + kPanel - 1) / kPanel;
+  for (int64_t p = 0; p < panels; ++p) {
+    float* panel = out + p * k * kPanel;
+    for (int64_t c4 = 0; c4 < kPanel; c4 += 4) {
+      const uint8_t* rows[4];
+      for (int r = 0; r < 4; ++r) {
+        const int64_t c = p * kPanel + c4 + r;
+        rows[r] = c < cols ? w.data + (j0 + c) * w.ld : nullptr;
+      }
+#if ATTNLAB_QUANT_SSE
+      if (w.kind == QuantKind::kQ8_0 || w.kind == QuantKind::kQ4_0) {
+        Int8Panels4(w.kind, k, rows, panel + c4);
+        continue;
+      }
+#endif
+      for (int64_t b = 0; b < k / bv; ++b) {
+        for (int r = 0; r < 4; ++r) DequantBlockOrZero(w.kind, rows[r] ? rows[r] + b * bb : nullptr, tmp[r]);
+        for (int64_t t = 0; t < bv; t += 4) {
+          float* d = panel + (b * bv + t) * kPanel + c4;
+#if ATTNLAB_QUANT_SSE
+          __m128 r0 = _mm_load_ps(tmp[0] + t), r1 = _mm_load_ps(tmp[1] + t);
+          __m128 r2 = _mm_load_ps(tmp[2] + t), r3 = _mm_load_ps(tmp[3] + t);
+          _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
+          _mm_storeu_ps(d, r0);
+          _mm_storeu_ps(d + kPanel, r1);
+          _mm_storeu_ps(d + 2 * kPanel, r2);
+          _mm_storeu_ps(d + 3 * kPanel, r3);
+#else
+          for (int64_t i = 0; i < 4; ++i) {
+            for (int r = 0; r < 4; ++r) d[i * kPanel + r] = tmp[r][t + i];
+          }
+#endif
+        }
+      }
+    }
+  }
+}
+
+// The GEMM itself (gemm.cpp GemmImpl) runs over the blocks as over 16-bit
+// panels: slices of whole panel pairs dequantized into a float scratch of
+// each thread (DequantPanels), A packed once, threads over column chunks.
+int64_t QuantGemmScratchFloats(int64_t, int64_t) { return 16; }
+
 void GemmQuant(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
-               const QuantMatrix& w, const float* bias, float* c, int64_t ldc, float* scratch) {
-  GemmQuantChunks(m, n, k, a, lda, w, bias, c, ldc, scratch, simd::PackB,
-                  [](int64_t mm, int64_t nn, int64_t kk, const float* aa, int64_t la, const PackedB& b,
-                     const float* bi, float* cc, int64_t lc) { simd::Gemm(mm, nn, kk, aa, la, b, bi, cc, lc); });
+               const QuantMatrix& w, const float* bias, float* c, int64_t ldc, float*) {
+  PackedB b;
+  b.quant = w;
+  simd::Gemm(m, n, k, a, lda, b, bias, c, ldc);
 }
 }  // namespace simd
 #endif  // ATTNLAB_SIMD

@@ -45,6 +45,12 @@ inline void WidenHalves(const uint16_t* row, Batch* lo, Batch* hi) {
   }
 }
 
+// Rows j0 .. j0 + cols of GGML blocks W (torch layout: columns of B) as
+// float panels of this set's GEMM (nr = 2·kWidth, k rows a panel, columns
+// past cols zero), each value as DequantizeRow gives it (quant.cpp; read by
+// gemm.cpp's GEMM over QuantMatrix panels).
+void DequantPanels(const QuantMatrix& w, int64_t k, int64_t j0, int64_t cols, float* out);
+
 }  // namespace simd
 }  // namespace kernels
 }  // namespace attnlab
