@@ -25,6 +25,41 @@ namespace attnlab {
 namespace kernels {
 
 namespace {
+#if ATTNLAB_SIMD
+// A full panel of W in the torch layout (B(k, n) = src[n·sn + k], rows
+// contiguous along k): four columns × four depths at a time, each a 4×4
+// transpose (zip_lo / zip_hi of 4-float batches, as PackA); the other depths
+// one at a time. A copy: the panel's values as the plain loop writes them.
+void PackPanelTransposed(int64_t k, const float* src, int64_t sn, int64_t nr, float* dst) {
+  using B4 = xsimd::batch<float, xsimd::sse4_1>;
+  const int64_t k4 = k / 4 * 4;
+  for (int64_t c0 = 0; c0 < nr; c0 += 4) {
+    const float* s0 = src + c0 * sn;
+    const float* s1 = s0 + sn;
+    const float* s2 = s1 + sn;
+    const float* s3 = s2 + sn;
+    for (int64_t kk = 0; kk < k4; kk += 4) {
+      const B4 x0 = B4::load_unaligned(s0 + kk), x1 = B4::load_unaligned(s1 + kk);
+      const B4 x2 = B4::load_unaligned(s2 + kk), x3 = B4::load_unaligned(s3 + kk);
+      const B4 t0 = xsimd::zip_lo(x0, x2), t1 = xsimd::zip_hi(x0, x2);
+      const B4 t2 = xsimd::zip_lo(x1, x3), t3 = xsimd::zip_hi(x1, x3);
+      float* d = dst + kk * nr + c0;
+      xsimd::zip_lo(t0, t2).store_unaligned(d);
+      xsimd::zip_hi(t0, t2).store_unaligned(d + nr);
+      xsimd::zip_lo(t1, t3).store_unaligned(d + 2 * nr);
+      xsimd::zip_hi(t1, t3).store_unaligned(d + 3 * nr);
+    }
+    for (int64_t kk = k4; kk < k; ++kk) {
+      float* d = dst + kk * nr + c0;
+      d[0] = s0[kk];
+      d[1] = s1[kk];
+      d[2] = s2[kk];
+      d[3] = s3[kk];
+    }
+  }
+}
+#endif
+
 PackedB PackPanels(int64_t k, int64_t n, const float* src, int64_t sk,
                    int64_t sn, int64_t nr, float* out) {
   const int64_t panels = (n + nr - 1) / nr;
@@ -33,6 +68,12 @@ PackedB PackPanels(int64_t k, int64_t n, const float* src, int64_t sk,
     const int64_t n0 = p * nr;
     const int64_t cols = std::min(nr, n - n0);
     float* dst = out + p * panel_stride;
+#if ATTNLAB_SIMD
+    if (sk == 1 && nr % 4 == 0 && cols == nr && sn >= k) {
+      PackPanelTransposed(k, src + n0 * sn, sn, nr, dst);
+      continue;
+    }
+#endif
     for (int64_t kk = 0; kk < k; ++kk) {
       const float* s = src + kk * sk + n0 * sn;
       float* d = dst + kk * nr;

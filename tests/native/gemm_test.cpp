@@ -200,6 +200,32 @@ TEST_P(GemmTest, PackedLayout) {
   }
 }
 
+// The same layout packed from B stored as [N, K] (the torch layout: sk = 1,
+// sn = K + pad), whose whole panels the SIMD set packs by 4×4 transposes.
+TEST_P(GemmTest, PackedLayoutFromTransposedB) {
+  Rng rng(6);
+  for (int64_t n : NSizes()) {
+    for (int64_t kk : {1, 3, 4, 7, 8, 13, 768}) {
+      const int64_t sn = kk + 3;
+      const std::vector<float> b = rng.Vector(n * sn);
+      const int64_t nr = k::GemmNr(n);
+      const int64_t panels = (n + nr - 1) / nr;
+      AlignedFloats packed(static_cast<size_t>(k::PackedFloats(kk, n)), std::nanf(""));
+      const k::PackedB pb = k::PackB(kk, n, b.data(), 1, sn, packed.data());
+      for (int64_t p = 0; p < panels; ++p) {
+        for (int64_t r = 0; r < kk; ++r) {
+          for (int64_t c = 0; c < nr; ++c) {
+            const int64_t col = p * nr + c;
+            const float got = packed[static_cast<size_t>(p * pb.panel_stride + r * nr + c)];
+            const float want = col < n ? b[static_cast<size_t>(col * sn + r)] : 0.0f;
+            ASSERT_EQ(got, want) << "n=" << n << " k=" << kk << " panel " << p << " row " << r << " col " << c;
+          }
+        }
+      }
+    }
+  }
+}
+
 // "The K-prefix and the N-prefix of a packed matrix are themselves valid packed
 // matrices": the attention core relies on this to skip masked columns.
 TEST_P(GemmTest, PrefixesOfPackedMatrix) {
