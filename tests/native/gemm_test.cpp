@@ -170,6 +170,22 @@ TEST_P(GemmTest, ExactOnSmallIntegers) {
   }
 }
 
+// Every element of packed panels against b_at(r, col), B's element (zero past N).
+template <class F>
+void ExpectPanels(const AlignedFloats& packed, const k::PackedB& pb, int64_t n, int64_t kk, F b_at) {
+  const int64_t nr = pb.nr, panels = (n + nr - 1) / nr;
+  for (int64_t p = 0; p < panels; ++p) {
+    for (int64_t r = 0; r < kk; ++r) {
+      for (int64_t c = 0; c < nr; ++c) {
+        const int64_t col = p * nr + c;
+        const float got = packed[static_cast<size_t>(p * pb.panel_stride + r * nr + c)];
+        const float want = col < n ? b_at(r, col) : 0.0f;
+        ASSERT_EQ(got, want) << "n=" << n << " k=" << kk << " panel " << p << " row " << r << " col " << c;
+      }
+    }
+  }
+}
+
 // The packed layout is part of the kernel interface:
 //   B(k, n) = data[(n / nr) * panel_stride + k * nr + n % nr], zero past N.
 TEST_P(GemmTest, PackedLayout) {
@@ -185,17 +201,8 @@ TEST_P(GemmTest, PackedLayout) {
       const k::PackedB pb = k::PackB(kk, n, b.data(), n, 1, packed.data());
       ASSERT_EQ(pb.nr, nr);
       ASSERT_GE(pb.panel_stride, kk * nr);
-      for (int64_t p = 0; p < panels; ++p) {
-        for (int64_t r = 0; r < kk; ++r) {
-          for (int64_t c = 0; c < nr; ++c) {
-            const int64_t col = p * nr + c;
-            const float got = packed[static_cast<size_t>(p * pb.panel_stride + r * nr + c)];
-            const float want = col < n ? b[static_cast<size_t>(r * n + col)] : 0.0f;
-            ASSERT_EQ(got, want) << "n=" << n << " k=" << kk << " panel " << p
-                                 << " row " << r << " col " << c;
-          }
-        }
-      }
+      ExpectPanels(packed, pb, n, kk, [&](int64_t r, int64_t col) { return b[static_cast<size_t>(r * n + col)]; });
+      if (HasFatalFailure()) return;
     }
   }
 }
@@ -208,20 +215,11 @@ TEST_P(GemmTest, PackedLayoutFromTransposedB) {
     for (int64_t kk : {1, 3, 4, 7, 8, 13, 768}) {
       const int64_t sn = kk + 3;
       const std::vector<float> b = rng.Vector(n * sn);
-      const int64_t nr = k::GemmNr(n);
-      const int64_t panels = (n + nr - 1) / nr;
       AlignedFloats packed(static_cast<size_t>(k::PackedFloats(kk, n)), std::nanf(""));
       const k::PackedB pb = k::PackB(kk, n, b.data(), 1, sn, packed.data());
-      for (int64_t p = 0; p < panels; ++p) {
-        for (int64_t r = 0; r < kk; ++r) {
-          for (int64_t c = 0; c < nr; ++c) {
-            const int64_t col = p * nr + c;
-            const float got = packed[static_cast<size_t>(p * pb.panel_stride + r * nr + c)];
-            const float want = col < n ? b[static_cast<size_t>(col * sn + r)] : 0.0f;
-            ASSERT_EQ(got, want) << "n=" << n << " k=" << kk << " panel " << p << " row " << r << " col " << c;
-          }
-        }
-      }
+      ASSERT_EQ(pb.nr, k::GemmNr(n));
+      ExpectPanels(packed, pb, n, kk, [&](int64_t r, int64_t col) { return b[static_cast<size_t>(col * sn + r)]; });
+      if (HasFatalFailure()) return;
     }
   }
 }
