@@ -225,7 +225,8 @@ export function ggufTokenizerEntriesOf(json, vocabSize, hfConfig = {}) {
   for (const [t, id] of Object.entries(m.vocab)) if (!byId.has(id)) byId.set(id, t);
   const added = new Map((json.added_tokens ?? []).map((a) => [a.id, a]));
   for (const [id, a] of added) byId.set(id, a.content);
-  const n = Math.max(vocabSize, ...[...byId.keys()].map((id) => id + 1));
+  let n = vocabSize; // (a loop: a 150k-token vocabulary is too many arguments for Math.max)
+  for (const id of byId.keys()) if (id + 1 > n) n = id + 1;
   const tokens = [];
   const types = [];
   for (let i = 0; i < n; i++) {
