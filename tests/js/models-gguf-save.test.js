@@ -18,6 +18,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { init } from '../../web/node.js';
 import { parseGgufHeader } from '../../web/lib/io/gguf.js';
+import { ggufTokenizerEntriesOf } from '../../web/lib/model/gguf-tokenizer.js';
 import { BACKENDS, maxRel } from './helpers.js';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -127,6 +128,17 @@ describe('a safetensors checkpoint with its tokenizer.json saved as GGUF: the fi
     a.dispose();
     b.dispose();
   });
+});
+
+test('ggufTokenizerEntriesOf: a 200,000-token byte-level vocabulary (as Qwen\'s 151,936) is written whole, padded to the model\'s rows with UNUSED [PAD<i>]', () => {
+  const vocab = {};
+  for (let i = 0; i < 200000; i++) vocab[`t${i}`] = i;
+  const json = { model: { type: 'BPE', vocab, merges: ['t1 t2'] }, normalizer: null, added_tokens: [], pre_tokenizer: { type: 'ByteLevel', add_prefix_space: false, trim_offsets: true, use_regex: true } };
+  const meta = new Map(ggufTokenizerEntriesOf(json, 200004, {}));
+  expect(meta.get('tokenizer.ggml.pre')).toBe('gpt-2');
+  expect(meta.get('tokenizer.ggml.tokens').length).toBe(200004);
+  expect(meta.get('tokenizer.ggml.tokens')[200003]).toBe('[PAD200003]');
+  expect(meta.get('tokenizer.ggml.token_type')[200003]).toBe(5);
 });
 
 describe('the saved file\'s layout (gguf.md) and llama.cpp\'s metadata types', () => {
