@@ -172,37 +172,15 @@ constexpr int64_t kKc = 768;
 
 // Packs rows [0, rows) × depth [0, kc) of A into micro-panels of kMr rows,
 // k-major: out[(r / kMr) * kc * kMr + k * kMr + r % kMr]. Missing rows are 0.
-// Four full rows go four depths at a time through a 4×4 transpose (zip_lo /
-// zip_hi of 4-float batches: wasm shuffles), the rest one value at a time.
+// Four full rows are PackPanelTransposed's panel of four columns (4×4
+// transposes: wasm shuffles), the rest one value at a time.
 void PackA(int64_t rows, int64_t kc, const float* a, int64_t lda, float* out) {
-  static_assert(kMr == 4, "PackA's transpose is 4x4");
-  using B4 = xsimd::batch<float, xsimd::sse4_1>;
+  static_assert(kMr == 4, "PackA's fast path is PackPanelTransposed's 4-column panel");
   for (int64_t r0 = 0; r0 < rows; r0 += kMr) {
     float* dst = out + (r0 / kMr) * kc * kMr;
     const int64_t valid = std::min<int64_t>(kMr, rows - r0);
-    if (valid == kMr) {
-      const float* s0 = a + r0 * lda;
-      const float* s1 = s0 + lda;
-      const float* s2 = s1 + lda;
-      const float* s3 = s2 + lda;
-      int64_t k = 0;
-      for (; k + 4 <= kc; k += 4) {
-        const B4 x0 = B4::load_unaligned(s0 + k), x1 = B4::load_unaligned(s1 + k);
-        const B4 x2 = B4::load_unaligned(s2 + k), x3 = B4::load_unaligned(s3 + k);
-        const B4 t0 = xsimd::zip_lo(x0, x2), t1 = xsimd::zip_hi(x0, x2);  // a0 c0 a1 c1 | a2 c2 a3 c3
-        const B4 t2 = xsimd::zip_lo(x1, x3), t3 = xsimd::zip_hi(x1, x3);  // b0 d0 b1 d1 | b2 d2 b3 d3
-        float* d = dst + k * kMr;
-        xsimd::zip_lo(t0, t2).store_unaligned(d);
-        xsimd::zip_hi(t0, t2).store_unaligned(d + 4);
-        xsimd::zip_lo(t1, t3).store_unaligned(d + 8);
-        xsimd::zip_hi(t1, t3).store_unaligned(d + 12);
-      }
-      for (; k < kc; ++k) {
-        dst[k * kMr + 0] = s0[k];
-        dst[k * kMr + 1] = s1[k];
-        dst[k * kMr + 2] = s2[k];
-        dst[k * kMr + 3] = s3[k];
-      }
+    if (valid == kMr) {  // the layout of a 4-column panel of the torch layout
+      PackPanelTransposed(kc, a + r0 * lda, lda, kMr, dst);
       continue;
     }
     for (int r = 0; r < kMr; ++r) {
@@ -595,12 +573,7 @@ void Gemm(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
 void GemmT(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
            const float* w, int64_t ldw, const float* bias, float* c, int64_t ldc) {
   if (m <= 0 || n <= 0) return;
-  if (k == 0) {
-    for (int64_t i = 0; i < m; ++i) {
-      for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = bias ? bias[j] : 0.0f;
-    }
-    return;
-  }
+  if (k == 0) return GemmImpl(m, n, 0, a, lda, PackedB{}, bias, false, c, ldc);  // C = bias
   static thread_local std::vector<float> shared_a;
   float* apacked = ThreadScratch(shared_a, PackedAFloats(m, k));
   PackAllA(m, k, a, lda, apacked);

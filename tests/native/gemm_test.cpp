@@ -258,7 +258,7 @@ TEST_P(GemmTest, TransposedUnpackedEqualsPackedBitForBit) {
   for (int threads : {1, 3}) {
     ASSERT_TRUE(attnlab::SetThreadCount(threads).ok());
     for (int64_t m : {1, 5, 130}) {
-      for (int64_t kk : {1, 33, 768, 800}) {
+      for (int64_t kk : {0, 1, 33, 768, 800}) {
         for (int64_t n : {1, 17, 700}) {
           SCOPED_TRACE(::testing::Message() << "threads=" << threads << " M=" << m << " N=" << n << " K=" << kk);
           Rng rng(seed++);
