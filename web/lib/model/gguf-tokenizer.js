@@ -36,6 +36,9 @@ const PRE = {
   smollm: { normalizer: null, pre_tokenizer: { type: 'Sequence', pretokenizers: [{ type: 'Digits', individual_digits: true }, byteLevel(true)] } },
 };
 
+/** SentencePiece's normalizer: ▁ prepended (add_space_prefix) and every space replaced by ▁. */
+const spmNormalizer = (prefix) => ({ type: 'Sequence', normalizers: [...(prefix ? [{ type: 'Prepend', prepend: '▁' }] : []), { type: 'Replace', pattern: { String: ' ' }, content: '▁' }] });
+
 function stringArray(meta, key, n) {
   const v = meta.get(key);
   if (!Array.isArray(v) || v.some((s) => typeof s !== 'string')) throw rangeError(WHERE, `the GGUF metadata ${key} must be an array of strings`);
@@ -144,7 +147,7 @@ export function tokenizerJsonOf(metadata) {
     const prefix = flag(metadata, 'add_space_prefix', true);
     return {
       version: '1.0', truncation: null, padding: null, added_tokens: added,
-      normalizer: { type: 'Sequence', normalizers: [...(prefix ? [{ type: 'Prepend', prepend: '▁' }] : []), { type: 'Replace', pattern: { String: ' ' }, content: '▁' }] },
+      normalizer: spmNormalizer(prefix),
       pre_tokenizer: null,
       post_processor: template(tokens, bos, eos),
       decoder: { type: 'Sequence', decoders: [
@@ -240,7 +243,7 @@ export function ggufTokenizerEntriesOf(json, vocabSize, hfConfig = {}) {
   const bos = bosToken !== null ? id(bosToken) : Number.isSafeInteger(hfConfig.bos_token_id) ? hfConfig.bos_token_id : null;
   const eos = Number.isSafeInteger(hfConfig.eos_token_id) ? hfConfig.eos_token_id : null;
   const spm = m.byte_fallback === true && json.pre_tokenizer == null
-    && JSON.stringify(canonical(json.normalizer)) === JSON.stringify(canonical({ type: 'Sequence', normalizers: [{ type: 'Prepend', prepend: '▁' }, { type: 'Replace', pattern: { String: ' ' }, content: '▁' }] }));
+    && JSON.stringify(canonical(json.normalizer)) === JSON.stringify(canonical(spmNormalizer(true)));
   if (spm) {
     const rank = new Map();
     merges.forEach(([l, r], k) => { if (!rank.has(l + r)) rank.set(l + r, k); });
